@@ -1,0 +1,956 @@
+//! Connector configuration: loading, key policy, typed values and validation.
+//!
+//! Input is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`, or a flat JSON
+//! map) or a `.properties` file with Debezium's property names. Values are then overridden,
+//! in this order of precedence (highest first):
+//! 1. `--set key=value` on the command line;
+//! 2. environment variables `PGCDC_<KEY>` (the key upper-cased, `.` and `-` as `_`, e.g.
+//!    `PGCDC_DATABASE_HOSTNAME`, `PGCDC_BOOTSTRAP_SERVERS`);
+//! 3. the config file;
+//! 4. the standard PostgreSQL variables `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
+//!    `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY` for `database.*`;
+//! 5. Debezium's defaults.
+//!
+//! [`ConnectorConfig::from_map`] checks everything before anything connects and reports every
+//! problem at once, each naming the key, the value (never for secrets) and what is allowed.
+
+pub mod keys;
+mod source;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use regex::{Regex, RegexBuilder};
+
+use crate::error::{Error, Result};
+use crate::pg::types::{BinaryMode, DecimalMode, TimePrecisionMode, ValueOptions};
+use keys::KeyStatus;
+
+pub use source::{
+    env_name, load_file, parse_config_text, parse_properties, parse_set, ConfigSource,
+};
+
+/// The raw key/value configuration, after overrides.
+pub type RawConfig = BTreeMap<String, String>;
+
+/// Default `slot.name`.
+pub const DEFAULT_SLOT_NAME: &str = "debezium";
+/// Default `publication.name`.
+pub const DEFAULT_PUBLICATION_NAME: &str = "dbz_publication";
+/// Default `status.update.interval.ms`.
+pub const DEFAULT_STATUS_UPDATE_INTERVAL_MS: u64 = 10_000;
+/// Default `max.queue.size` (records between the replication reader and the converter).
+pub const DEFAULT_MAX_QUEUE_SIZE: usize = 8192;
+/// Default byte bound of that queue when `max.queue.size.in.bytes` is 0 (Debezium: unbounded).
+pub const DEFAULT_MAX_QUEUE_BYTES: usize = 64 * 1024 * 1024;
+/// Default `snapshot.fetch.size`.
+pub const DEFAULT_SNAPSHOT_FETCH_SIZE: usize = 10_240;
+/// Default `offset.storage.file.filename`.
+pub const DEFAULT_OFFSET_FILE: &str = "data/offsets.json";
+/// Default `offset.flush.interval.ms`.
+pub const DEFAULT_OFFSET_FLUSH_INTERVAL_MS: u64 = 10_000;
+/// Default `retriable.restart.connector.wait.ms`.
+pub const DEFAULT_RESTART_WAIT_MS: u64 = 10_000;
+/// Default `connection.validation.timeout.ms`.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 60_000;
+/// The JsonConverter class name, the only converter implemented.
+pub const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
+/// The only `connector.class` accepted.
+pub const CONNECTOR_CLASS: &str = "io.debezium.connector.postgresql.PostgresConnector";
+/// The EventRouter transform class.
+pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
+
+/// libpq `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    /// No TLS.
+    Disable,
+    /// Plain first, TLS if the server insists.
+    Allow,
+    /// TLS if the server offers it, else plain (the default).
+    Prefer,
+    /// TLS, certificate not verified.
+    Require,
+    /// TLS, certificate chain verified against the root certificates.
+    VerifyCa,
+    /// TLS, chain and host name verified.
+    VerifyFull,
+}
+
+/// `publication.autocreate.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublicationAutocreateMode {
+    /// `CREATE PUBLICATION ... FOR ALL TABLES` when missing.
+    AllTables,
+    /// Never create; a missing publication is an error.
+    Disabled,
+    /// Create or update `FOR TABLE` with the tables matching the filters.
+    Filtered,
+    /// Create a publication with no tables.
+    NoTables,
+}
+
+/// `snapshot.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotMode {
+    /// Snapshot when no completed snapshot is recorded, then stream.
+    Initial,
+    /// Snapshot when no completed snapshot is recorded, then stop; no slot is created.
+    InitialOnly,
+    /// Never snapshot; stream only.
+    NoData,
+    /// Snapshot at every start, then stream.
+    Always,
+    /// Like initial, and also when the slot is missing or lost.
+    WhenNeeded,
+}
+
+/// `snapshot.isolation.mode`, used when a snapshot cannot use the slot's exported snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotIsolationMode {
+    /// `SERIALIZABLE, READ ONLY, DEFERRABLE`.
+    Serializable,
+    /// `REPEATABLE READ, READ ONLY`.
+    RepeatableRead,
+    /// `READ COMMITTED, READ ONLY`.
+    ReadCommitted,
+    /// `READ UNCOMMITTED, READ ONLY`.
+    ReadUncommitted,
+}
+
+/// `event.converting.failure.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvertingFailureMode {
+    /// Stop with an error naming the relation, column and type.
+    Fail,
+    /// Log a warning naming the relation, column and type, and emit null (Debezium's default).
+    Warn,
+}
+
+/// Change operations, for `skipped.operations`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SkippedOperations {
+    /// `c`
+    pub create: bool,
+    /// `u`
+    pub update: bool,
+    /// `d`
+    pub delete: bool,
+    /// `t`
+    pub truncate: bool,
+}
+
+/// Schema and table include/exclude filters: comma-separated, case-insensitive regular
+/// expressions that must match the whole name (Java `Matcher.matches()`), `\,` for a comma.
+#[derive(Debug, Clone, Default)]
+pub struct TableFilters {
+    /// `schema.include.list`
+    pub schema_include: Vec<Regex>,
+    /// `schema.exclude.list`
+    pub schema_exclude: Vec<Regex>,
+    /// `table.include.list` (matched against `schema.table`)
+    pub table_include: Vec<Regex>,
+    /// `table.exclude.list`
+    pub table_exclude: Vec<Regex>,
+    /// `table.ignore.builtin`
+    pub ignore_builtin: bool,
+}
+
+impl TableFilters {
+    /// `true` when changes of `schema`.`table` are captured.
+    pub fn is_captured(&self, schema: &str, table: &str) -> bool {
+        if self.ignore_builtin
+            && (schema == "pg_catalog"
+                || schema == "information_schema"
+                || schema.starts_with("pg_temp")
+                || table == "spatial_ref_sys")
+        {
+            return false;
+        }
+        if !self.schema_include.is_empty()
+            && !self.schema_include.iter().any(|r| r.is_match(schema))
+        {
+            return false;
+        }
+        if self.schema_exclude.iter().any(|r| r.is_match(schema)) {
+            return false;
+        }
+        let full = format!("{schema}.{table}");
+        if !self.table_include.is_empty() && !self.table_include.iter().any(|r| r.is_match(&full)) {
+            return false;
+        }
+        !self.table_exclude.iter().any(|r| r.is_match(&full))
+    }
+}
+
+/// A configured single message transform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransformConfig {
+    /// `io.debezium.transforms.outbox.EventRouter` with its default options.
+    EventRouter {
+        /// The alias from `transforms`.
+        alias: String,
+    },
+}
+
+/// Kafka producer settings.
+#[derive(Debug, Clone)]
+pub struct KafkaConfig {
+    /// `bootstrap.servers`.
+    pub bootstrap_servers: String,
+    /// librdkafka properties from `producer.*` and `producer.override.*` (the latter win),
+    /// with Java client names translated where they differ.
+    pub producer: Vec<(String, String)>,
+    /// `topic.creation.enable`: create missing topics before producing to them.
+    pub topic_creation_enable: bool,
+    /// `topic.creation.default.partitions` (-1: the broker's default).
+    pub topic_partitions: i32,
+    /// `topic.creation.default.replication.factor` (-1: the broker's default).
+    pub topic_replication_factor: i32,
+}
+
+/// PostgreSQL connection settings.
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    /// `database.hostname`
+    pub hostname: String,
+    /// `database.port`
+    pub port: u16,
+    /// `database.user`
+    pub user: String,
+    /// `database.password` (never logged).
+    pub password: Option<String>,
+    /// `database.dbname`
+    pub dbname: String,
+    /// `database.sslmode`
+    pub sslmode: SslMode,
+    /// `database.sslrootcert`
+    pub sslrootcert: Option<PathBuf>,
+    /// `database.sslcert`
+    pub sslcert: Option<PathBuf>,
+    /// `database.sslkey`
+    pub sslkey: Option<PathBuf>,
+    /// `database.tcpKeepAlive`
+    pub tcp_keepalive: bool,
+    /// `connection.validation.timeout.ms`, used as the connect timeout.
+    pub connect_timeout: Duration,
+}
+
+/// The validated connector configuration.
+#[derive(Debug, Clone)]
+pub struct ConnectorConfig {
+    /// Connector `name`.
+    pub name: String,
+    /// Connection settings.
+    pub database: DatabaseConfig,
+    /// `slot.name`
+    pub slot_name: String,
+    /// `slot.drop.on.stop`
+    pub slot_drop_on_stop: bool,
+    /// `publication.name`
+    pub publication_name: String,
+    /// `publication.autocreate.mode`
+    pub publication_autocreate_mode: PublicationAutocreateMode,
+    /// Table filters.
+    pub filters: TableFilters,
+    /// `topic.prefix`
+    pub topic_prefix: String,
+    /// `topic.delimiter`
+    pub topic_delimiter: String,
+    /// `tombstones.on.delete`
+    pub tombstones_on_delete: bool,
+    /// `skipped.operations`
+    pub skipped_operations: SkippedOperations,
+    /// `status.update.interval.ms`
+    pub status_update_interval: Duration,
+    /// `snapshot.mode`
+    pub snapshot_mode: SnapshotMode,
+    /// `snapshot.isolation.mode`
+    pub snapshot_isolation_mode: SnapshotIsolationMode,
+    /// `snapshot.fetch.size`
+    pub snapshot_fetch_size: usize,
+    /// Value representation modes and the TOAST placeholder.
+    pub values: ValueOptions,
+    /// `event.converting.failure.handling.mode`
+    pub converting_failure: ConvertingFailureMode,
+    /// `key.converter.schemas.enable`
+    pub key_schemas_enable: bool,
+    /// `value.converter.schemas.enable`
+    pub value_schemas_enable: bool,
+    /// `extended.headers.enabled`
+    pub extended_headers: bool,
+    /// Transforms in `transforms` order.
+    pub transforms: Vec<TransformConfig>,
+    /// Kafka producer settings.
+    pub kafka: KafkaConfig,
+    /// `offset.storage.file.filename`
+    pub offset_file: PathBuf,
+    /// `offset.flush.interval.ms`
+    pub offset_flush_interval: Duration,
+    /// `max.queue.size`
+    pub max_queue_size: usize,
+    /// `max.queue.size.in.bytes` (0 becomes [`DEFAULT_MAX_QUEUE_BYTES`]).
+    pub max_queue_bytes: usize,
+    /// `errors.max.retries` (-1: unlimited).
+    pub errors_max_retries: i64,
+    /// `retriable.restart.connector.wait.ms`
+    pub restart_wait: Duration,
+}
+
+/// A warning found while loading (unknown key, deprecated value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning(pub String);
+
+struct Checker<'a> {
+    raw: &'a RawConfig,
+    problems: Vec<String>,
+}
+
+impl<'a> Checker<'a> {
+    fn get(&self, key: &str) -> Option<&'a str> {
+        self.raw.get(key).map(|s| s.trim())
+    }
+    fn string(&self, key: &str, default: &str) -> String {
+        self.get(key)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(default)
+            .to_string()
+    }
+    fn required(&mut self, key: &str, hint: &str) -> String {
+        match self.get(key).filter(|s| !s.is_empty()) {
+            Some(v) => v.to_string(),
+            None => {
+                self.problems.push(format!("{key} is required: {hint}"));
+                String::new()
+            }
+        }
+    }
+    fn boolean(&mut self, key: &str, default: bool) -> bool {
+        match self.get(key) {
+            None | Some("") => default,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                self.problems.push(format!(
+                    "{key}={v} is invalid: allowed values are true, false"
+                ));
+                default
+            }
+        }
+    }
+    fn int<T: std::str::FromStr + Copy + PartialOrd + std::fmt::Display>(
+        &mut self,
+        key: &str,
+        default: T,
+        min: T,
+    ) -> T {
+        match self.get(key) {
+            None | Some("") => default,
+            Some(v) => match v.parse::<T>() {
+                Ok(n) if n >= min => n,
+                _ => {
+                    self.problems.push(format!(
+                        "{key}={v} is invalid: expected an integer >= {min}"
+                    ));
+                    default
+                }
+            },
+        }
+    }
+    fn choice<T: Copy>(&mut self, key: &str, default: T, allowed: &[(&str, T)]) -> T {
+        match self.get(key) {
+            None | Some("") => default,
+            Some(v) => match allowed
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(v))
+            {
+                Some((_, t)) => *t,
+                None => {
+                    let names: Vec<&str> = allowed.iter().map(|(n, _)| *n).collect();
+                    self.problems.push(format!(
+                        "{key}={v} is invalid: allowed values are {}",
+                        names.join(", ")
+                    ));
+                    default
+                }
+            },
+        }
+    }
+    fn regex_list(&mut self, key: &str) -> Vec<Regex> {
+        let Some(v) = self.get(key).filter(|s| !s.is_empty()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for pattern in split_regex_list(v) {
+            match RegexBuilder::new(&format!("^(?:{pattern})$"))
+                .case_insensitive(true)
+                .build()
+            {
+                Ok(r) => out.push(r),
+                Err(e) => self.problems.push(format!(
+                    "{key}: {pattern:?} is not a valid regular expression: {e}"
+                )),
+            }
+        }
+        out
+    }
+}
+
+/// Splits a comma-separated regex list, honouring `\,` as a literal comma.
+pub fn split_regex_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&',') => {
+                cur.push(',');
+                chars.next();
+            }
+            ',' => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// Java client producer property names that librdkafka spells differently.
+fn translate_producer_key(key: &str, value: &str) -> Option<(String, String)> {
+    match key {
+        "buffer.memory" => value.parse::<u64>().ok().map(|b| {
+            (
+                "queue.buffering.max.kbytes".into(),
+                (b / 1024).max(1).to_string(),
+            )
+        }),
+        "delivery.timeout.ms" => Some(("message.timeout.ms".into(), value.into())),
+        "max.block.ms" => None,
+        "key.serializer" | "value.serializer" => None,
+        "max.request.size" => Some(("message.max.bytes".into(), value.into())),
+        _ => Some((key.into(), value.into())),
+    }
+}
+
+impl ConnectorConfig {
+    /// Validates `raw` and builds the typed config. Returns the config and the warnings, or a
+    /// [`crate::error::ErrorKind::Config`] error listing every problem, one per line.
+    pub fn from_map(raw: &RawConfig) -> Result<(ConnectorConfig, Vec<ConfigWarning>)> {
+        let mut warnings = Vec::new();
+        let mut c = Checker {
+            raw,
+            problems: Vec::new(),
+        };
+
+        // Key policy first.
+        for (key, value) in raw {
+            let shown = if keys::is_secret(key) {
+                "[hidden]".to_string()
+            } else {
+                value.clone()
+            };
+            match keys::status(key) {
+                Some(KeyStatus::Implemented) | Some(KeyStatus::Framework) => {}
+                Some(KeyStatus::NotImplemented(default)) => {
+                    let is_default = default
+                        .map(|d| d.eq_ignore_ascii_case(value.trim()))
+                        .unwrap_or(false);
+                    if !is_default {
+                        let hint = match default {
+                            Some(d) if !d.is_empty() => {
+                                format!("remove it or set it to Debezium's default {d:?}")
+                            }
+                            _ => "remove it".to_string(),
+                        };
+                        c.problems.push(format!(
+                            "{key}={shown} is a Debezium setting that pgcdc does not implement yet: {hint} (output would otherwise differ from Debezium's)"
+                        ));
+                    }
+                }
+                None => {
+                    let hint = keys::closest(key)
+                        .map(|k| format!("; did you mean {k}?"))
+                        .unwrap_or_default();
+                    warnings.push(ConfigWarning(format!(
+                        "unknown configuration key {key} is ignored{hint}"
+                    )));
+                }
+            }
+        }
+
+        let class = c.string("connector.class", CONNECTOR_CLASS);
+        if class != CONNECTOR_CLASS {
+            c.problems.push(format!(
+                "connector.class={class} is invalid: pgcdc only runs {CONNECTOR_CLASS}"
+            ));
+        }
+        match c.get("plugin.name") {
+            None | Some("") => {}
+            Some(v) if v.eq_ignore_ascii_case("pgoutput") => {}
+            Some(v) => c.problems.push(format!(
+                "plugin.name={v} is invalid: pgcdc only supports pgoutput, PostgreSQL's built-in plugin (set plugin.name=pgoutput or remove it)"
+            )),
+        }
+        let name = c.string("name", "pgcdc");
+
+        let sslmode = c.choice(
+            "database.sslmode",
+            SslMode::Prefer,
+            &[
+                ("disable", SslMode::Disable),
+                ("allow", SslMode::Allow),
+                ("prefer", SslMode::Prefer),
+                ("require", SslMode::Require),
+                ("verify-ca", SslMode::VerifyCa),
+                ("verify-full", SslMode::VerifyFull),
+            ],
+        );
+        let database = DatabaseConfig {
+            hostname: c.required(
+                "database.hostname",
+                "the PostgreSQL host (or set PGHOST, or --set database.hostname=...)",
+            ),
+            port: c.int("database.port", 5432u16, 1u16),
+            user: c.required(
+                "database.user",
+                "a role with LOGIN and REPLICATION (or set PGUSER, or --set database.user=...)",
+            ),
+            password: c.get("database.password").map(str::to_string),
+            dbname: c.required(
+                "database.dbname",
+                "the database to capture (or set PGDATABASE)",
+            ),
+            sslmode,
+            sslrootcert: c
+                .get("database.sslrootcert")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            sslcert: c
+                .get("database.sslcert")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            sslkey: c
+                .get("database.sslkey")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            tcp_keepalive: c.boolean("database.tcpKeepAlive", true),
+            connect_timeout: Duration::from_millis(c.int(
+                "connection.validation.timeout.ms",
+                DEFAULT_CONNECT_TIMEOUT_MS,
+                1,
+            )),
+        };
+        if database.sslcert.is_some() != database.sslkey.is_some() {
+            c.problems.push("database.sslcert and database.sslkey must be set together (client certificate and its key)".into());
+        }
+
+        let slot_name = c.string("slot.name", DEFAULT_SLOT_NAME);
+        if !Regex::new("^[a-z0-9_]{1,63}$")
+            .expect("static regex")
+            .is_match(&slot_name)
+        {
+            c.problems.push(format!(
+                "slot.name={slot_name} is invalid: a replication slot name has 1 to 63 characters among lower-case letters, digits and underscore"
+            ));
+        }
+        let topic_prefix = c.required(
+            "topic.prefix",
+            "the logical server name that starts every topic name",
+        );
+        if !topic_prefix.is_empty()
+            && !Regex::new(r"^[a-zA-Z0-9_.\-]+$")
+                .expect("static regex")
+                .is_match(&topic_prefix)
+        {
+            c.problems.push(format!(
+                "topic.prefix={topic_prefix} is invalid: use only letters, digits, '.', '_' and '-'"
+            ));
+        }
+
+        let filters = TableFilters {
+            schema_include: c.regex_list("schema.include.list"),
+            schema_exclude: c.regex_list("schema.exclude.list"),
+            table_include: c.regex_list("table.include.list"),
+            table_exclude: c.regex_list("table.exclude.list"),
+            ignore_builtin: c.boolean("table.ignore.builtin", true),
+        };
+        for (inc, exc) in [
+            ("schema.include.list", "schema.exclude.list"),
+            ("table.include.list", "table.exclude.list"),
+        ] {
+            if c.get(inc).is_some_and(|v| !v.is_empty())
+                && c.get(exc).is_some_and(|v| !v.is_empty())
+            {
+                c.problems.push(format!(
+                    "{inc} and {exc} cannot both be set: use one of them"
+                ));
+            }
+        }
+
+        let mut snapshot_mode = c.choice(
+            "snapshot.mode",
+            SnapshotMode::Initial,
+            &[
+                ("initial", SnapshotMode::Initial),
+                ("initial_only", SnapshotMode::InitialOnly),
+                ("no_data", SnapshotMode::NoData),
+                ("always", SnapshotMode::Always),
+                ("when_needed", SnapshotMode::WhenNeeded),
+                ("never", SnapshotMode::NoData),
+            ],
+        );
+        match c.get("snapshot.mode") {
+            Some(v) if v.eq_ignore_ascii_case("never") => {
+                snapshot_mode = SnapshotMode::NoData;
+                warnings.push(ConfigWarning(
+                    "snapshot.mode=never was removed in Debezium 3.3; it is read as no_data (set snapshot.mode=no_data)".into(),
+                ));
+            }
+            Some(v)
+                if ["configuration_based", "custom"]
+                    .iter()
+                    .any(|m| m.eq_ignore_ascii_case(v)) =>
+            {
+                c.problems.retain(|p| !p.starts_with("snapshot.mode="));
+                c.problems.push(format!(
+                    "snapshot.mode={v} is a Debezium mode that pgcdc does not implement yet: use initial, initial_only, no_data, always or when_needed"
+                ));
+            }
+            _ => {}
+        }
+
+        let time = match c.get("time.precision.mode") {
+            Some(v)
+                if ["isostring", "microseconds", "nanoseconds"]
+                    .iter()
+                    .any(|m| m.eq_ignore_ascii_case(v)) =>
+            {
+                c.problems.push(format!(
+                    "time.precision.mode={v} is a Debezium mode that pgcdc does not implement yet: use adaptive, adaptive_time_microseconds or connect"
+                ));
+                TimePrecisionMode::Adaptive
+            }
+            _ => c.choice(
+                "time.precision.mode",
+                TimePrecisionMode::Adaptive,
+                &[
+                    ("adaptive", TimePrecisionMode::Adaptive),
+                    (
+                        "adaptive_time_microseconds",
+                        TimePrecisionMode::AdaptiveTimeMicroseconds,
+                    ),
+                    ("connect", TimePrecisionMode::Connect),
+                ],
+            ),
+        };
+        let placeholder_text = c.string(
+            "unavailable.value.placeholder",
+            "__debezium_unavailable_value",
+        );
+        let placeholder = match placeholder_text.strip_prefix("hex:") {
+            Some(hex) => match crate::pg::types::parse_bytea(&format!("\\x{hex}")) {
+                Ok(b) => b,
+                Err(_) => {
+                    c.problems.push(format!("unavailable.value.placeholder={placeholder_text} is invalid: after 'hex:' give an even number of hexadecimal digits"));
+                    Vec::new()
+                }
+            },
+            None => placeholder_text.into_bytes(),
+        };
+        let values = ValueOptions {
+            decimal: c.choice(
+                "decimal.handling.mode",
+                DecimalMode::Precise,
+                &[
+                    ("precise", DecimalMode::Precise),
+                    ("double", DecimalMode::Double),
+                    ("string", DecimalMode::String),
+                ],
+            ),
+            time,
+            binary: c.choice(
+                "binary.handling.mode",
+                BinaryMode::Bytes,
+                &[
+                    ("bytes", BinaryMode::Bytes),
+                    ("base64", BinaryMode::Base64),
+                    ("base64-url-safe", BinaryMode::Base64UrlSafe),
+                    ("hex", BinaryMode::Hex),
+                ],
+            ),
+            placeholder,
+        };
+
+        let mut skipped = SkippedOperations {
+            truncate: true,
+            ..Default::default()
+        };
+        if let Some(v) = c.get("skipped.operations") {
+            skipped = SkippedOperations::default();
+            for op in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                match op.to_ascii_lowercase().as_str() {
+                    "c" => skipped.create = true,
+                    "u" => skipped.update = true,
+                    "d" => skipped.delete = true,
+                    "t" => skipped.truncate = true,
+                    "none" => {}
+                    other => c.problems.push(format!(
+                        "skipped.operations contains {other:?}: allowed values are c, u, d, t (comma-separated) or none"
+                    )),
+                }
+            }
+        }
+
+        for (key, default) in [
+            ("key.converter", JSON_CONVERTER),
+            ("value.converter", JSON_CONVERTER),
+        ] {
+            let v = c.string(key, default);
+            if v != JSON_CONVERTER {
+                c.problems.push(format!("{key}={v} is not implemented yet: pgcdc writes {JSON_CONVERTER} output (remove it or set it to {JSON_CONVERTER})"));
+            }
+        }
+        let header_converter = c.string(
+            "header.converter",
+            "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+        );
+        if header_converter != "org.apache.kafka.connect.storage.SimpleHeaderConverter" {
+            c.problems.push(format!(
+                "header.converter={header_converter} is not implemented yet: pgcdc writes headers as org.apache.kafka.connect.storage.SimpleHeaderConverter does"
+            ));
+        }
+
+        let transforms = parse_transforms(&mut c);
+
+        // Kafka: producer.* then producer.override.* (the latter win).
+        let mut producer = BTreeMap::new();
+        for prefix in ["producer.", "producer.override."] {
+            for (k, v) in raw.iter() {
+                if let Some(name) = k.strip_prefix(prefix) {
+                    if prefix == "producer." && name.starts_with("override.") {
+                        continue;
+                    }
+                    if let Some((lk, lv)) = translate_producer_key(name, v.trim()) {
+                        producer.insert(lk, lv);
+                    }
+                }
+            }
+        }
+        let bootstrap_servers = producer
+            .remove("bootstrap.servers")
+            .or_else(|| c.get("bootstrap.servers").map(str::to_string))
+            .unwrap_or_default();
+        if bootstrap_servers.is_empty() {
+            c.problems.push(
+                "bootstrap.servers is required: the Kafka brokers as host:port[,host:port] (or PGCDC_BOOTSTRAP_SERVERS, or --set bootstrap.servers=...)".into(),
+            );
+        }
+        let kafka = KafkaConfig {
+            bootstrap_servers,
+            producer: producer.into_iter().collect(),
+            topic_creation_enable: c.boolean("topic.creation.enable", true),
+            topic_partitions: c.int("topic.creation.default.partitions", -1i32, -1i32),
+            topic_replication_factor: c.int(
+                "topic.creation.default.replication.factor",
+                -1i32,
+                -1i32,
+            ),
+        };
+        for (k, v) in &kafka.producer {
+            if k == "acks" && v != "all" && v != "-1" {
+                c.problems.push(format!("producer acks={v} is invalid: pgcdc confirms a position to PostgreSQL only after acks=all"));
+            }
+            if k == "enable.idempotence" && v == "false" {
+                c.problems.push("producer enable.idempotence=false is invalid: retries would reorder or duplicate records within a partition".into());
+            }
+            if k == "partitioner" && v != "murmur2_random" {
+                c.problems.push(format!(
+                    "producer partitioner={v} is invalid: pgcdc uses murmur2_random so that keys land on the partitions the Java client picks"
+                ));
+            }
+        }
+
+        let max_queue_bytes = c.int("max.queue.size.in.bytes", 0usize, 0usize);
+        let config = ConnectorConfig {
+            name,
+            database,
+            slot_name,
+            slot_drop_on_stop: c.boolean("slot.drop.on.stop", false),
+            publication_name: c.string("publication.name", DEFAULT_PUBLICATION_NAME),
+            publication_autocreate_mode: c.choice(
+                "publication.autocreate.mode",
+                PublicationAutocreateMode::AllTables,
+                &[
+                    ("all_tables", PublicationAutocreateMode::AllTables),
+                    ("disabled", PublicationAutocreateMode::Disabled),
+                    ("filtered", PublicationAutocreateMode::Filtered),
+                    ("no_tables", PublicationAutocreateMode::NoTables),
+                ],
+            ),
+            filters,
+            topic_prefix,
+            topic_delimiter: c.string("topic.delimiter", "."),
+            tombstones_on_delete: c.boolean("tombstones.on.delete", true),
+            skipped_operations: skipped,
+            status_update_interval: Duration::from_millis(c.int(
+                "status.update.interval.ms",
+                DEFAULT_STATUS_UPDATE_INTERVAL_MS,
+                1,
+            )),
+            snapshot_mode,
+            snapshot_isolation_mode: c.choice(
+                "snapshot.isolation.mode",
+                SnapshotIsolationMode::Serializable,
+                &[
+                    ("serializable", SnapshotIsolationMode::Serializable),
+                    ("repeatable_read", SnapshotIsolationMode::RepeatableRead),
+                    ("read_committed", SnapshotIsolationMode::ReadCommitted),
+                    ("read_uncommitted", SnapshotIsolationMode::ReadUncommitted),
+                ],
+            ),
+            snapshot_fetch_size: c.int("snapshot.fetch.size", DEFAULT_SNAPSHOT_FETCH_SIZE, 1),
+            values,
+            converting_failure: c.choice(
+                "event.converting.failure.handling.mode",
+                ConvertingFailureMode::Warn,
+                &[
+                    ("fail", ConvertingFailureMode::Fail),
+                    ("warn", ConvertingFailureMode::Warn),
+                ],
+            ),
+            key_schemas_enable: c.boolean("key.converter.schemas.enable", true),
+            value_schemas_enable: c.boolean("value.converter.schemas.enable", true),
+            extended_headers: c.boolean("extended.headers.enabled", true),
+            transforms,
+            kafka,
+            offset_file: PathBuf::from(
+                c.string("offset.storage.file.filename", DEFAULT_OFFSET_FILE),
+            ),
+            offset_flush_interval: Duration::from_millis(c.int(
+                "offset.flush.interval.ms",
+                DEFAULT_OFFSET_FLUSH_INTERVAL_MS,
+                1,
+            )),
+            max_queue_size: c.int("max.queue.size", DEFAULT_MAX_QUEUE_SIZE, 1),
+            max_queue_bytes: if max_queue_bytes == 0 {
+                DEFAULT_MAX_QUEUE_BYTES
+            } else {
+                max_queue_bytes
+            },
+            errors_max_retries: c.int("errors.max.retries", -1i64, -1i64),
+            restart_wait: Duration::from_millis(c.int(
+                "retriable.restart.connector.wait.ms",
+                DEFAULT_RESTART_WAIT_MS,
+                0,
+            )),
+        };
+        if c.problems.is_empty() {
+            Ok((config, warnings))
+        } else {
+            let n = c.problems.len();
+            let mut msg = format!(
+                "invalid configuration ({n} problem{}):",
+                if n == 1 { "" } else { "s" }
+            );
+            for p in &c.problems {
+                msg.push_str("\n  - ");
+                msg.push_str(p);
+            }
+            Err(Error::config(msg))
+        }
+    }
+}
+
+fn parse_transforms(c: &mut Checker<'_>) -> Vec<TransformConfig> {
+    let mut out = Vec::new();
+    let Some(list) = c.get("transforms").filter(|s| !s.is_empty()) else {
+        if let Some(k) = c.raw.keys().find(|k| k.starts_with("transforms.")) {
+            c.problems.push(format!(
+                "{k} is set but transforms is empty: list the transform aliases in transforms"
+            ));
+        }
+        return out;
+    };
+    let aliases: Vec<String> = list
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for alias in &aliases {
+        let type_key = format!("transforms.{alias}.type");
+        let Some(ty) = c.get(&type_key).filter(|s| !s.is_empty()) else {
+            c.problems.push(format!(
+                "{type_key} is required: the class of transform {alias:?}"
+            ));
+            continue;
+        };
+        match ty {
+            EVENT_ROUTER => {
+                // Options keep their defaults in this build; any other value would change output.
+                let prefix = format!("transforms.{alias}.");
+                for (k, v) in c.raw.iter() {
+                    let Some(opt) = k.strip_prefix(&prefix) else { continue };
+                    if opt == "type" {
+                        continue;
+                    }
+                    let default = EVENT_ROUTER_DEFAULTS.iter().find(|(o, _)| *o == opt).map(|(_, d)| *d);
+                    match default {
+                        Some(d) if d == v.trim() => {}
+                        Some(d) => c.problems.push(format!(
+                            "{k}={v} is an EventRouter option that pgcdc does not implement yet: remove it or use Debezium's default {d:?}"
+                        )),
+                        None => c.problems.push(format!("{k} is not an option of {EVENT_ROUTER}")),
+                    }
+                }
+                out.push(TransformConfig::EventRouter { alias: alias.clone() });
+            }
+            other => c.problems.push(format!(
+                "{type_key}={other} is not implemented: pgcdc supports {EVENT_ROUTER} (remove transform {alias:?} or change its type)"
+            )),
+        }
+    }
+    for k in c.raw.keys() {
+        if let Some(rest) = k.strip_prefix("transforms.") {
+            let alias = rest.split('.').next().unwrap_or("");
+            if !aliases.iter().any(|a| a == alias) {
+                c.problems.push(format!(
+                    "{k} belongs to transform {alias:?}, which is not listed in transforms"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// EventRouter options and their Debezium defaults (accepted when set to the default).
+const EVENT_ROUTER_DEFAULTS: &[(&str, &str)] = &[
+    ("table.field.event.id", "id"),
+    ("table.field.event.key", "aggregateid"),
+    ("table.field.event.type", "type"),
+    ("table.field.event.payload", "payload"),
+    ("table.field.event.timestamp", ""),
+    ("table.fields.additional.placement", ""),
+    ("table.field.additional.missing", "error"),
+    ("table.field.event.schema.version", ""),
+    ("route.by.field", "aggregatetype"),
+    ("route.topic.regex", "(?<routedByValue>.*)"),
+    ("route.topic.replacement", "outbox.event.${routedByValue}"),
+    ("route.tombstone.on.empty.payload", "false"),
+    ("table.op.invalid.behavior", "warn"),
+    ("table.expand.json.payload", "false"),
+    ("table.json.payload.null.behavior", "ignore"),
+    ("tracing.span.context.field", "tracingspancontext"),
+    ("tracing.operation.name", "debezium-read"),
+    ("tracing.with.context.field.only", "false"),
+];
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,361 @@
+//! The Debezium envelope: schemas of `source` and `<topic>.Envelope`, and the records made
+//! from one change event (change, tombstone, primary-key change split).
+
+use std::sync::{Arc, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::{
+    sanitize_topic, ChangeEvent, ConnectRecord, Field, Header, Op, Schema, SchemaType, SourceInfo,
+    TableDescriptor, Value, DEBEZIUM_VERSION,
+};
+
+/// Allowed values of `source.snapshot`, in Debezium's order.
+pub const SNAPSHOT_ALLOWED: &str =
+    "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental";
+
+/// The `io.debezium.connector.postgresql.Source` schema (version 1, 16 fields).
+pub fn source_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        use SchemaType::*;
+        let f = |name: &str, ty: SchemaType, optional: bool| {
+            Field::new(name, Schema::new(ty, optional))
+        };
+        let mut snapshot = Schema::new(String, true)
+            .named("io.debezium.data.Enum")
+            .param("allowed", SNAPSHOT_ALLOWED);
+        snapshot.default = Some(Value::String("false".into()));
+        let mut s = Schema::structure(
+            "io.debezium.connector.postgresql.Source",
+            false,
+            vec![
+                f("version", String, false),
+                f("connector", String, false),
+                f("name", String, false),
+                f("ts_ms", Int64, false),
+                Field::new("snapshot", snapshot),
+                f("db", String, false),
+                f("sequence", String, true),
+                f("ts_us", Int64, true),
+                f("ts_ns", Int64, true),
+                f("schema", String, false),
+                f("table", String, false),
+                f("txId", Int64, true),
+                f("lsn", Int64, true),
+                f("xmin", Int64, true),
+                f("origin", String, true),
+                f("origin_lsn", Int64, true),
+            ],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// The `event.block` transaction schema (optional, version 1).
+pub fn transaction_block_schema() -> Schema {
+    let mut s = Schema::structure(
+        "event.block",
+        true,
+        vec![
+            Field::new("id", Schema::new(SchemaType::String, false)),
+            Field::new("total_order", Schema::new(SchemaType::Int64, false)),
+            Field::new(
+                "data_collection_order",
+                Schema::new(SchemaType::Int64, false),
+            ),
+        ],
+    );
+    s.version = Some(1);
+    s
+}
+
+/// Builds a table's descriptor: topic `<prefix><d><schema><d><table>` (sanitised) and the
+/// Key, Value and Envelope schemas. `columns` are (name, field schema with optionality and
+/// default); `key` lists indices into `columns`.
+pub fn table_descriptor(
+    prefix: &str,
+    delimiter: &str,
+    schema_name: &str,
+    table_name: &str,
+    columns: &[(String, Schema)],
+    key: &[usize],
+) -> TableDescriptor {
+    let topic = sanitize_topic(&format!(
+        "{prefix}{delimiter}{schema_name}{delimiter}{table_name}"
+    ));
+    let row_fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, s)| Field::new(n.clone(), s.clone()))
+        .collect();
+    let row_schema = Arc::new(Schema::structure(
+        format!("{topic}.Value"),
+        true,
+        row_fields,
+    ));
+    let key_schema = if key.is_empty() {
+        None
+    } else {
+        let fields = key
+            .iter()
+            .map(|&i| Field::new(columns[i].0.clone(), columns[i].1.clone()))
+            .collect();
+        Some(Arc::new(Schema::structure(
+            format!("{topic}.Key"),
+            false,
+            fields,
+        )))
+    };
+    let envelope_schema = Arc::new(envelope_schema(&topic, &row_schema));
+    TableDescriptor {
+        schema: schema_name.to_string(),
+        table: table_name.to_string(),
+        topic,
+        key_schema,
+        row_schema,
+        envelope_schema,
+    }
+}
+
+/// `<topic>.Envelope`, version 2: before, after, source, transaction, op, ts_ms, ts_us, ts_ns.
+pub fn envelope_schema(topic: &str, row: &Schema) -> Schema {
+    let mut s = Schema::structure(
+        format!("{topic}.Envelope"),
+        false,
+        vec![
+            Field::new("before", row.clone()),
+            Field::new("after", row.clone()),
+            Field::new("source", (**source_schema()).clone()),
+            Field::new("transaction", transaction_block_schema()),
+            Field::new("op", Schema::new(SchemaType::String, false)),
+            Field::new("ts_ms", Schema::new(SchemaType::Int64, true)),
+            Field::new("ts_us", Schema::new(SchemaType::Int64, true)),
+            Field::new("ts_ns", Schema::new(SchemaType::Int64, true)),
+        ],
+    );
+    s.version = Some(2);
+    s
+}
+
+/// The source block as a struct value.
+pub fn source_value(source: &SourceInfo, table: &TableDescriptor) -> Value {
+    let opt_i = |v: Option<i64>| v.map(Value::Int).unwrap_or(Value::Null);
+    Value::Struct(vec![
+        Value::String(DEBEZIUM_VERSION.into()),
+        Value::String("postgresql".into()),
+        Value::String(source.name.to_string()),
+        Value::Int(source.ts_us.div_euclid(1000)),
+        source
+            .snapshot
+            .map(|s| Value::String(s.into()))
+            .unwrap_or(Value::Null),
+        Value::String(source.db.to_string()),
+        source
+            .sequence
+            .clone()
+            .map(Value::String)
+            .unwrap_or(Value::Null),
+        Value::Int(source.ts_us),
+        Value::Int(source.ts_us.saturating_mul(1000)),
+        Value::String(table.schema.clone()),
+        Value::String(table.table.clone()),
+        opt_i(source.tx_id),
+        opt_i(source.lsn.map(|l| l as i64)),
+        Value::Null,
+        source
+            .origin
+            .clone()
+            .map(Value::String)
+            .unwrap_or(Value::Null),
+        opt_i(source.origin_lsn.map(|l| l as i64)),
+    ])
+}
+
+/// Settings that shape the records of an event.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// `tombstones.on.delete`.
+    pub tombstones_on_delete: bool,
+    /// `__debezium.context.*` headers, in order; empty when `extended.headers.enabled=false`.
+    pub context_headers: Vec<Header>,
+}
+
+impl RecordOptions {
+    /// Options with the four extended context headers for `prefix` and this run's `run_id`.
+    pub fn new(
+        tombstones_on_delete: bool,
+        extended_headers: bool,
+        prefix: &str,
+        run_id: &str,
+    ) -> Self {
+        let string = Arc::new(Schema::new(SchemaType::String, false));
+        let h = |k: &str, v: &str| Header {
+            key: k.into(),
+            schema: string.clone(),
+            value: Value::String(v.into()),
+        };
+        let context_headers = if extended_headers {
+            vec![
+                h("__debezium.context.connectorLogicalName", prefix),
+                h("__debezium.context.taskId", "0"),
+                h("__debezium.context.connectorName", "postgresql"),
+                h("__debezium.context.runId", run_id),
+            ]
+        } else {
+            Vec::new()
+        };
+        RecordOptions {
+            tombstones_on_delete,
+            context_headers,
+        }
+    }
+}
+
+/// Current time in ns since the Unix epoch.
+pub fn now_nanos() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+fn envelope_value(ev: &ChangeEvent, op: Op, before: Value, after: Value, now_ns: i64) -> Value {
+    Value::Struct(vec![
+        before,
+        after,
+        source_value(&ev.source, &ev.table),
+        Value::Null,
+        Value::String(op.code().into()),
+        Value::Int(now_ns / 1_000_000),
+        Value::Int(now_ns / 1_000),
+        Value::Int(now_ns),
+    ])
+}
+
+fn row(v: &Option<Vec<Value>>) -> Value {
+    v.as_ref()
+        .map(|r| Value::Struct(r.clone()))
+        .unwrap_or(Value::Null)
+}
+
+/// Turns one change event into its records, in order:
+/// - `c`, `u`, `r`: one record;
+/// - `d`: the delete, then a tombstone (same key, null value) when `tombstones.on.delete`;
+/// - `u` whose key changed: delete (header `__debezium.newkey`), tombstone, create (header
+///   `__debezium.oldkey`), all with the same source block;
+/// - `t`: one record with a null key.
+pub fn change_records(ev: &ChangeEvent, opts: &RecordOptions) -> Vec<ConnectRecord> {
+    let now = now_nanos();
+    let table = &ev.table;
+    let key_value = |k: &Option<Vec<Value>>| k.as_ref().map(|k| Value::Struct(k.clone()));
+    let base = |op: Op, key: Option<Value>, value: Option<Value>, extra: Vec<Header>| {
+        let mut headers = extra;
+        headers.extend(opts.context_headers.iter().cloned());
+        ConnectRecord {
+            topic: table.topic.clone(),
+            partition: None,
+            key_schema: if key.is_some() {
+                table.key_schema.clone()
+            } else {
+                None
+            },
+            key,
+            value_schema: value.as_ref().map(|_| table.envelope_schema.clone()),
+            value,
+            headers,
+            timestamp: None,
+            table: Some(table.clone()),
+            op: Some(op),
+        }
+    };
+    let mut out = Vec::with_capacity(3);
+    match ev.op {
+        Op::Update if ev.old_key.is_some() && ev.old_key != ev.key => {
+            let old_key = key_value(&ev.old_key);
+            let new_key = key_value(&ev.key);
+            let key_schema = table
+                .key_schema
+                .clone()
+                .unwrap_or_else(|| Arc::new(Schema::new(SchemaType::Struct, true)));
+            let newkey_header = Header {
+                key: "__debezium.newkey".into(),
+                schema: key_schema.clone(),
+                value: new_key.clone().unwrap_or(Value::Null),
+            };
+            let oldkey_header = Header {
+                key: "__debezium.oldkey".into(),
+                schema: key_schema,
+                value: old_key.clone().unwrap_or(Value::Null),
+            };
+            let delete = base(
+                Op::Delete,
+                old_key.clone(),
+                Some(envelope_value(
+                    ev,
+                    Op::Delete,
+                    row(&ev.before),
+                    Value::Null,
+                    now,
+                )),
+                vec![newkey_header.clone()],
+            );
+            out.push(delete);
+            if opts.tombstones_on_delete {
+                out.push(base(Op::Delete, old_key, None, vec![newkey_header]));
+            }
+            out.push(base(
+                Op::Create,
+                new_key,
+                Some(envelope_value(
+                    ev,
+                    Op::Create,
+                    Value::Null,
+                    row(&ev.after),
+                    now,
+                )),
+                vec![oldkey_header],
+            ));
+        }
+        Op::Delete => {
+            let key = key_value(&ev.key);
+            out.push(base(
+                Op::Delete,
+                key.clone(),
+                Some(envelope_value(
+                    ev,
+                    Op::Delete,
+                    row(&ev.before),
+                    Value::Null,
+                    now,
+                )),
+                vec![],
+            ));
+            if opts.tombstones_on_delete {
+                out.push(base(Op::Delete, key, None, vec![]));
+            }
+        }
+        Op::Truncate => {
+            out.push(base(
+                Op::Truncate,
+                None,
+                Some(envelope_value(
+                    ev,
+                    Op::Truncate,
+                    Value::Null,
+                    Value::Null,
+                    now,
+                )),
+                vec![],
+            ));
+        }
+        op => {
+            out.push(base(
+                op,
+                key_value(&ev.key),
+                Some(envelope_value(ev, op, row(&ev.before), row(&ev.after), now)),
+                vec![],
+            ));
+        }
+    }
+    out
+}

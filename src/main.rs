@@ -1,0 +1,136 @@
+//! The `pgcdc` command line: parse arguments, load and validate the config, set up logging,
+//! run the connector, and exit with a one-line cause on error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use pgcdc::config::{self, ConfigSource, ConnectorConfig};
+
+#[derive(Parser)]
+#[command(
+    name = "pgcdc",
+    version,
+    about = "Stream PostgreSQL changes into Kafka as Debezium change events"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a connector from a Kafka Connect connector JSON or a .properties file.
+    Run {
+        /// Connector config: {"name": ..., "config": {...}}, a flat JSON map, or .properties.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Override a property (repeatable): --set database.hostname=127.0.0.1
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
+        set: Vec<(String, String)>,
+    },
+    /// Validate a config and print the effective settings (secrets hidden), then exit.
+    Check {
+        /// Connector config file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Override a property (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
+        set: Vec<(String, String)>,
+    },
+}
+
+fn load(
+    path: &std::path::Path,
+    set: Vec<(String, String)>,
+) -> pgcdc::Result<(config::RawConfig, ConnectorConfig)> {
+    let file = config::load_file(path)?;
+    let source = ConfigSource {
+        overrides: set,
+        env: std::env::vars().collect(),
+    };
+    let raw = source.merge(file);
+    let (cfg, warnings) = ConnectorConfig::from_map(&raw)?;
+    for w in warnings {
+        tracing::warn!("{}", w.0);
+    }
+    Ok((raw, cfg))
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PGCDC_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pgcdc: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Check { config, set } => {
+                let (raw, _) = load(&config, set)?;
+                for (k, v) in raw {
+                    let shown = if config::keys::is_secret(&k) {
+                        "[hidden]".to_string()
+                    } else {
+                        v
+                    };
+                    println!("{k}={shown}");
+                }
+                Ok(())
+            }
+            Command::Run { config, set } => {
+                let (_, cfg) = load(&config, set)?;
+                let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+                tokio::spawn(async move {
+                    wait_for_signal().await;
+                    tracing::info!("signal received; stopping (a second signal exits at once)");
+                    let _ = stop_tx.send(true);
+                    wait_for_signal().await;
+                    std::process::exit(130);
+                });
+                pgcdc::pipeline::run_with_retries(Arc::new(cfg), stop_rx)
+                    .await
+                    .map(|_| ())
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pgcdc: error: {}", e.one_line());
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

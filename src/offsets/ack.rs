@@ -1,0 +1,271 @@
+//! Ordered acknowledgement tracking, O(1) per record.
+//!
+//! Transactions enter in commit order ([`AckTracker::begin`]); each produced record adds one
+//! outstanding count to its transaction ([`AckTracker::add`]) and each delivery report removes
+//! it ([`AckTracker::ack`]). When the Commit has been seen ([`AckTracker::commit`]) and the
+//! count is zero, the transaction is complete. The flushable LSN advances over the completed
+//! prefix of the queue, to the end LSN of its newest member, and never moves back.
+//!
+//! With no transaction open and nothing in flight, a keepalive's `wal_end` may be confirmed
+//! ([`AckTracker::idle`]), so a slot whose tables are idle does not pin WAL.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Sequence number of a tracked transaction (the delivery opaque of its records).
+pub type TxSeq = u64;
+
+#[derive(Debug)]
+struct Tx {
+    outstanding: u64,
+    /// End LSN once the Commit was processed; `None` while open.
+    end_lsn: Option<u64>,
+    info: CommitInfo,
+}
+
+/// What is known about the newest completed transaction, for the offset file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// End LSN of the transaction.
+    pub end_lsn: u64,
+    /// Transaction id.
+    pub xid: u32,
+    /// Commit time, µs since the Unix epoch.
+    pub commit_time_us: i64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// Sequence number of `txs[0]`.
+    front_seq: TxSeq,
+    txs: VecDeque<Tx>,
+    last_completed: Option<CommitInfo>,
+    failure: Option<String>,
+    in_flight: u64,
+}
+
+/// Tracks produced records per transaction and exposes the flushable LSN.
+#[derive(Debug, Default)]
+pub struct AckTracker {
+    inner: Mutex<Inner>,
+    flushable: AtomicU64,
+}
+
+impl AckTracker {
+    /// A tracker whose flushable LSN starts at `start` (the slot's confirmed position).
+    pub fn new(start: u64) -> Self {
+        AckTracker {
+            inner: Mutex::new(Inner::default()),
+            flushable: AtomicU64::new(start),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A poisoned lock only means a panic elsewhere; the counters are still consistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens a transaction (in commit order) and returns its sequence number.
+    pub fn begin(&self) -> TxSeq {
+        let mut g = self.lock();
+        let seq = g.front_seq + g.txs.len() as u64;
+        g.txs.push_back(Tx {
+            outstanding: 0,
+            end_lsn: None,
+            info: CommitInfo::default(),
+        });
+        seq
+    }
+
+    /// Counts one more produced record of transaction `seq`.
+    pub fn add(&self, seq: TxSeq) {
+        let mut g = self.lock();
+        let idx = seq.wrapping_sub(g.front_seq) as usize;
+        if let Some(tx) = g.txs.get_mut(idx) {
+            tx.outstanding += 1;
+            g.in_flight += 1;
+        }
+    }
+
+    /// Records a successful delivery report for a record of transaction `seq`.
+    pub fn ack(&self, seq: TxSeq) {
+        let mut g = self.lock();
+        let idx = seq.wrapping_sub(g.front_seq) as usize;
+        if let Some(tx) = g.txs.get_mut(idx) {
+            tx.outstanding = tx.outstanding.saturating_sub(1);
+            g.in_flight = g.in_flight.saturating_sub(1);
+        }
+        self.advance(&mut g);
+    }
+
+    /// Records a failed delivery: the tracker stops advancing for good and
+    /// [`AckTracker::failure`] reports `reason`.
+    pub fn fail(&self, reason: String) {
+        let mut g = self.lock();
+        if g.failure.is_none() {
+            g.failure = Some(reason);
+        }
+    }
+
+    /// The first delivery failure, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.lock().failure.clone()
+    }
+
+    /// Marks transaction `seq` committed at `info.end_lsn`; it completes once all its records
+    /// are acknowledged.
+    pub fn commit(&self, seq: TxSeq, info: CommitInfo) {
+        let mut g = self.lock();
+        let idx = seq.wrapping_sub(g.front_seq) as usize;
+        if let Some(tx) = g.txs.get_mut(idx) {
+            tx.end_lsn = Some(info.end_lsn);
+            tx.info = info;
+        }
+        self.advance(&mut g);
+    }
+
+    fn advance(&self, g: &mut Inner) {
+        if g.failure.is_some() {
+            return;
+        }
+        while let Some(front) = g.txs.front() {
+            match front.end_lsn {
+                Some(end) if front.outstanding == 0 => {
+                    let info = front.info;
+                    g.txs.pop_front();
+                    g.front_seq += 1;
+                    if end > self.flushable.load(Ordering::Acquire) {
+                        self.flushable.store(end, Ordering::Release);
+                    }
+                    g.last_completed = Some(info);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Confirms `wal_end` from a keepalive when no transaction is open or unacknowledged.
+    /// Returns whether it did.
+    pub fn idle(&self, wal_end: u64) -> bool {
+        let g = self.lock();
+        if g.failure.is_some() || !g.txs.is_empty() {
+            return false;
+        }
+        if wal_end > self.flushable.load(Ordering::Acquire) {
+            self.flushable.store(wal_end, Ordering::Release);
+        }
+        true
+    }
+
+    /// The LSN that may be reported as flushed.
+    pub fn flushable(&self) -> u64 {
+        self.flushable.load(Ordering::Acquire)
+    }
+
+    /// Records produced and not yet acknowledged.
+    pub fn in_flight(&self) -> u64 {
+        self.lock().in_flight
+    }
+
+    /// Transactions open or awaiting acknowledgement.
+    pub fn pending_transactions(&self) -> usize {
+        self.lock().txs.len()
+    }
+
+    /// The newest completed transaction.
+    pub fn last_completed(&self) -> Option<CommitInfo> {
+        self.lock().last_completed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(end: u64) -> CommitInfo {
+        CommitInfo {
+            end_lsn: end,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn flushable_waits_for_every_record_of_a_transaction() {
+        let t = AckTracker::new(10);
+        let a = t.begin();
+        t.add(a);
+        t.add(a);
+        t.commit(a, info(100));
+        assert_eq!(t.flushable(), 10);
+        t.ack(a);
+        assert_eq!(t.flushable(), 10);
+        t.ack(a);
+        assert_eq!(t.flushable(), 100);
+    }
+
+    #[test]
+    fn a_later_transaction_acked_first_does_not_pass_an_earlier_one() {
+        let t = AckTracker::new(0);
+        let a = t.begin();
+        t.add(a);
+        t.commit(a, info(100));
+        let b = t.begin();
+        t.add(b);
+        t.commit(b, info(200));
+        t.ack(b);
+        assert_eq!(t.flushable(), 0, "b is acked but a is not");
+        t.ack(a);
+        assert_eq!(t.flushable(), 200);
+    }
+
+    #[test]
+    fn an_open_transaction_is_never_flushable_even_when_its_records_are_acked() {
+        let t = AckTracker::new(0);
+        let a = t.begin();
+        t.add(a);
+        t.ack(a);
+        assert_eq!(t.flushable(), 0);
+        assert!(!t.idle(500), "keepalive must not pass an open transaction");
+        t.commit(a, info(100));
+        assert_eq!(t.flushable(), 100);
+    }
+
+    #[test]
+    fn empty_transactions_complete_at_commit() {
+        let t = AckTracker::new(0);
+        let a = t.begin();
+        t.commit(a, info(50));
+        assert_eq!(t.flushable(), 50);
+    }
+
+    #[test]
+    fn keepalive_wal_end_is_confirmed_only_when_idle() {
+        let t = AckTracker::new(0);
+        assert!(t.idle(70));
+        assert_eq!(t.flushable(), 70);
+        let a = t.begin();
+        t.add(a);
+        t.commit(a, info(90));
+        assert!(!t.idle(120));
+        assert_eq!(t.flushable(), 70);
+        t.ack(a);
+        assert!(t.idle(120));
+        assert_eq!(t.flushable(), 120);
+        assert!(t.idle(60));
+        assert_eq!(t.flushable(), 120, "never moves back");
+    }
+
+    #[test]
+    fn a_delivery_failure_freezes_progress() {
+        let t = AckTracker::new(0);
+        let a = t.begin();
+        t.add(a);
+        t.commit(a, info(100));
+        t.fail("broker said no".into());
+        t.ack(a);
+        assert_eq!(t.flushable(), 0);
+        assert!(!t.idle(200));
+        assert_eq!(t.failure().as_deref(), Some("broker said no"));
+    }
+}

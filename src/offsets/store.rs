@@ -1,0 +1,229 @@
+//! The offset file: Debezium-shaped offsets per connector, so that a restart knows whether
+//! the initial snapshot completed and where streaming stood.
+//!
+//! The file is a JSON object. Each key is Kafka Connect's offset key for the connector,
+//! `["<name>",{"server":"<topic.prefix>"}]`; each value is Debezium's offset map (`lsn`,
+//! `lsn_proc`, `lsn_commit`, `txId`, `ts_usec`, `messageType`, and while a snapshot runs,
+//! `snapshot` = `"INITIAL"` with `snapshot_completed`). Writes go to a temporary file that is
+//! then renamed, so a crash never leaves a torn file. The slot, not this file, decides where
+//! streaming resumes: the file only records snapshot completion and the last confirmed
+//! position for operators.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Offsets of one connector.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Offsets {
+    /// `lsn`: LSN of the last event (snapshot: the snapshot position).
+    pub lsn: Option<u64>,
+    /// `lsn_proc`: last completely processed LSN.
+    pub lsn_proc: Option<u64>,
+    /// `lsn_commit`: end LSN of the last delivered transaction.
+    pub lsn_commit: Option<u64>,
+    /// `txId`.
+    pub tx_id: Option<i64>,
+    /// `ts_usec`: commit time of that transaction, µs.
+    pub ts_usec: Option<i64>,
+    /// `messageType`.
+    pub message_type: Option<String>,
+    /// `snapshot`: `INITIAL` while an initial snapshot runs or when it is recorded.
+    pub snapshot: Option<String>,
+    /// `snapshot_completed`.
+    pub snapshot_completed: bool,
+}
+
+impl Offsets {
+    /// `true` when the stored offsets say the snapshot finished (or streaming had begun).
+    pub fn snapshot_done(&self) -> bool {
+        match &self.snapshot {
+            None => self.lsn_proc.is_some() || self.lsn_commit.is_some() || self.lsn.is_some(),
+            Some(_) => self.snapshot_completed,
+        }
+    }
+
+    fn to_json(&self) -> Json {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Json| {
+            m.insert(k.to_string(), v);
+        };
+        if let Some(v) = self.lsn_proc {
+            put("lsn_proc", json!(v));
+        }
+        if let Some(v) = &self.message_type {
+            put("messageType", json!(v));
+        }
+        if let Some(v) = self.lsn_commit {
+            put("lsn_commit", json!(v));
+        }
+        if let Some(v) = self.lsn {
+            put("lsn", json!(v));
+        }
+        if let Some(v) = self.tx_id {
+            put("txId", json!(v));
+        }
+        if let Some(v) = self.ts_usec {
+            put("ts_usec", json!(v));
+        }
+        if let Some(v) = &self.snapshot {
+            put("snapshot", json!(v));
+            put("snapshot_completed", json!(self.snapshot_completed));
+            put("last_snapshot_record", json!(self.snapshot_completed));
+        }
+        Json::Object(m)
+    }
+
+    fn from_json(v: &Json) -> Offsets {
+        let u = |k: &str| v.get(k).and_then(Json::as_u64);
+        let snapshot = match v.get("snapshot") {
+            Some(Json::String(s)) if s.eq_ignore_ascii_case("true") => Some("INITIAL".to_string()),
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(Json::Bool(true)) => Some("INITIAL".to_string()),
+            _ => None,
+        };
+        let flag = |k: &str| match v.get(k) {
+            Some(Json::Bool(b)) => *b,
+            Some(Json::String(s)) => s.eq_ignore_ascii_case("true"),
+            _ => false,
+        };
+        Offsets {
+            lsn: u("lsn"),
+            lsn_proc: u("lsn_proc"),
+            lsn_commit: u("lsn_commit"),
+            tx_id: v.get("txId").and_then(Json::as_i64),
+            ts_usec: v.get("ts_usec").and_then(Json::as_i64),
+            message_type: v
+                .get("messageType")
+                .and_then(Json::as_str)
+                .map(str::to_string),
+            snapshot,
+            snapshot_completed: flag("snapshot_completed") || flag("last_snapshot_record"),
+        }
+    }
+}
+
+/// The offset file of one connector.
+#[derive(Debug, Clone)]
+pub struct OffsetStore {
+    path: PathBuf,
+    key: String,
+}
+
+impl OffsetStore {
+    /// The store at `path` for connector `name` with topic prefix `server`.
+    pub fn new(path: &Path, name: &str, server: &str) -> Self {
+        let key = serde_json::to_string(&json!([name, {"server": server}])).unwrap_or_default();
+        OffsetStore {
+            path: path.to_path_buf(),
+            key,
+        }
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read_all(&self) -> Result<Map<String, Json>> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) if text.trim().is_empty() => Ok(Map::new()),
+            Ok(text) => match serde_json::from_str::<Json>(&text) {
+                Ok(Json::Object(m)) => Ok(m),
+                _ => Err(Error::new(
+                    ErrorKind::Io,
+                    format!(
+                        "offset file {} is not a JSON object (offset.storage.file.filename): fix or remove it",
+                        self.path.display()
+                    ),
+                )),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+            Err(e) => Err(Error::new(ErrorKind::Io, format!("cannot read offset file {}", self.path.display())).with_source(e)),
+        }
+    }
+
+    /// The stored offsets of this connector, if any.
+    pub fn load(&self) -> Result<Option<Offsets>> {
+        Ok(self.read_all()?.get(&self.key).map(Offsets::from_json))
+    }
+
+    /// Stores `offsets` for this connector (other connectors' entries are kept).
+    pub fn save(&self, offsets: &Offsets) -> Result<()> {
+        let mut all = self.read_all()?;
+        all.insert(self.key.clone(), offsets.to_json());
+        let io_err = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot write offset file {}", self.path.display()),
+            )
+            .with_source(e)
+        };
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io_err)?;
+        }
+        let tmp = self.path.with_extension("tmp");
+        let text = serde_json::to_string_pretty(&Json::Object(all)).unwrap_or_default();
+        std::fs::write(&tmp, text).map_err(io_err)?;
+        std::fs::rename(&tmp, &self.path).map_err(io_err)?;
+        Ok(())
+    }
+
+    /// Removes this connector's entry.
+    pub fn clear(&self) -> Result<()> {
+        let mut all = self.read_all()?;
+        if all.remove(&self.key).is_some() {
+            let tmp = self.path.with_extension("tmp");
+            let text = serde_json::to_string_pretty(&Json::Object(all)).unwrap_or_default();
+            std::fs::write(&tmp, text)
+                .and_then(|_| std::fs::rename(&tmp, &self.path))
+                .map_err(|e| {
+                    Error::new(
+                        ErrorKind::Io,
+                        format!("cannot write offset file {}", self.path.display()),
+                    )
+                    .with_source(e)
+                })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_trip_and_keep_other_connectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o.json");
+        let a = OffsetStore::new(&path, "a", "p");
+        let b = OffsetStore::new(&path, "b", "p");
+        let off = Offsets {
+            lsn_commit: Some(42),
+            lsn_proc: Some(42),
+            tx_id: Some(7),
+            ..Default::default()
+        };
+        a.save(&off).unwrap();
+        b.save(&Offsets {
+            snapshot: Some("INITIAL".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(a.load().unwrap(), Some(off));
+        assert!(!b.load().unwrap().unwrap().snapshot_done());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(r#"[\"a\",{\"server\":\"p\"}]"#), "{text}");
+    }
+
+    #[test]
+    fn legacy_boolean_snapshot_flag_is_read() {
+        let o =
+            Offsets::from_json(&json!({"lsn": 5, "snapshot": true, "last_snapshot_record": true}));
+        assert_eq!(o.snapshot.as_deref(), Some("INITIAL"));
+        assert!(o.snapshot_done());
+    }
+}

@@ -1,0 +1,318 @@
+//! Relation cache: the shape of each captured table, from pgoutput Relation messages plus
+//! the catalog (nullability, defaults, key columns, type names), and the conversion of tuples
+//! into Connect row values.
+//!
+//! The key is the primary key in key order; without one, the first unique index (by index
+//! name) with no expressions and no predicate; without that, no key (null Kafka key).
+//! A column whose type has no mapping is an error naming the table, column and type: a
+//! silently dropped or wrong value is never emitted.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use crate::config::{ConnectorConfig, ConvertingFailureMode};
+use crate::error::{Error, Result};
+use crate::event::envelope::table_descriptor;
+use crate::event::{Schema, TableDescriptor, Value};
+use crate::pg::pgoutput::{Tuple, TupleValue};
+use crate::pg::types::{parse_default, ColumnType, ValueOptions};
+
+/// One column of a captured table.
+#[derive(Debug, Clone)]
+pub struct ColumnDef {
+    /// Column name.
+    pub name: String,
+    /// Representation.
+    pub ty: ColumnType,
+    /// `false` for NOT NULL columns.
+    pub optional: bool,
+    /// Schema default (from the column default, per Debezium's rules).
+    pub default: Option<Value>,
+    /// `format_type` name, for messages.
+    pub type_name: String,
+}
+
+/// A captured table: its descriptor and column definitions.
+#[derive(Debug, Clone)]
+pub struct TableSchema {
+    /// Relation OID.
+    pub relation_id: u32,
+    /// Names, topic and Connect schemas.
+    pub descriptor: Arc<TableDescriptor>,
+    /// Columns in tuple order.
+    pub columns: Vec<ColumnDef>,
+    /// Indices of the key columns.
+    pub key: Vec<usize>,
+}
+
+/// Column facts from the catalog.
+#[derive(Debug, Clone)]
+pub struct CatalogColumn {
+    /// Column name.
+    pub name: String,
+    /// Type OID.
+    pub type_oid: u32,
+    /// Type modifier.
+    pub typmod: i32,
+    /// NOT NULL.
+    pub not_null: bool,
+    /// Default expression (`pg_get_expr`).
+    pub default_expr: Option<String>,
+    /// `format_type(atttypid, atttypmod)`.
+    pub type_name: String,
+    /// Generated column (not published by pgoutput before PostgreSQL 18).
+    pub generated: bool,
+}
+
+/// Reads the columns of relation `relid` in attribute order.
+pub async fn catalog_columns(client: &Client, relid: u32) -> Result<Vec<CatalogColumn>> {
+    let rows = client
+        .query(
+            "SELECT a.attname::text, a.atttypid::int8, a.atttypmod, a.attnotnull, \
+                    pg_get_expr(d.adbin, d.adrelid), format_type(a.atttypid, a.atttypmod), \
+                    a.attgenerated::text <> '' \
+             FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+             WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+            &[&(relid as i64)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| CatalogColumn {
+            name: r.get(0),
+            type_oid: r.get::<_, i64>(1) as u32,
+            typmod: r.get(2),
+            not_null: r.get(3),
+            default_expr: r.get(4),
+            type_name: r.get(5),
+            generated: r.get(6),
+        })
+        .collect())
+}
+
+/// The key column names of relation `relid`: primary key, else first unique index by name.
+pub async fn catalog_key(client: &Client, relid: u32) -> Result<Vec<String>> {
+    let rows = client
+        .query(
+            "SELECT c.relname::text, i.indisprimary, array_agg(a.attname::text ORDER BY k.ord) \
+             FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) \
+             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum \
+             WHERE i.indrelid = $1::int8::oid AND (i.indisprimary OR (i.indisunique AND i.indisvalid \
+                   AND i.indpred IS NULL AND i.indexprs IS NULL)) \
+             GROUP BY c.relname, i.indisprimary ORDER BY i.indisprimary DESC, c.relname",
+            &[&(relid as i64)],
+        )
+        .await?;
+    Ok(rows
+        .first()
+        .map(|r| r.get::<_, Vec<String>>(2))
+        .unwrap_or_default())
+}
+
+/// Builds a table from its published columns (`(name, type OID, typmod)` in tuple order),
+/// the catalog columns and the key names.
+pub fn build_table(
+    config: &ConnectorConfig,
+    relation_id: u32,
+    namespace: &str,
+    name: &str,
+    published: &[(String, u32, i32)],
+    catalog: &[CatalogColumn],
+    key_names: &[String],
+) -> Result<TableSchema> {
+    let opts = &config.values;
+    let mut columns = Vec::with_capacity(published.len());
+    let mut field_schemas = Vec::with_capacity(published.len());
+    for (col_name, type_oid, typmod) in published {
+        let cat = catalog.iter().find(|c| &c.name == col_name);
+        let type_name = cat
+            .map(|c| c.type_name.clone())
+            .unwrap_or_else(|| format!("type OID {type_oid}"));
+        let ty = ColumnType::from_oid(*type_oid, *typmod).ok_or_else(|| {
+            Error::conversion(format!(
+                "column {col_name} of table {namespace}.{name} has type {type_name}, which pgcdc does not support yet: exclude the table (table.exclude.list) or change the column type"
+            ))
+        })?;
+        let optional = !cat.map(|c| c.not_null).unwrap_or(false);
+        let default = cat
+            .and_then(|c| c.default_expr.as_deref())
+            .and_then(|e| parse_default(e, &ty, opts));
+        let mut schema: Schema = ty.schema(opts).optional(optional);
+        schema.default = default.clone();
+        field_schemas.push((col_name.clone(), schema));
+        columns.push(ColumnDef {
+            name: col_name.clone(),
+            ty,
+            optional,
+            default,
+            type_name,
+        });
+    }
+    let mut key: Vec<usize> = Vec::new();
+    for k in key_names {
+        match columns.iter().position(|c| &c.name == k) {
+            Some(i) => key.push(i),
+            None => {
+                // A key column missing from the published columns: Debezium drops it.
+                tracing::warn!(table = %format!("{namespace}.{name}"), column = %k, "key column is not published; left out of the key");
+            }
+        }
+    }
+    let descriptor = table_descriptor(
+        &config.topic_prefix,
+        &config.topic_delimiter,
+        namespace,
+        name,
+        &field_schemas,
+        &key,
+    );
+    Ok(TableSchema {
+        relation_id,
+        descriptor: Arc::new(descriptor),
+        columns,
+        key,
+    })
+}
+
+/// Which image a tuple is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Image {
+    /// A new row (insert, update new tuple, snapshot row).
+    New,
+    /// An old row or old key (update/delete old tuple): NULLs in NOT NULL columns get the
+    /// column default or the type's zero value, as Debezium does.
+    Old,
+}
+
+impl TableSchema {
+    /// `schema.table`.
+    pub fn full_name(&self) -> String {
+        format!("{}.{}", self.descriptor.schema, self.descriptor.table)
+    }
+
+    fn convert_text(
+        &self,
+        i: usize,
+        text: &str,
+        opts: &ValueOptions,
+        failure: ConvertingFailureMode,
+    ) -> Result<Value> {
+        let col = &self.columns[i];
+        match col.ty.parse(text, opts) {
+            Ok(v) => Ok(v),
+            Err(reason) => {
+                let msg = format!(
+                    "cannot convert a value of column {} ({}) of table {}: {reason}",
+                    col.name,
+                    col.type_name,
+                    self.full_name()
+                );
+                match failure {
+                    ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
+                    ConvertingFailureMode::Warn => {
+                        tracing::warn!(
+                            "{msg}; emitting null (event.converting.failure.handling.mode=warn)"
+                        );
+                        Ok(Value::Null)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Converts a pgoutput tuple to row values. `old_full` supplies values for unchanged
+    /// TOASTed columns (REPLICA IDENTITY FULL); otherwise they get the placeholder.
+    pub fn row_from_tuple(
+        &self,
+        tuple: &Tuple,
+        old_full: Option<&Tuple>,
+        image: Image,
+        opts: &ValueOptions,
+        failure: ConvertingFailureMode,
+    ) -> Result<Vec<Value>> {
+        if tuple.len() != self.columns.len() {
+            return Err(Error::protocol(format!(
+                "tuple of table {} has {} columns but its Relation message has {}",
+                self.full_name(),
+                tuple.len(),
+                self.columns.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(tuple.len());
+        for (i, v) in tuple.iter().enumerate() {
+            let value = match v {
+                TupleValue::Null => Value::Null,
+                TupleValue::Text(b) => {
+                    let text = std::str::from_utf8(b).map_err(|_| {
+                        Error::protocol(format!("column {} of table {} is not valid UTF-8", self.columns[i].name, self.full_name()))
+                    })?;
+                    self.convert_text(i, text, opts, failure)?
+                }
+                TupleValue::Binary(_) => {
+                    return Err(Error::protocol("binary tuple data received although binary mode was not requested"))
+                }
+                TupleValue::UnchangedToast => match old_full.and_then(|o| o.get(i)) {
+                    Some(TupleValue::Text(b)) => {
+                        let text = std::str::from_utf8(b).map_err(|_| Error::protocol("old TOASTed value is not UTF-8"))?;
+                        self.convert_text(i, text, opts, failure)?
+                    }
+                    _ => self.columns[i].ty.unavailable_placeholder(opts).ok_or_else(|| {
+                        Error::conversion(format!(
+                            "column {} ({}) of table {} is an unchanged TOASTed value that pgcdc cannot represent with a placeholder: set REPLICA IDENTITY FULL on the table",
+                            self.columns[i].name,
+                            self.columns[i].type_name,
+                            self.full_name()
+                        ))
+                    })?,
+                },
+            };
+            out.push(self.fill_required(i, value, image, opts));
+        }
+        Ok(out)
+    }
+
+    /// Converts a snapshot row (text values from the simple query protocol).
+    pub fn row_from_text(
+        &self,
+        values: &[Option<&str>],
+        opts: &ValueOptions,
+        failure: ConvertingFailureMode,
+    ) -> Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(values.len());
+        for (i, v) in values.iter().enumerate() {
+            let value = match v {
+                None => Value::Null,
+                Some(text) => self.convert_text(i, text, opts, failure)?,
+            };
+            out.push(self.fill_required(i, value, Image::New, opts));
+        }
+        Ok(out)
+    }
+
+    fn fill_required(&self, i: usize, value: Value, image: Image, opts: &ValueOptions) -> Value {
+        let col = &self.columns[i];
+        if value.is_null() && !col.optional && image == Image::Old {
+            return col.default.clone().unwrap_or_else(|| col.ty.zero(opts));
+        }
+        value
+    }
+
+    /// The key values of `row`, or `None` for a keyless table.
+    pub fn key_of(&self, row: &[Value]) -> Option<Vec<Value>> {
+        if self.key.is_empty() {
+            return None;
+        }
+        Some(
+            self.key
+                .iter()
+                .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
+                .collect(),
+        )
+    }
+}
+
+/// Relation OID → captured table (`None`: seen but not captured by the filters).
+pub type RelationCache = HashMap<u32, Option<Arc<TableSchema>>>;

@@ -1,0 +1,313 @@
+//! Server checks, publication management and replication slot lookup, done on the regular
+//! SQL connection before streaming starts.
+
+use tokio_postgres::Client;
+
+use crate::config::{ConnectorConfig, PublicationAutocreateMode};
+use crate::error::{Error, Result};
+use crate::pg::lsn::Lsn;
+use crate::pg::wire::{quote_ident, quote_literal};
+
+/// Facts about the server.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    /// `server_version_num`, e.g. 150018.
+    pub version_num: u32,
+    /// `wal_level`.
+    pub wal_level: String,
+}
+
+/// Reads the server version and `wal_level`; with `need_logical`, anything other than
+/// `wal_level=logical` is an error saying how to fix it.
+pub async fn check_server(client: &Client, need_logical: bool) -> Result<ServerInfo> {
+    let row = client
+        .query_one(
+            "SELECT current_setting('server_version_num')::int, current_setting('wal_level')",
+            &[],
+        )
+        .await?;
+    let info = ServerInfo {
+        version_num: row.get::<_, i32>(0) as u32,
+        wal_level: row.get(1),
+    };
+    if info.version_num < 100000 {
+        return Err(Error::server(format!(
+            "PostgreSQL {} is too old: pgoutput logical replication needs PostgreSQL 10 or later",
+            info.version_num
+        )));
+    }
+    if need_logical && info.wal_level != "logical" {
+        return Err(Error::server(format!(
+            "the server runs with wal_level={}, but logical decoding needs wal_level=logical: set it in postgresql.conf (or ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL",
+            info.wal_level
+        )));
+    }
+    Ok(info)
+}
+
+/// A captured table found in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CatalogTable {
+    /// Schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// OID.
+    pub oid: u32,
+}
+
+/// Ordinary tables (including partitions) matching the filters, sorted by schema and name.
+pub async fn captured_tables(
+    client: &Client,
+    config: &ConnectorConfig,
+) -> Result<Vec<CatalogTable>> {
+    let rows = client
+        .query(
+            "SELECT n.nspname::text, c.relname::text, c.oid::int8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relkind = 'r' ORDER BY 1, 2",
+            &[],
+        )
+        .await?;
+    let mut out: Vec<CatalogTable> = rows
+        .iter()
+        .map(|r| CatalogTable {
+            schema: r.get(0),
+            table: r.get(1),
+            oid: r.get::<_, i64>(2) as u32,
+        })
+        .filter(|t| config.filters.is_captured(&t.schema, &t.table))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Creates or updates the publication per `publication.autocreate.mode` (see Debezium's
+/// rules): `all_tables` creates `FOR ALL TABLES` when missing, `filtered` creates or aligns
+/// `FOR TABLE` with the captured tables, `no_tables` creates an empty one, `disabled` only
+/// checks that it exists.
+pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Result<()> {
+    let name = &config.publication_name;
+    let row = client
+        .query_opt(
+            "SELECT puballtables FROM pg_publication WHERE pubname = $1",
+            &[name],
+        )
+        .await?;
+    let publish = publish_clause(config);
+    match (row.map(|r| r.get::<_, bool>(0)), config.publication_autocreate_mode) {
+        (None, PublicationAutocreateMode::Disabled) => Err(Error::server(format!(
+            "publication {name} does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION {} FOR TABLE ...) or change the mode",
+            quote_ident(name)
+        ))),
+        (None, PublicationAutocreateMode::AllTables) => {
+            let sql = format!("CREATE PUBLICATION {} FOR ALL TABLES{publish}", quote_ident(name));
+            client.batch_execute(&sql).await.map_err(|e| {
+                Error::from(e).with_context(&format!(
+                    "cannot create publication {name} FOR ALL TABLES (this needs a superuser; or use publication.autocreate.mode=filtered)"
+                ))
+            })?;
+            tracing::info!(publication = %name, "created publication for all tables");
+            Ok(())
+        }
+        (None, PublicationAutocreateMode::NoTables) => {
+            client.batch_execute(&format!("CREATE PUBLICATION {}{publish}", quote_ident(name))).await?;
+            tracing::info!(publication = %name, "created publication without tables");
+            Ok(())
+        }
+        (None, PublicationAutocreateMode::Filtered) => {
+            let tables = filtered_table_list(client, config).await?;
+            let sql = format!("CREATE PUBLICATION {} FOR TABLE {tables}{publish}", quote_ident(name));
+            client.batch_execute(&sql).await.map_err(|e| Error::from(e).with_context(&format!("cannot create publication {name}")))?;
+            tracing::info!(publication = %name, "created publication for the filtered tables");
+            Ok(())
+        }
+        (Some(true), PublicationAutocreateMode::Filtered) => Err(Error::server(format!(
+            "publication {name} is FOR ALL TABLES, which cannot be altered to the filtered table list (publication.autocreate.mode=filtered): drop it or use another publication.name"
+        ))),
+        (Some(false), PublicationAutocreateMode::Filtered) => {
+            let want = captured_tables(client, config).await?;
+            let have = client
+                .query("SELECT schemaname::text, tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", &[name])
+                .await?;
+            let have: Vec<(String, String)> = have.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let want_names: Vec<(String, String)> = want.iter().map(|t| (t.schema.clone(), t.table.clone())).collect();
+            if have != want_names {
+                let tables = filtered_table_list(client, config).await?;
+                client.batch_execute(&format!("ALTER PUBLICATION {} SET TABLE {tables}", quote_ident(name))).await?;
+                tracing::info!(publication = %name, tables = want.len(), "updated publication table list");
+            }
+            Ok(())
+        }
+        (Some(_), _) => Ok(()),
+    }
+}
+
+async fn filtered_table_list(client: &Client, config: &ConnectorConfig) -> Result<String> {
+    let tables = captured_tables(client, config).await?;
+    if tables.is_empty() {
+        return Err(Error::config(format!(
+            "publication.autocreate.mode=filtered but no table matches the filters (table.include.list / schema.include.list): nothing to publish in database {}",
+            config.database.dbname
+        )));
+    }
+    Ok(tables
+        .iter()
+        .map(|t| format!("{}.{}", quote_ident(&t.schema), quote_ident(&t.table)))
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
+fn publish_clause(config: &ConnectorConfig) -> String {
+    // Debezium adds publish = '...' only when skipped.operations is set explicitly; pgcdc
+    // never restricts what is published, and filters operations itself.
+    let _ = config;
+    String::new()
+}
+
+/// A replication slot as `pg_replication_slots` shows it.
+#[derive(Debug, Clone)]
+pub struct SlotInfo {
+    /// Output plugin.
+    pub plugin: Option<String>,
+    /// Database.
+    pub database: Option<String>,
+    /// Whether a walsender uses it now.
+    pub active: bool,
+    /// PID of that walsender.
+    pub active_pid: Option<i32>,
+    /// `confirmed_flush_lsn`.
+    pub confirmed_flush: Option<Lsn>,
+    /// `restart_lsn`.
+    pub restart_lsn: Option<Lsn>,
+    /// `wal_status` (PG13+): `reserved`, `extended`, `unreserved`, `lost`.
+    pub wal_status: Option<String>,
+}
+
+/// Looks up slot `name`.
+pub async fn find_slot(client: &Client, name: &str, version_num: u32) -> Result<Option<SlotInfo>> {
+    let wal_status = if version_num >= 130000 {
+        "wal_status::text"
+    } else {
+        "NULL::text"
+    };
+    let sql = format!(
+        "SELECT plugin::text, database::text, active, active_pid, confirmed_flush_lsn::text, restart_lsn::text, {wal_status} \
+         FROM pg_replication_slots WHERE slot_name = $1"
+    );
+    let row = client.query_opt(&sql, &[&name]).await?;
+    Ok(row.map(|r| SlotInfo {
+        plugin: r.get(0),
+        database: r.get(1),
+        active: r.get(2),
+        active_pid: r.get(3),
+        confirmed_flush: r.get::<_, Option<String>>(4).and_then(|s| s.parse().ok()),
+        restart_lsn: r.get::<_, Option<String>>(5).and_then(|s| s.parse().ok()),
+        wal_status: r.get(6),
+    }))
+}
+
+/// Drops slot `name`, waiting (up to `attempts` tries) for its walsender to let go.
+pub async fn drop_slot(client: &Client, name: &str, attempts: u32) -> Result<()> {
+    let mut last = None;
+    for i in 0..attempts {
+        match client
+            .execute("SELECT pg_drop_replication_slot($1)", &[&name])
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(slot = name, "dropped replication slot");
+                return Ok(());
+            }
+            Err(e) if e.code().map(|c| c.code()) == Some("55006") => {
+                last = Some(e);
+                tokio::time::sleep(std::time::Duration::from_millis(100 * (i as u64 + 1))).await;
+            }
+            Err(e) if e.code().map(|c| c.code()) == Some("42704") => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let why = last.map(|e| e.to_string()).unwrap_or_default();
+    Err(Error::server(format!(
+        "replication slot {name} stayed in use and was not dropped: {why}"
+    )))
+}
+
+/// `CREATE_REPLICATION_SLOT` result.
+#[derive(Debug, Clone)]
+pub struct CreatedSlot {
+    /// Consistent point: streaming from here continues the exported snapshot exactly.
+    pub consistent_point: Lsn,
+    /// Exported snapshot name, valid while the creating connection stays idle.
+    pub snapshot_name: Option<String>,
+}
+
+/// The `CREATE_REPLICATION_SLOT` command for a pgoutput slot exporting its snapshot.
+pub fn create_slot_command(name: &str) -> String {
+    format!(
+        "CREATE_REPLICATION_SLOT {} LOGICAL pgoutput EXPORT_SNAPSHOT",
+        quote_ident(name)
+    )
+}
+
+/// The `START_REPLICATION` command with pgoutput options (protocol 1, the publication, and
+/// `messages` when requested).
+pub fn start_replication_command(
+    slot: &str,
+    lsn: Lsn,
+    publication: &str,
+    messages: bool,
+) -> String {
+    let mut opts = vec![
+        "\"proto_version\" '1'".to_string(),
+        format!(
+            "\"publication_names\" {}",
+            quote_literal(&quote_ident(publication))
+        ),
+    ];
+    if messages {
+        opts.push("\"messages\" 'true'".to_string());
+    }
+    format!(
+        "START_REPLICATION SLOT {} LOGICAL {lsn} ({})",
+        quote_ident(slot),
+        opts.join(", ")
+    )
+}
+
+/// Parses a duration setting as `SHOW` prints it (`60s`, `1min`, `500ms`, `0`).
+pub fn parse_pg_duration_ms(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "ms" => 1,
+        "s" => 1000,
+        "min" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_replication_quotes_names_and_lists_options() {
+        assert_eq!(
+            start_replication_command("s1", Lsn(0x16_B374_D848), "My Pub", true),
+            r#"START_REPLICATION SLOT "s1" LOGICAL 16/B374D848 ("proto_version" '1', "publication_names" '"My Pub"', "messages" 'true')"#
+        );
+    }
+
+    #[test]
+    fn durations_parse_in_show_units() {
+        assert_eq!(parse_pg_duration_ms("60s"), Some(60_000));
+        assert_eq!(parse_pg_duration_ms("1min"), Some(60_000));
+        assert_eq!(parse_pg_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_pg_duration_ms("0"), Some(0));
+    }
+}

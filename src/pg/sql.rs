@@ -1,0 +1,185 @@
+//! Regular SQL connections (tokio-postgres) for catalog queries, publication and slot
+//! management and snapshot reads, with the same TLS rules and session settings as the
+//! replication connection.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, NoTls, TlsConnect};
+use tokio_postgres::Client;
+
+use crate::config::{DatabaseConfig, SslMode};
+use crate::error::{Error, ErrorKind, Result};
+use crate::pg::wire::SESSION_SETTINGS;
+
+/// rustls as a tokio-postgres TLS connector.
+#[derive(Clone)]
+pub struct RustlsMakeConnect {
+    config: Arc<rustls::ClientConfig>,
+}
+
+/// One TLS handshake for one connection.
+pub struct RustlsConnect {
+    config: Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+}
+
+/// A TLS stream for tokio-postgres.
+pub struct RustlsStream<S>(tokio_rustls::client::TlsStream<S>);
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for RustlsStream<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for RustlsStream<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> tokio_postgres::tls::TlsStream for RustlsStream<S> {
+    fn channel_binding(&self) -> ChannelBinding {
+        ChannelBinding::none()
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> TlsConnect<S> for RustlsConnect {
+    type Stream = RustlsStream<S>;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<RustlsStream<S>>> + Send>>;
+
+    fn connect(self, stream: S) -> Self::Future {
+        Box::pin(async move {
+            let s = tokio_rustls::TlsConnector::from(self.config)
+                .connect(self.name, stream)
+                .await?;
+            Ok(RustlsStream(s))
+        })
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> MakeTlsConnect<S> for RustlsMakeConnect {
+    type Stream = RustlsStream<S>;
+    type TlsConnect = RustlsConnect;
+    type Error = std::io::Error;
+
+    fn make_tls_connect(&mut self, domain: &str) -> std::io::Result<RustlsConnect> {
+        let name = rustls::pki_types::ServerName::try_from(domain.to_string())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        Ok(RustlsConnect {
+            config: self.config.clone(),
+            name,
+        })
+    }
+}
+
+fn base_config(db: &DatabaseConfig) -> tokio_postgres::Config {
+    let mut c = tokio_postgres::Config::new();
+    c.host(&db.hostname)
+        .port(db.port)
+        .user(&db.user)
+        .dbname(&db.dbname)
+        .application_name("pgcdc");
+    if let Some(pw) = &db.password {
+        c.password(pw);
+    }
+    c.connect_timeout(db.connect_timeout)
+        .keepalives(db.tcp_keepalive);
+    let options: Vec<String> = SESSION_SETTINGS
+        .iter()
+        .filter(|(k, _)| *k != "client_encoding")
+        .map(|(k, v)| format!("-c {k}={v}"))
+        .collect();
+    c.options(options.join(" "));
+    c
+}
+
+fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
+    let kind = match e.as_db_error().map(|d| d.code().code()) {
+        Some("28000") | Some("28P01") => ErrorKind::Auth,
+        Some(_) => ErrorKind::Server,
+        None => ErrorKind::Connection,
+    };
+    let what = match e.as_db_error() {
+        Some(d) => format!("{} {}", d.code().code(), d.message()),
+        None => "connection failed".to_string(),
+    };
+    Error::new(
+        kind,
+        format!(
+            "cannot connect to PostgreSQL at {}:{} as user {}: {what}",
+            db.hostname, db.port, db.user
+        ),
+    )
+    .with_source(e)
+}
+
+/// Opens a regular SQL connection; its driver task runs in the background until the
+/// [`Client`] is dropped.
+pub async fn connect(db: &DatabaseConfig) -> Result<Client> {
+    match db.sslmode {
+        SslMode::Allow => match connect_mode(db, tokio_postgres::config::SslMode::Disable).await {
+            Err(e) if e.kind() == ErrorKind::Auth => {
+                connect_mode(db, tokio_postgres::config::SslMode::Require).await
+            }
+            other => other,
+        },
+        SslMode::Disable => connect_mode(db, tokio_postgres::config::SslMode::Disable).await,
+        SslMode::Prefer => connect_mode(db, tokio_postgres::config::SslMode::Prefer).await,
+        _ => connect_mode(db, tokio_postgres::config::SslMode::Require).await,
+    }
+}
+
+async fn connect_mode(
+    db: &DatabaseConfig,
+    mode: tokio_postgres::config::SslMode,
+) -> Result<Client> {
+    let mut config = base_config(db);
+    config.ssl_mode(mode);
+    let client = match (mode, crate::pg::tls::client_config(db)?) {
+        (tokio_postgres::config::SslMode::Disable, _) | (_, None) => {
+            let (client, conn) = config
+                .connect(NoTls)
+                .await
+                .map_err(|e| connect_error(db, e))?;
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(error = %e, "SQL connection ended");
+                }
+            });
+            client
+        }
+        (_, Some(tls)) => {
+            let (client, conn) = config
+                .connect(RustlsMakeConnect { config: tls })
+                .await
+                .map_err(|e| connect_error(db, e))?;
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(error = %e, "SQL connection ended");
+                }
+            });
+            client
+        }
+    };
+    Ok(client)
+}

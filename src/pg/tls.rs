@@ -1,0 +1,234 @@
+//! TLS for PostgreSQL connections with rustls, following libpq's `sslmode` semantics:
+//! `require` encrypts without verifying the server certificate, `verify-ca` checks the chain
+//! against the root certificates, `verify-full` also checks the host name.
+//!
+//! Root certificates come from `database.sslrootcert` (PEM), or the Mozilla roots bundled with
+//! `webpki-roots` when it is not set. A client certificate comes from `database.sslcert` and
+//! `database.sslkey` (PEM, unencrypted key).
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+
+use crate::config::{DatabaseConfig, SslMode};
+use crate::error::{Error, Result};
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn read_pem(path: &std::path::Path, what: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        Error::config(format!(
+            "cannot read {what} {} (database.{what})",
+            path.display()
+        ))
+        .with_source(e)
+    })
+}
+
+fn root_store(db: &DatabaseConfig) -> Result<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    match &db.sslrootcert {
+        Some(path) => {
+            let pem = read_pem(path, "sslrootcert")?;
+            let mut n = 0;
+            for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+                let cert = cert.map_err(|e| {
+                    Error::config(format!(
+                        "database.sslrootcert {} is not a PEM certificate file",
+                        path.display()
+                    ))
+                    .with_source(e)
+                })?;
+                roots.add(cert).map_err(|e| {
+                    Error::config(format!(
+                        "database.sslrootcert {} holds an unusable certificate",
+                        path.display()
+                    ))
+                    .with_source(e)
+                })?;
+                n += 1;
+            }
+            if n == 0 {
+                return Err(Error::config(format!(
+                    "database.sslrootcert {} contains no PEM certificate",
+                    path.display()
+                )));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    Ok(roots)
+}
+
+/// Accepts any server certificate (sslmode `require`), still checking handshake signatures.
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Verifies the chain but not the host name (sslmode `verify-ca`).
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(CertificateError::NotValidForName))
+            | Err(rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+                ..
+            })) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// Builds the rustls client configuration for `db.sslmode` (`None` for `disable`).
+pub fn client_config(db: &DatabaseConfig) -> Result<Option<Arc<ClientConfig>>> {
+    let provider = provider();
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::config("TLS setup failed").with_source(e))?;
+    let builder = match db.sslmode {
+        SslMode::Disable => return Ok(None),
+        SslMode::Allow | SslMode::Prefer | SslMode::Require => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerify(provider.clone()))),
+        SslMode::VerifyCa | SslMode::VerifyFull => {
+            let verifier = WebPkiServerVerifier::builder_with_provider(
+                Arc::new(root_store(db)?),
+                provider.clone(),
+            )
+            .build()
+            .map_err(|e| {
+                Error::config("cannot build the TLS certificate verifier").with_source(e)
+            })?;
+            if db.sslmode == SslMode::VerifyCa {
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(ChainOnly(verifier)))
+            } else {
+                builder.with_webpki_verifier(verifier)
+            }
+        }
+    };
+    let config = match (&db.sslcert, &db.sslkey) {
+        (Some(cert), Some(key)) => {
+            let cert_pem = read_pem(cert, "sslcert")?;
+            let certs: Vec<CertificateDer<'static>> =
+                rustls_pemfile::certs(&mut cert_pem.as_slice())
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|e| {
+                        Error::config(format!(
+                            "database.sslcert {} is not a PEM certificate",
+                            cert.display()
+                        ))
+                        .with_source(e)
+                    })?;
+            let key_pem = read_pem(key, "sslkey")?;
+            let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut key_pem.as_slice())
+                .map_err(|e| {
+                    Error::config(format!(
+                        "database.sslkey {} is not a PEM private key",
+                        key.display()
+                    ))
+                    .with_source(e)
+                })?
+                .ok_or_else(|| {
+                    Error::config(format!(
+                        "database.sslkey {} contains no unencrypted PEM private key",
+                        key.display()
+                    ))
+                })?;
+            builder.with_client_auth_cert(certs, key).map_err(|e| {
+                Error::config("the client certificate and key do not match").with_source(e)
+            })?
+        }
+        _ => builder.with_no_client_auth(),
+    };
+    Ok(Some(Arc::new(config)))
+}
+
+/// The TLS server name for `host` (an IP address or a DNS name).
+pub fn server_name(host: &str) -> Result<ServerName<'static>> {
+    ServerName::try_from(host.to_string()).map_err(|_| {
+        Error::config(format!(
+            "database.hostname={host} is not a valid host name for TLS"
+        ))
+    })
+}

@@ -1,0 +1,1114 @@
+//! PostgreSQL column types and their Debezium representation.
+//!
+//! pgoutput sends every value as the type's text output (with the session settings pinned by
+//! [`crate::pg::conn::SESSION_SETTINGS`]); the snapshot reads the same text through the simple
+//! query protocol, so both paths share [`ColumnType::parse`] and give identical values.
+//!
+//! The mapping follows Debezium's PostgreSQL connector (type OID → Connect schema and value)
+//! for the handling modes in [`ValueOptions`]. A type without a mapping is not guessed at:
+//! [`ColumnType::from_oid`] returns `None`, and the caller reports the table, column and type.
+
+use base64::Engine;
+
+use crate::event::{Field, Schema, SchemaType, Value};
+
+/// `decimal.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecimalMode {
+    /// `precise`: Connect `Decimal` (constrained) or `VariableScaleDecimal` (unconstrained).
+    Precise,
+    /// `double`: FLOAT64.
+    Double,
+    /// `string`: plain decimal text.
+    String,
+}
+
+/// `time.precision.mode` (the modes this build implements).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimePrecisionMode {
+    /// `adaptive`: precision ≤ 3 in milliseconds, otherwise microseconds.
+    Adaptive,
+    /// `adaptive_time_microseconds`: like adaptive, but `time` always in microseconds.
+    AdaptiveTimeMicroseconds,
+    /// `connect`: Kafka Connect's Date, Time (ms) and Timestamp (ms).
+    Connect,
+}
+
+/// `binary.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryMode {
+    /// `bytes`: BYTES (base64 in JSON).
+    Bytes,
+    /// `base64`: standard base64 string.
+    Base64,
+    /// `base64-url-safe`: URL-safe base64 string.
+    Base64UrlSafe,
+    /// `hex`: lowercase hex string.
+    Hex,
+}
+
+/// The value-representation settings of a connector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueOptions {
+    /// `decimal.handling.mode`.
+    pub decimal: DecimalMode,
+    /// `time.precision.mode`.
+    pub time: TimePrecisionMode,
+    /// `binary.handling.mode`.
+    pub binary: BinaryMode,
+    /// `unavailable.value.placeholder`, already decoded (a `hex:` prefix is hex-decoded).
+    pub placeholder: Vec<u8>,
+}
+
+impl Default for ValueOptions {
+    fn default() -> Self {
+        ValueOptions {
+            decimal: DecimalMode::Precise,
+            time: TimePrecisionMode::Adaptive,
+            binary: BinaryMode::Bytes,
+            placeholder: b"__debezium_unavailable_value".to_vec(),
+        }
+    }
+}
+
+/// Built-in type OIDs used here (from `pg_type.dat`).
+pub mod oid {
+    #![allow(missing_docs)]
+    pub const BOOL: u32 = 16;
+    pub const BYTEA: u32 = 17;
+    pub const INT8: u32 = 20;
+    pub const INT2: u32 = 21;
+    pub const INT4: u32 = 23;
+    pub const TEXT: u32 = 25;
+    pub const OID: u32 = 26;
+    pub const JSON: u32 = 114;
+    pub const FLOAT4: u32 = 700;
+    pub const FLOAT8: u32 = 701;
+    pub const BPCHAR: u32 = 1042;
+    pub const VARCHAR: u32 = 1043;
+    pub const DATE: u32 = 1082;
+    pub const TIME: u32 = 1083;
+    pub const TIMESTAMP: u32 = 1114;
+    pub const TIMESTAMPTZ: u32 = 1184;
+    pub const NUMERIC: u32 = 1700;
+    pub const UUID: u32 = 2950;
+    pub const JSONB: u32 = 3802;
+    pub const BOOL_ARRAY: u32 = 1000;
+    pub const BYTEA_ARRAY: u32 = 1001;
+    pub const INT2_ARRAY: u32 = 1005;
+    pub const INT4_ARRAY: u32 = 1007;
+    pub const TEXT_ARRAY: u32 = 1009;
+    pub const BPCHAR_ARRAY: u32 = 1014;
+    pub const VARCHAR_ARRAY: u32 = 1015;
+    pub const INT8_ARRAY: u32 = 1016;
+    pub const FLOAT4_ARRAY: u32 = 1021;
+    pub const FLOAT8_ARRAY: u32 = 1022;
+    pub const OID_ARRAY: u32 = 1028;
+    pub const TIMESTAMP_ARRAY: u32 = 1115;
+    pub const DATE_ARRAY: u32 = 1182;
+    pub const TIME_ARRAY: u32 = 1183;
+    pub const TIMESTAMPTZ_ARRAY: u32 = 1185;
+    pub const NUMERIC_ARRAY: u32 = 1231;
+    pub const UUID_ARRAY: u32 = 2951;
+    pub const JSON_ARRAY: u32 = 199;
+    pub const JSONB_ARRAY: u32 = 3807;
+}
+
+/// A column type this build can represent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnType {
+    /// `boolean`.
+    Bool,
+    /// `smallint`.
+    Int16,
+    /// `integer`.
+    Int32,
+    /// `bigint`, `oid`.
+    Int64,
+    /// `real`.
+    Float32,
+    /// `double precision`.
+    Float64,
+    /// `numeric(p,s)`; both `None` when unconstrained.
+    Numeric {
+        /// Declared precision.
+        precision: Option<u32>,
+        /// Declared scale.
+        scale: Option<u32>,
+    },
+    /// `text`, `varchar`, `char`.
+    Text,
+    /// `bytea`.
+    Bytea,
+    /// `uuid`.
+    Uuid,
+    /// `json`, `jsonb`.
+    Json,
+    /// `date`.
+    Date,
+    /// `time(p)`; p = 6 when unconstrained.
+    Time(u32),
+    /// `timestamp(p)`.
+    Timestamp(u32),
+    /// `timestamptz(p)`.
+    TimestampTz(u32),
+    /// One-dimensional array of an element type.
+    Array(Box<ColumnType>),
+}
+
+/// Sentinel MicroTimestamp for `timestamp 'infinity'` (pgjdbc's constant, used as µs by Debezium).
+pub const TIMESTAMP_POSITIVE_INFINITY: i64 = 9_223_372_036_825_200_000;
+/// Sentinel MicroTimestamp for `timestamp '-infinity'`.
+pub const TIMESTAMP_NEGATIVE_INFINITY: i64 = -9_223_372_036_832_400_000;
+/// `io.debezium.time.Date` for `date 'infinity'`.
+pub const DATE_POSITIVE_INFINITY: i64 = -2_147_472_692;
+/// `io.debezium.time.Date` for `date '-infinity'`.
+pub const DATE_NEGATIVE_INFINITY: i64 = -2_147_472_691;
+
+fn time_precision(typmod: i32) -> u32 {
+    if typmod < 0 {
+        6
+    } else {
+        (typmod as u32).min(6)
+    }
+}
+
+impl ColumnType {
+    /// The representation of type `oid` with modifier `typmod`, or `None` when this build has
+    /// no mapping for it.
+    pub fn from_oid(type_oid: u32, typmod: i32) -> Option<ColumnType> {
+        use oid::*;
+        Some(match type_oid {
+            BOOL => ColumnType::Bool,
+            INT2 => ColumnType::Int16,
+            INT4 => ColumnType::Int32,
+            INT8 | OID => ColumnType::Int64,
+            FLOAT4 => ColumnType::Float32,
+            FLOAT8 => ColumnType::Float64,
+            NUMERIC => {
+                if typmod < 4 {
+                    ColumnType::Numeric {
+                        precision: None,
+                        scale: None,
+                    }
+                } else {
+                    let m = (typmod - 4) as u32;
+                    ColumnType::Numeric {
+                        precision: Some((m >> 16) & 0xFFFF),
+                        scale: Some(m & 0xFFFF),
+                    }
+                }
+            }
+            TEXT | VARCHAR | BPCHAR => ColumnType::Text,
+            BYTEA => ColumnType::Bytea,
+            UUID => ColumnType::Uuid,
+            JSON | JSONB => ColumnType::Json,
+            DATE => ColumnType::Date,
+            TIME => ColumnType::Time(time_precision(typmod)),
+            TIMESTAMP => ColumnType::Timestamp(time_precision(typmod)),
+            TIMESTAMPTZ => ColumnType::TimestampTz(time_precision(typmod)),
+            BOOL_ARRAY => ColumnType::Array(Box::new(ColumnType::Bool)),
+            INT2_ARRAY => ColumnType::Array(Box::new(ColumnType::Int16)),
+            INT4_ARRAY => ColumnType::Array(Box::new(ColumnType::Int32)),
+            INT8_ARRAY | OID_ARRAY => ColumnType::Array(Box::new(ColumnType::Int64)),
+            FLOAT4_ARRAY => ColumnType::Array(Box::new(ColumnType::Float32)),
+            FLOAT8_ARRAY => ColumnType::Array(Box::new(ColumnType::Float64)),
+            NUMERIC_ARRAY => ColumnType::Array(Box::new(ColumnType::from_oid(NUMERIC, typmod)?)),
+            TEXT_ARRAY | VARCHAR_ARRAY | BPCHAR_ARRAY => {
+                ColumnType::Array(Box::new(ColumnType::Text))
+            }
+            BYTEA_ARRAY => ColumnType::Array(Box::new(ColumnType::Bytea)),
+            UUID_ARRAY => ColumnType::Array(Box::new(ColumnType::Uuid)),
+            JSON_ARRAY | JSONB_ARRAY => ColumnType::Array(Box::new(ColumnType::Json)),
+            DATE_ARRAY => ColumnType::Array(Box::new(ColumnType::Date)),
+            TIME_ARRAY => ColumnType::Array(Box::new(ColumnType::Time(time_precision(typmod)))),
+            TIMESTAMP_ARRAY => {
+                ColumnType::Array(Box::new(ColumnType::Timestamp(time_precision(typmod))))
+            }
+            TIMESTAMPTZ_ARRAY => {
+                ColumnType::Array(Box::new(ColumnType::TimestampTz(time_precision(typmod))))
+            }
+            _ => return None,
+        })
+    }
+
+    /// The Connect schema of a column of this type (`optional` false; the caller sets
+    /// optionality and the default).
+    pub fn schema(&self, opts: &ValueOptions) -> Schema {
+        use SchemaType as T;
+        match self {
+            ColumnType::Bool => Schema::new(T::Boolean, false),
+            ColumnType::Int16 => Schema::new(T::Int16, false),
+            ColumnType::Int32 => Schema::new(T::Int32, false),
+            ColumnType::Int64 => Schema::new(T::Int64, false),
+            ColumnType::Float32 => Schema::new(T::Float32, false),
+            ColumnType::Float64 => Schema::new(T::Float64, false),
+            ColumnType::Numeric { precision, scale } => match opts.decimal {
+                DecimalMode::Double => Schema::new(T::Float64, false),
+                DecimalMode::String => Schema::new(T::String, false),
+                DecimalMode::Precise => match (precision, scale) {
+                    (Some(p), Some(s)) => Schema::new(T::Bytes, false)
+                        .named("org.apache.kafka.connect.data.Decimal")
+                        .param("scale", s.to_string())
+                        .param("connect.decimal.precision", p.to_string()),
+                    _ => variable_scale_decimal_schema(),
+                },
+            },
+            ColumnType::Text => Schema::new(T::String, false),
+            ColumnType::Bytea => match opts.binary {
+                BinaryMode::Bytes => Schema::new(T::Bytes, false),
+                _ => Schema::new(T::String, false),
+            },
+            ColumnType::Uuid => Schema::new(T::String, false).named("io.debezium.data.Uuid"),
+            ColumnType::Json => Schema::new(T::String, false).named("io.debezium.data.Json"),
+            ColumnType::Date => match opts.time {
+                TimePrecisionMode::Connect => {
+                    Schema::new(T::Int32, false).named("org.apache.kafka.connect.data.Date")
+                }
+                _ => Schema::new(T::Int32, false).named("io.debezium.time.Date"),
+            },
+            ColumnType::Time(p) => match opts.time {
+                TimePrecisionMode::Connect => {
+                    Schema::new(T::Int32, false).named("org.apache.kafka.connect.data.Time")
+                }
+                TimePrecisionMode::Adaptive if *p <= 3 => {
+                    Schema::new(T::Int32, false).named("io.debezium.time.Time")
+                }
+                _ => Schema::new(T::Int64, false).named("io.debezium.time.MicroTime"),
+            },
+            ColumnType::Timestamp(p) => match opts.time {
+                TimePrecisionMode::Connect => {
+                    Schema::new(T::Int64, false).named("org.apache.kafka.connect.data.Timestamp")
+                }
+                _ if *p <= 3 => Schema::new(T::Int64, false).named("io.debezium.time.Timestamp"),
+                _ => Schema::new(T::Int64, false).named("io.debezium.time.MicroTimestamp"),
+            },
+            ColumnType::TimestampTz(_) => {
+                Schema::new(T::String, false).named("io.debezium.time.ZonedTimestamp")
+            }
+            ColumnType::Array(elem) => Schema::array(elem.schema(opts).optional(true), false),
+        }
+    }
+
+    /// Converts the type's text output to the Connect value. The error names what is wrong
+    /// with the text (never the text itself, which may be sensitive).
+    pub fn parse(&self, text: &str, opts: &ValueOptions) -> Result<Value, String> {
+        match self {
+            ColumnType::Bool => match text {
+                "t" | "true" => Ok(Value::Bool(true)),
+                "f" | "false" => Ok(Value::Bool(false)),
+                _ => Err("not a boolean".into()),
+            },
+            ColumnType::Int16 => text
+                .parse::<i16>()
+                .map(|v| Value::Int(v as i64))
+                .map_err(|_| "not a smallint".into()),
+            ColumnType::Int32 => text
+                .parse::<i32>()
+                .map(|v| Value::Int(v as i64))
+                .map_err(|_| "not an integer".into()),
+            ColumnType::Int64 => text
+                .parse::<i64>()
+                .map(Value::Int)
+                .map_err(|_| "not a bigint".into()),
+            ColumnType::Float32 => parse_float(text).map(|v| Value::Float32(v as f32)),
+            ColumnType::Float64 => parse_float(text).map(Value::Float64),
+            ColumnType::Numeric { precision, scale } => {
+                parse_numeric(text, *precision, *scale, opts.decimal)
+            }
+            ColumnType::Text | ColumnType::Uuid | ColumnType::Json => {
+                Ok(Value::String(text.to_string()))
+            }
+            ColumnType::Bytea => {
+                let bytes = parse_bytea(text)?;
+                Ok(encode_binary(bytes, opts.binary))
+            }
+            ColumnType::Date => {
+                let days = parse_date_days(text)?;
+                Ok(Value::Int(days))
+            }
+            ColumnType::Time(p) => {
+                let micros = parse_time_micros(text)?;
+                Ok(match opts.time {
+                    TimePrecisionMode::Connect => Value::Int(micros / 1000),
+                    TimePrecisionMode::Adaptive if *p <= 3 => Value::Int(micros / 1000),
+                    _ => Value::Int(micros),
+                })
+            }
+            ColumnType::Timestamp(p) => {
+                let micros = match text {
+                    "infinity" => return Ok(Value::Int(TIMESTAMP_POSITIVE_INFINITY)),
+                    "-infinity" => return Ok(Value::Int(TIMESTAMP_NEGATIVE_INFINITY)),
+                    _ => parse_timestamp_micros(text)?.0,
+                };
+                Ok(match opts.time {
+                    TimePrecisionMode::Connect => Value::Int(micros.div_euclid(1000)),
+                    _ if *p <= 3 => Value::Int(micros.div_euclid(1000)),
+                    _ => Value::Int(micros),
+                })
+            }
+            ColumnType::TimestampTz(p) => match text {
+                "infinity" | "-infinity" => Ok(Value::String(text.to_string())),
+                _ => {
+                    let (local, offset) = parse_timestamp_micros(text)?;
+                    let utc = local - offset.unwrap_or(0) as i64 * 1_000_000;
+                    Ok(Value::String(format_zoned_timestamp(utc, *p)))
+                }
+            },
+            ColumnType::Array(elem) => {
+                let items = parse_array(text)?;
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(match item {
+                        None => Value::Null,
+                        Some(s) => elem.parse(&s, opts)?,
+                    });
+                }
+                Ok(Value::Array(out))
+            }
+        }
+    }
+
+    /// The value Debezium uses for a NULL in a NOT NULL column without a default, and for a
+    /// function default (`now()`, `nextval(...)`): zero, empty, false or the epoch.
+    pub fn zero(&self, opts: &ValueOptions) -> Value {
+        match self {
+            ColumnType::Bool => Value::Bool(false),
+            ColumnType::Int16 | ColumnType::Int32 | ColumnType::Int64 => Value::Int(0),
+            ColumnType::Date | ColumnType::Time(_) | ColumnType::Timestamp(_) => Value::Int(0),
+            ColumnType::Float32 => Value::Float32(0.0),
+            ColumnType::Float64 => Value::Float64(0.0),
+            ColumnType::Numeric { precision, scale } => {
+                let zero = match scale {
+                    Some(s) if *s > 0 => format!("0.{}", "0".repeat(*s as usize)),
+                    _ => "0".to_string(),
+                };
+                parse_numeric(&zero, *precision, *scale, opts.decimal).unwrap_or(Value::Null)
+            }
+            ColumnType::Text => Value::String(String::new()),
+            ColumnType::Json => Value::String("{}".into()),
+            ColumnType::Uuid => Value::String("00000000-0000-0000-0000-000000000000".into()),
+            ColumnType::Bytea => encode_binary(Vec::new(), opts.binary),
+            ColumnType::TimestampTz(p) => Value::String(format_zoned_timestamp(0, *p)),
+            ColumnType::Array(_) => Value::Array(Vec::new()),
+        }
+    }
+
+    /// The value Debezium emits for an unchanged TOASTed column it cannot read
+    /// (`unavailable.value.placeholder`, shaped to the type). `None` when Debezium has no
+    /// placeholder form for the type.
+    pub fn unavailable_placeholder(&self, opts: &ValueOptions) -> Option<Value> {
+        let text = || String::from_utf8_lossy(&opts.placeholder).into_owned();
+        Some(match self {
+            ColumnType::Text | ColumnType::Json => Value::String(text()),
+            ColumnType::Bytea => match opts.binary {
+                BinaryMode::Bytes => Value::Bytes(opts.placeholder.clone()),
+                BinaryMode::Hex => Value::String(text()),
+                // Debezium does not recognise the marker on this path and emits null.
+                BinaryMode::Base64 | BinaryMode::Base64UrlSafe => Value::Null,
+            },
+            ColumnType::Array(elem) => match &**elem {
+                ColumnType::Text | ColumnType::Json => Value::Array(vec![Value::String(text())]),
+                ColumnType::Bytea => Value::Array(vec![Value::Bytes(opts.placeholder.clone())]),
+                ColumnType::Int32 | ColumnType::Int64 | ColumnType::Date => Value::Array(
+                    opts.placeholder
+                        .iter()
+                        .map(|b| Value::Int(*b as i64))
+                        .collect(),
+                ),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+}
+
+fn variable_scale_decimal_schema() -> Schema {
+    let mut s = Schema::structure(
+        "io.debezium.data.VariableScaleDecimal",
+        false,
+        vec![
+            Field::new("scale", Schema::new(SchemaType::Int32, false)),
+            Field::new("value", Schema::new(SchemaType::Bytes, false)),
+        ],
+    );
+    s.version = Some(1);
+    s.doc = Some("Variable scaled decimal".into());
+    s
+}
+
+fn parse_float(text: &str) -> Result<f64, String> {
+    match text {
+        "NaN" => Ok(f64::NAN),
+        "Infinity" => Ok(f64::INFINITY),
+        "-Infinity" => Ok(f64::NEG_INFINITY),
+        _ => text
+            .parse::<f64>()
+            .map_err(|_| "not a floating-point number".into()),
+    }
+}
+
+/// Encodes bytes per `binary.handling.mode`.
+pub fn encode_binary(bytes: Vec<u8>, mode: BinaryMode) -> Value {
+    match mode {
+        BinaryMode::Bytes => Value::Bytes(bytes),
+        BinaryMode::Base64 => {
+            Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+        }
+        BinaryMode::Base64UrlSafe => {
+            Value::String(base64::engine::general_purpose::URL_SAFE.encode(bytes))
+        }
+        BinaryMode::Hex => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut s = String::with_capacity(bytes.len() * 2);
+            for b in bytes {
+                s.push(HEX[(b >> 4) as usize] as char);
+                s.push(HEX[(b & 0xF) as usize] as char);
+            }
+            Value::String(s)
+        }
+    }
+}
+
+/// Parses `bytea` hex output (`\x0102ff`).
+pub fn parse_bytea(text: &str) -> Result<Vec<u8>, String> {
+    let hex = text
+        .strip_prefix("\\x")
+        .ok_or("bytea is not in hex output format (bytea_output=hex)")?;
+    if hex.len() % 2 != 0 {
+        return Err("bytea hex text has an odd number of digits".into());
+    }
+    let digit = |c: u8| -> Result<u8, String> {
+        match c {
+            b'0'..=b'9' => Ok(c - b'0'),
+            b'a'..=b'f' => Ok(c - b'a' + 10),
+            b'A'..=b'F' => Ok(c - b'A' + 10),
+            _ => Err("bytea hex text has a non-hex digit".into()),
+        }
+    };
+    hex.as_bytes()
+        .chunks(2)
+        .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
+        .collect()
+}
+
+/// A decimal number split into sign, digits and scale.
+struct DecimalParts {
+    negative: bool,
+    /// All digits, integer part then fraction, without leading zeros (may be empty for 0).
+    digits: Vec<u8>,
+    /// Number of fraction digits in `digits`.
+    scale: u32,
+}
+
+fn split_decimal(text: &str) -> Result<DecimalParts, String> {
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.is_empty() && frac.is_empty() {
+        return Err("not a number".into());
+    }
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return Err("not a plain decimal number".into());
+    }
+    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes()).map(|b| b - b'0').collect();
+    let lead = digits.iter().take_while(|d| **d == 0).count();
+    digits.drain(..lead);
+    Ok(DecimalParts {
+        negative,
+        digits,
+        scale: frac.len() as u32,
+    })
+}
+
+/// Minimal two's-complement big-endian bytes of a decimal digit string (Java
+/// `BigInteger.toByteArray`).
+pub fn unscaled_bytes(negative: bool, digits: &[u8]) -> Vec<u8> {
+    // Magnitude, big-endian base 256.
+    let mut mag: Vec<u8> = Vec::with_capacity(digits.len() / 2 + 1);
+    for &d in digits {
+        let mut carry = d as u32;
+        for b in mag.iter_mut().rev() {
+            let v = *b as u32 * 10 + carry;
+            *b = (v & 0xFF) as u8;
+            carry = v >> 8;
+        }
+        while carry > 0 {
+            mag.insert(0, (carry & 0xFF) as u8);
+            carry >>= 8;
+        }
+    }
+    if mag.is_empty() {
+        return vec![0];
+    }
+    if !negative {
+        if mag[0] & 0x80 != 0 {
+            mag.insert(0, 0);
+        }
+        return mag;
+    }
+    // Two's complement: invert and add one, widening when the sign bit would be clear.
+    let mut out: Vec<u8> = mag.iter().map(|b| !b).collect();
+    for b in out.iter_mut().rev() {
+        let (v, overflow) = b.overflowing_add(1);
+        *b = v;
+        if !overflow {
+            break;
+        }
+    }
+    if out[0] & 0x80 == 0 {
+        out.insert(0, 0xFF);
+    }
+    // Drop redundant leading 0xFF bytes (keeping the sign bit set).
+    while out.len() > 1 && out[0] == 0xFF && out[1] & 0x80 != 0 {
+        out.remove(0);
+    }
+    out
+}
+
+fn parse_numeric(
+    text: &str,
+    precision: Option<u32>,
+    scale: Option<u32>,
+    mode: DecimalMode,
+) -> Result<Value, String> {
+    let special = match text {
+        "NaN" => Some((f64::NAN, "NAN")),
+        "Infinity" => Some((f64::INFINITY, "POSITIVE_INFINITY")),
+        "-Infinity" => Some((f64::NEG_INFINITY, "NEGATIVE_INFINITY")),
+        _ => None,
+    };
+    if let Some((d, s)) = special {
+        return match mode {
+            DecimalMode::Double => Ok(Value::Float64(d)),
+            DecimalMode::String => Ok(Value::String(s.into())),
+            DecimalMode::Precise => Err(format!(
+                "{text} cannot be represented with decimal.handling.mode=precise; set decimal.handling.mode to double or string"
+            )),
+        };
+    }
+    match mode {
+        DecimalMode::Double => text
+            .parse::<f64>()
+            .map(Value::Float64)
+            .map_err(|_| "not a number".into()),
+        DecimalMode::String => {
+            split_decimal(text)?;
+            Ok(Value::String(text.to_string()))
+        }
+        DecimalMode::Precise => {
+            let mut parts = split_decimal(text)?;
+            match (precision, scale) {
+                (Some(_), Some(s)) => {
+                    if parts.scale > s {
+                        return Err(format!(
+                            "has {} fraction digits, more than the column scale {s}",
+                            parts.scale
+                        ));
+                    }
+                    parts
+                        .digits
+                        .extend(std::iter::repeat_n(0, (s - parts.scale) as usize));
+                    Ok(Value::Bytes(unscaled_bytes(parts.negative, &parts.digits)))
+                }
+                _ => {
+                    // VariableScaleDecimal: strip trailing zeros; a negative scale becomes 0.
+                    while parts.scale > 0 && parts.digits.last() == Some(&0) {
+                        parts.digits.pop();
+                        parts.scale -= 1;
+                    }
+                    Ok(Value::Struct(vec![
+                        Value::Int(parts.scale as i64),
+                        Value::Bytes(unscaled_bytes(parts.negative, &parts.digits)),
+                    ]))
+                }
+            }
+        }
+    }
+}
+
+/// Days from 1970-01-01 to the proleptic Gregorian date (astronomical year numbering).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// The date of a day number since 1970-01-01: (astronomical year, month, day).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
+    s.parse::<T>().map_err(|_| format!("invalid {what}"))
+}
+
+/// Parses ISO `YYYY-MM-DD[ BC]` into (astronomical year, month, day) and the rest of the text.
+fn parse_date_part(text: &str) -> Result<(i64, u32, u32), String> {
+    let mut it = text.splitn(3, '-');
+    let y: i64 = num(it.next().unwrap_or(""), "year")?;
+    let m: u32 = num(it.next().ok_or("missing month")?, "month")?;
+    let d: u32 = num(it.next().ok_or("missing day")?, "day")?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err("date out of range".into());
+    }
+    Ok((y, m, d))
+}
+
+/// Parses `date` output (DateStyle ISO) into days since the epoch.
+pub fn parse_date_days(text: &str) -> Result<i64, String> {
+    match text {
+        "infinity" => return Ok(DATE_POSITIVE_INFINITY),
+        "-infinity" => return Ok(DATE_NEGATIVE_INFINITY),
+        _ => {}
+    }
+    let (body, bc) = match text.strip_suffix(" BC") {
+        Some(b) => (b, true),
+        None => (text, false),
+    };
+    let (y, m, d) = parse_date_part(body)?;
+    let y = if bc { 1 - y } else { y };
+    Ok(days_from_civil(y, m, d))
+}
+
+/// Parses `HH:MM:SS[.ffffff]` into microseconds past midnight (24:00:00 allowed).
+pub fn parse_time_micros(text: &str) -> Result<i64, String> {
+    let mut it = text.splitn(3, ':');
+    let h: i64 = num(it.next().unwrap_or(""), "hour")?;
+    let mi: i64 = num(it.next().ok_or("missing minute")?, "minute")?;
+    let sec = it.next().ok_or("missing second")?;
+    let (s, frac) = sec.split_once('.').unwrap_or((sec, ""));
+    let s: i64 = num(s, "second")?;
+    if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("invalid fraction of a second".into());
+    }
+    let micros: i64 = if frac.is_empty() {
+        0
+    } else {
+        num::<i64>(frac, "fraction")? * 10i64.pow(6 - frac.len() as u32)
+    };
+    if h > 24 || mi > 59 || s > 60 {
+        return Err("time out of range".into());
+    }
+    Ok(((h * 60 + mi) * 60 + s) * 1_000_000 + micros)
+}
+
+/// Parses `timestamp`/`timestamptz` output (`YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]][ BC]`)
+/// into local microseconds since the epoch and the UTC offset in seconds, if any.
+pub fn parse_timestamp_micros(text: &str) -> Result<(i64, Option<i32>), String> {
+    let (body, bc) = match text.strip_suffix(" BC") {
+        Some(b) => (b, true),
+        None => (text, false),
+    };
+    let (date, rest) = body.split_once(' ').ok_or("missing time part")?;
+    let (y, m, d) = parse_date_part(date)?;
+    let y = if bc { 1 - y } else { y };
+    let sign_pos = rest.find(['+', '-']);
+    let (time, offset) = match sign_pos {
+        Some(p) => (&rest[..p], Some(&rest[p..])),
+        None => (rest, None),
+    };
+    let micros = parse_time_micros(time)?;
+    let offset = match offset {
+        None => None,
+        Some(o) => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            let mut parts = o[1..].split(':');
+            let h: i32 = num(parts.next().unwrap_or(""), "offset hours")?;
+            let mi: i32 = parts
+                .next()
+                .map(|p| num(p, "offset minutes"))
+                .transpose()?
+                .unwrap_or(0);
+            let s: i32 = parts
+                .next()
+                .map(|p| num(p, "offset seconds"))
+                .transpose()?
+                .unwrap_or(0);
+            Some(sign * (h * 3600 + mi * 60 + s))
+        }
+    };
+    Ok((days_from_civil(y, m, d) * 86_400_000_000 + micros, offset))
+}
+
+/// Formats UTC microseconds as Debezium's ZonedTimestamp: ISO-8601, fraction padded to
+/// `precision` digits (none for 0), `Z`; years above 9999 with `+`, BC years negative.
+pub fn format_zoned_timestamp(utc_micros: i64, precision: u32) -> String {
+    let days = utc_micros.div_euclid(86_400_000_000);
+    let in_day = utc_micros.rem_euclid(86_400_000_000);
+    let (y, m, d) = civil_from_days(days);
+    let secs = in_day / 1_000_000;
+    let frac = in_day % 1_000_000;
+    let year = if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    };
+    let mut s = format!(
+        "{year}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+    if precision > 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(&f[..precision.min(6) as usize]);
+    }
+    s.push('Z');
+    s
+}
+
+/// Splits a one-dimensional array literal (`{a,"b c",NULL}`) into element texts; `None` is
+/// SQL NULL. Multi-dimensional arrays and explicit bounds are errors.
+pub fn parse_array(text: &str) -> Result<Vec<Option<String>>, String> {
+    let inner = text
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .ok_or(
+            "array text is not of the form {...} (arrays with explicit bounds are not supported)",
+        )?;
+    let mut out = Vec::new();
+    if inner.is_empty() {
+        return Ok(out);
+    }
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    loop {
+        if bytes.get(i) == Some(&b'{') {
+            return Err("multi-dimensional arrays are not supported".into());
+        }
+        let mut item = Vec::new();
+        let quoted = bytes.get(i) == Some(&b'"');
+        if quoted {
+            i += 1;
+            loop {
+                match bytes.get(i) {
+                    None => return Err("unterminated quoted array element".into()),
+                    Some(b'\\') => {
+                        let c = *bytes.get(i + 1).ok_or("dangling escape in array element")?;
+                        item.push(c);
+                        i += 2;
+                    }
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&c) => {
+                        item.push(c);
+                        i += 1;
+                    }
+                }
+            }
+        } else {
+            while let Some(&c) = bytes.get(i) {
+                if c == b',' {
+                    break;
+                }
+                if c == b'\\' {
+                    item.push(*bytes.get(i + 1).ok_or("dangling escape in array element")?);
+                    i += 2;
+                    continue;
+                }
+                item.push(c);
+                i += 1;
+            }
+        }
+        let s = String::from_utf8(item).map_err(|_| "array element is not UTF-8")?;
+        out.push(if !quoted && s == "NULL" {
+            None
+        } else {
+            Some(s)
+        });
+        match bytes.get(i) {
+            None => break,
+            Some(b',') => i += 1,
+            Some(_) => return Err("unexpected character after array element".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Converts a column default expression (`pg_get_expr` text) into the schema default
+/// Debezium derives: literals parsed with the column's converter, function calls and
+/// `CURRENT_*`/`LOCAL*` keywords as the type's zero value, `NULL` and anything else as none.
+pub fn parse_default(expr: &str, ty: &ColumnType, opts: &ValueOptions) -> Option<Value> {
+    let e = expr.trim();
+    let upper = e.to_ascii_uppercase();
+    if upper.starts_with("NULL") {
+        return None;
+    }
+    const KEYWORDS: [&str; 5] = [
+        "CURRENT_TIMESTAMP",
+        "CURRENT_TIME",
+        "CURRENT_DATE",
+        "LOCALTIME",
+        "LOCALTIMESTAMP",
+    ];
+    if KEYWORDS.iter().any(|k| upper.starts_with(k)) {
+        return Some(ty.zero(opts));
+    }
+    // A quoted literal with an optional cast: 'text'::type
+    if let Some(rest) = e.strip_prefix('\'') {
+        let mut lit = String::new();
+        let mut chars = rest.chars().peekable();
+        let mut closed = false;
+        while let Some(c) = chars.next() {
+            if c == '\'' {
+                if chars.peek() == Some(&'\'') {
+                    lit.push('\'');
+                    chars.next();
+                    continue;
+                }
+                closed = true;
+                break;
+            }
+            lit.push(c);
+        }
+        if !closed {
+            return None;
+        }
+        let tail: String = chars.collect();
+        if !(tail.is_empty() || tail.starts_with("::")) {
+            return None;
+        }
+        return ty.parse(&lit, opts).ok();
+    }
+    // A function call: name(...) possibly with a cast.
+    let ident_end = e
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '"'))
+        .unwrap_or(e.len());
+    if ident_end > 0 && e[ident_end..].starts_with('(') {
+        return Some(ty.zero(opts));
+    }
+    // A bare number or boolean, possibly parenthesised and cast: (-1), 1.5, true
+    let bare = e
+        .split("::")
+        .next()
+        .unwrap_or(e)
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')');
+    match (ty, bare) {
+        (ColumnType::Bool, "true") => Some(Value::Bool(true)),
+        (ColumnType::Bool, "false") => Some(Value::Bool(false)),
+        _ => ty.parse(bare, opts).ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> ValueOptions {
+        ValueOptions::default()
+    }
+
+    #[test]
+    fn unscaled_bytes_match_java_big_integer() {
+        assert_eq!(unscaled_bytes(false, &[1, 2, 3, 4]), vec![0x04, 0xD2]); // 1234 -> BNI=
+        assert_eq!(unscaled_bytes(false, &[1, 1, 0]), vec![0x6E]); // 110 -> bg==
+        assert_eq!(unscaled_bytes(false, &[]), vec![0]);
+        assert_eq!(unscaled_bytes(false, &[1, 2, 8]), vec![0x00, 0x80]);
+        assert_eq!(unscaled_bytes(true, &[1, 2, 8]), vec![0x80]);
+        assert_eq!(unscaled_bytes(true, &[1, 2, 9]), vec![0xFF, 0x7F]);
+        assert_eq!(unscaled_bytes(true, &[1]), vec![0xFF]);
+        assert_eq!(unscaled_bytes(true, &[2, 5, 6]), vec![0xFF, 0x00]);
+        assert_eq!(
+            unscaled_bytes(false, &[1, 0, 1, 1, 1, 1]),
+            vec![0x01, 0x8A, 0xF7]
+        ); // AYr3
+    }
+
+    #[test]
+    fn constrained_numeric_is_rescaled_to_the_column_scale() {
+        let t = ColumnType::Numeric {
+            precision: Some(10),
+            scale: Some(2),
+        };
+        assert_eq!(
+            t.parse("12.34", &opts()).unwrap(),
+            Value::Bytes(vec![0x04, 0xD2])
+        );
+        assert_eq!(t.parse("1.1", &opts()).unwrap(), Value::Bytes(vec![0x6E]));
+        let s = ValueOptions {
+            decimal: DecimalMode::String,
+            ..opts()
+        };
+        assert_eq!(t.parse("22.22", &s).unwrap(), Value::String("22.22".into()));
+    }
+
+    #[test]
+    fn unconstrained_numeric_is_a_variable_scale_decimal_without_trailing_zeros() {
+        let t = ColumnType::Numeric {
+            precision: None,
+            scale: None,
+        };
+        assert_eq!(
+            t.parse("10.1111", &opts()).unwrap(),
+            Value::Struct(vec![Value::Int(4), Value::Bytes(vec![0x01, 0x8A, 0xF7])])
+        );
+        assert_eq!(
+            t.parse("10.10", &opts()).unwrap(),
+            Value::Struct(vec![Value::Int(1), Value::Bytes(vec![101])])
+        );
+        assert_eq!(
+            t.parse("10", &opts()).unwrap(),
+            Value::Struct(vec![Value::Int(0), Value::Bytes(vec![10])])
+        );
+    }
+
+    #[test]
+    fn numeric_specials_follow_the_decimal_mode() {
+        let t = ColumnType::Numeric {
+            precision: None,
+            scale: None,
+        };
+        let s = ValueOptions {
+            decimal: DecimalMode::String,
+            ..opts()
+        };
+        assert_eq!(t.parse("NaN", &s).unwrap(), Value::String("NAN".into()));
+        assert_eq!(
+            t.parse("-Infinity", &s).unwrap(),
+            Value::String("NEGATIVE_INFINITY".into())
+        );
+        let err = t.parse("NaN", &opts()).unwrap_err();
+        assert!(err.contains("decimal.handling.mode"), "{err}");
+    }
+
+    #[test]
+    fn dates_count_days_from_the_epoch() {
+        assert_eq!(parse_date_days("1970-01-01").unwrap(), 0);
+        assert_eq!(parse_date_days("2016-11-04").unwrap(), 17109);
+        assert_eq!(
+            parse_date_days("0001-01-01 BC").unwrap(),
+            days_from_civil(0, 1, 1)
+        );
+        assert_eq!(parse_date_days("infinity").unwrap(), DATE_POSITIVE_INFINITY);
+    }
+
+    #[test]
+    fn timestamps_are_read_as_utc_wall_time() {
+        let t = ColumnType::Timestamp(6);
+        assert_eq!(
+            t.parse("2018-06-20 15:13:16.945104", &opts()).unwrap(),
+            Value::Int(1529507596945104)
+        );
+        assert_eq!(
+            ColumnType::Timestamp(3)
+                .parse("2018-06-20 15:13:16.945", &opts())
+                .unwrap(),
+            Value::Int(1529507596945)
+        );
+        assert_eq!(
+            t.parse("infinity", &opts()).unwrap(),
+            Value::Int(TIMESTAMP_POSITIVE_INFINITY)
+        );
+    }
+
+    #[test]
+    fn zoned_timestamps_are_utc_padded_to_the_column_precision() {
+        let t = ColumnType::TimestampTz(6);
+        assert_eq!(
+            t.parse("2020-04-01 11:51:02+00", &opts()).unwrap(),
+            Value::String("2020-04-01T11:51:02.000000Z".into())
+        );
+        assert_eq!(
+            t.parse("2016-11-04 13:51:30.123456+02", &opts()).unwrap(),
+            Value::String("2016-11-04T11:51:30.123456Z".into())
+        );
+        assert_eq!(
+            ColumnType::TimestampTz(0)
+                .parse("2016-11-04 13:51:30+05:30", &opts())
+                .unwrap(),
+            Value::String("2016-11-04T08:21:30Z".into())
+        );
+        assert_eq!(format_zoned_timestamp(0, 6), "1970-01-01T00:00:00.000000Z");
+    }
+
+    #[test]
+    fn times_follow_adaptive_precision() {
+        assert_eq!(
+            ColumnType::Time(6).parse("24:00:00", &opts()).unwrap(),
+            Value::Int(86_400_000_000)
+        );
+        assert_eq!(
+            ColumnType::Time(3).parse("01:02:03.456", &opts()).unwrap(),
+            Value::Int(3_723_456)
+        );
+    }
+
+    #[test]
+    fn arrays_unquote_and_keep_nulls() {
+        assert_eq!(
+            parse_array(r#"{a,"b c",NULL,"NULL","x\"y"}"#).unwrap(),
+            vec![
+                Some("a".into()),
+                Some("b c".into()),
+                None,
+                Some("NULL".into()),
+                Some("x\"y".into())
+            ]
+        );
+        assert_eq!(parse_array("{}").unwrap(), Vec::<Option<String>>::new());
+        assert!(parse_array("{{1,2},{3,4}}").is_err());
+        let t = ColumnType::Array(Box::new(ColumnType::Bytea));
+        assert_eq!(
+            t.parse(r#"{"\\x01ff",NULL}"#, &opts()).unwrap(),
+            Value::Array(vec![Value::Bytes(vec![1, 255]), Value::Null])
+        );
+    }
+
+    #[test]
+    fn defaults_become_literals_or_zero_values() {
+        let o = opts();
+        assert_eq!(
+            parse_default("nextval('t_id_seq'::regclass)", &ColumnType::Int32, &o),
+            Some(Value::Int(0))
+        );
+        assert_eq!(
+            parse_default("now()", &ColumnType::TimestampTz(6), &o),
+            Some(Value::String("1970-01-01T00:00:00.000000Z".into()))
+        );
+        assert_eq!(
+            parse_default("'abc'::character varying", &ColumnType::Text, &o),
+            Some(Value::String("abc".into()))
+        );
+        assert_eq!(
+            parse_default("'it''s'::text", &ColumnType::Text, &o),
+            Some(Value::String("it's".into()))
+        );
+        assert_eq!(
+            parse_default("(-1)", &ColumnType::Int32, &o),
+            Some(Value::Int(-1))
+        );
+        assert_eq!(parse_default("NULL::text", &ColumnType::Text, &o), None);
+        assert_eq!(
+            parse_default("true", &ColumnType::Bool, &o),
+            Some(Value::Bool(true))
+        );
+        assert_eq!(
+            parse_default("CURRENT_TIMESTAMP", &ColumnType::Timestamp(6), &o),
+            Some(Value::Int(0))
+        );
+    }
+}

@@ -1,0 +1,764 @@
+//! The pipeline: wires the source (PostgreSQL), the event model, transforms, the converter,
+//! the Kafka sink and the ack tracker together, and runs one connector until it stops.
+//!
+//! Start-up, in order: check the server (wal_level), create or align the publication, look
+//! up the slot, read the offset file, decide whether to snapshot (`snapshot.mode`), create the
+//! slot if missing (exporting its snapshot), take the snapshot on that exported snapshot and
+//! wait until Kafka has acknowledged every snapshot record, then stream from the slot.
+//!
+//! While streaming, the replication reader ([`crate::pg::stream`]) owns the socket; this
+//! module's processing loop turns messages into records, produces them, and reports
+//! transactions to the ack tracker. The flushable LSN moves only over fully acknowledged
+//! transactions, so a crash anywhere leads to redelivery, never loss.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio_postgres::Client;
+
+use crate::config::{ConnectorConfig, SnapshotMode};
+use crate::convert::RecordConverter;
+use crate::error::{Error, ErrorKind, Result};
+use crate::event::envelope::{change_records, RecordOptions};
+use crate::event::{ChangeEvent, Op, SourceInfo};
+use crate::offsets::ack::{AckTracker, CommitInfo, TxSeq};
+use crate::offsets::store::{OffsetStore, Offsets};
+use crate::pg::lsn::Lsn;
+use crate::pg::pgoutput::{Message, OldTuple, Relation, PG_EPOCH_OFFSET_MICROS};
+use crate::pg::relation::{self, Image, RelationCache, TableSchema};
+use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
+use crate::pg::wire::WireConnection;
+use crate::pg::{setup, snapshot};
+use crate::sink::kafka::KafkaSink;
+use crate::transform::{apply_chain, Transform};
+
+/// How long a graceful stop waits for outstanding Kafka acknowledgements.
+pub const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long start-up waits for a first answer from Kafka.
+pub const KAFKA_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Counters of one run, for logs and tests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RunStats {
+    /// Snapshot rows emitted.
+    pub snapshot_rows: u64,
+    /// Change events emitted while streaming.
+    pub change_events: u64,
+    /// Records handed to Kafka.
+    pub records: u64,
+    /// Transactions processed.
+    pub transactions: u64,
+}
+
+struct OpenTx {
+    seq: TxSeq,
+    xid: u32,
+    commit_time_us: i64,
+    origin: Option<(String, u64)>,
+}
+
+struct Processor {
+    config: Arc<ConnectorConfig>,
+    sql: Client,
+    relations: RelationCache,
+    record_opts: RecordOptions,
+    transforms: Vec<Transform>,
+    converter: RecordConverter,
+    sink: KafkaSink,
+    tracker: Arc<AckTracker>,
+    name: Arc<str>,
+    db: Arc<str>,
+    tx: Option<OpenTx>,
+    last_commit_lsn: Option<u64>,
+    stats: RunStats,
+}
+
+impl Processor {
+    async fn emit(&mut self, ev: &ChangeEvent, seq: TxSeq) -> Result<()> {
+        for record in change_records(ev, &self.record_opts) {
+            if let Some(record) = apply_chain(&self.transforms, record)? {
+                let kafka_record = self.converter.convert(&record);
+                self.sink.send(&kafka_record, seq).await?;
+                self.stats.records += 1;
+            }
+        }
+        Ok(())
+    }
+
+    async fn on_relation(&mut self, rel: Relation) -> Result<()> {
+        if !self.config.filters.is_captured(&rel.namespace, &rel.name) {
+            self.relations.insert(rel.id, None);
+            return Ok(());
+        }
+        let catalog = relation::catalog_columns(&self.sql, rel.id).await?;
+        let key = relation::catalog_key(&self.sql, rel.id).await?;
+        let published: Vec<(String, u32, i32)> = rel
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.type_oid, c.type_modifier))
+            .collect();
+        let table = relation::build_table(
+            &self.config,
+            rel.id,
+            &rel.namespace,
+            &rel.name,
+            &published,
+            &catalog,
+            &key,
+        )?;
+        tracing::debug!(relation = %table.full_name(), columns = table.columns.len(), key = table.key.len(), "relation");
+        self.relations.insert(rel.id, Some(Arc::new(table)));
+        Ok(())
+    }
+
+    fn table(&self, relation_id: u32) -> Result<Option<Arc<TableSchema>>> {
+        match self.relations.get(&relation_id) {
+            Some(t) => Ok(t.clone()),
+            None => Err(Error::protocol(format!(
+                "change for relation OID {relation_id} arrived before its Relation message"
+            ))),
+        }
+    }
+
+    fn source(&self, lsn: u64) -> Result<SourceInfo> {
+        let tx = self
+            .tx
+            .as_ref()
+            .ok_or_else(|| Error::protocol("row change outside a transaction"))?;
+        let sequence = match self.last_commit_lsn {
+            Some(c) => format!("[\"{c}\",\"{lsn}\"]"),
+            None => format!("[null,\"{lsn}\"]"),
+        };
+        Ok(SourceInfo {
+            name: self.name.clone(),
+            db: self.db.clone(),
+            ts_us: tx.commit_time_us,
+            snapshot: None,
+            sequence: Some(sequence),
+            tx_id: Some(tx.xid as i64),
+            lsn: Some(lsn),
+            origin: tx.origin.as_ref().map(|o| o.0.clone()),
+            origin_lsn: tx.origin.as_ref().map(|o| o.1),
+        })
+    }
+
+    fn seq(&self) -> Result<TxSeq> {
+        self.tx
+            .as_ref()
+            .map(|t| t.seq)
+            .ok_or_else(|| Error::protocol("row change outside a transaction"))
+    }
+
+    async fn on_message(&mut self, lsn: u64, message: Message) -> Result<()> {
+        let opts = self.config.values.clone();
+        let failure = self.config.converting_failure;
+        let skipped = self.config.skipped_operations;
+        match message {
+            Message::Begin {
+                xid, commit_time, ..
+            } => {
+                if self.tx.is_some() {
+                    return Err(Error::protocol(format!(
+                        "BEGIN at LSN {} inside an open transaction",
+                        Lsn(lsn)
+                    )));
+                }
+                self.tx = Some(OpenTx {
+                    seq: self.tracker.begin(),
+                    xid,
+                    commit_time_us: commit_time + PG_EPOCH_OFFSET_MICROS,
+                    origin: None,
+                });
+            }
+            Message::Commit { end_lsn, .. } => {
+                let tx = self
+                    .tx
+                    .take()
+                    .ok_or_else(|| Error::protocol("COMMIT without BEGIN"))?;
+                self.tracker.commit(
+                    tx.seq,
+                    CommitInfo {
+                        end_lsn,
+                        xid: tx.xid,
+                        commit_time_us: tx.commit_time_us,
+                    },
+                );
+                self.last_commit_lsn = Some(end_lsn);
+                self.stats.transactions += 1;
+            }
+            Message::Origin { commit_lsn, name } => {
+                if let Some(tx) = self.tx.as_mut() {
+                    tx.origin = Some((name, commit_lsn));
+                }
+            }
+            Message::Relation(rel) => self.on_relation(rel).await?,
+            Message::Type { .. } => {}
+            Message::Insert { relation_id, new } => {
+                let Some(table) = self.table(relation_id)? else {
+                    return Ok(());
+                };
+                if skipped.create {
+                    return Ok(());
+                }
+                let after = table.row_from_tuple(&new, None, Image::New, &opts, failure)?;
+                let ev = ChangeEvent {
+                    table: table.descriptor.clone(),
+                    op: Op::Create,
+                    key: table.key_of(&after),
+                    old_key: None,
+                    before: None,
+                    after: Some(after),
+                    source: self.source(lsn)?,
+                };
+                let seq = self.seq()?;
+                self.emit(&ev, seq).await?;
+                self.stats.change_events += 1;
+            }
+            Message::Update {
+                relation_id,
+                old,
+                new,
+            } => {
+                let Some(table) = self.table(relation_id)? else {
+                    return Ok(());
+                };
+                if skipped.update {
+                    return Ok(());
+                }
+                let old_full = match &old {
+                    Some(OldTuple::Full(t)) => Some(t),
+                    _ => None,
+                };
+                let after = table.row_from_tuple(&new, old_full, Image::New, &opts, failure)?;
+                let before = match &old {
+                    Some(OldTuple::Full(t)) | Some(OldTuple::Key(t)) => {
+                        Some(table.row_from_tuple(t, None, Image::Old, &opts, failure)?)
+                    }
+                    None => None,
+                };
+                let key = table.key_of(&after);
+                let old_key = before
+                    .as_ref()
+                    .and_then(|b| table.key_of(b))
+                    .filter(|k| Some(k) != key.as_ref());
+                let ev = ChangeEvent {
+                    table: table.descriptor.clone(),
+                    op: Op::Update,
+                    key,
+                    old_key,
+                    before,
+                    after: Some(after),
+                    source: self.source(lsn)?,
+                };
+                let seq = self.seq()?;
+                self.emit(&ev, seq).await?;
+                self.stats.change_events += 1;
+            }
+            Message::Delete { relation_id, old } => {
+                let Some(table) = self.table(relation_id)? else {
+                    return Ok(());
+                };
+                if skipped.delete {
+                    return Ok(());
+                }
+                let tuple = match &old {
+                    OldTuple::Full(t) | OldTuple::Key(t) => t,
+                };
+                let before = table.row_from_tuple(tuple, None, Image::Old, &opts, failure)?;
+                let ev = ChangeEvent {
+                    table: table.descriptor.clone(),
+                    op: Op::Delete,
+                    key: table.key_of(&before),
+                    old_key: None,
+                    before: Some(before),
+                    after: None,
+                    source: self.source(lsn)?,
+                };
+                let seq = self.seq()?;
+                self.emit(&ev, seq).await?;
+                self.stats.change_events += 1;
+            }
+            Message::Truncate { relation_ids, .. } => {
+                if skipped.truncate {
+                    return Ok(());
+                }
+                for relation_id in relation_ids {
+                    let Some(table) = self.table(relation_id)? else {
+                        continue;
+                    };
+                    let ev = ChangeEvent {
+                        table: table.descriptor.clone(),
+                        op: Op::Truncate,
+                        key: None,
+                        old_key: None,
+                        before: None,
+                        after: None,
+                        source: self.source(lsn)?,
+                    };
+                    let seq = self.seq()?;
+                    self.emit(&ev, seq).await?;
+                    self.stats.change_events += 1;
+                }
+            }
+            Message::LogicalMessage { prefix, .. } => {
+                // Not requested (no "messages" option), so the server should not send any.
+                tracing::warn!(lsn = %Lsn(lsn), prefix = %prefix, "unexpected logical decoding message ignored");
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every captured table in the snapshot transaction and emits `op: r` events with
+    /// Debezium's `source.snapshot` markers (first, first_in_data_collection, true,
+    /// last_in_data_collection, last). The snapshot is one tracked "transaction" that
+    /// completes at `position`.
+    async fn snapshot(
+        &mut self,
+        snap_sql: &Client,
+        exported: Option<&str>,
+        position: Lsn,
+        version_num: u32,
+    ) -> Result<()> {
+        let (snapshot_xid, start_us) = snapshot::begin(
+            snap_sql,
+            exported,
+            self.config.snapshot_isolation_mode,
+            version_num,
+        )
+        .await?;
+        let tables = setup::captured_tables(snap_sql, &self.config).await?;
+        tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
+        let seq = self.tracker.begin();
+        let opts = self.config.values.clone();
+        let failure = self.config.converting_failure;
+        // One event is held back so the markers of the last rows can be decided.
+        let mut pending: Option<(ChangeEvent, bool, bool, usize)> = None; // event, first overall, first in table, table index
+        let mut first_overall = true;
+        for (ti, t) in tables.iter().enumerate() {
+            let catalog = relation::catalog_columns(snap_sql, t.oid).await?;
+            let key = relation::catalog_key(snap_sql, t.oid).await?;
+            let published: Vec<(String, u32, i32)> = catalog
+                .iter()
+                .filter(|c| !c.generated)
+                .map(|c| (c.name.clone(), c.type_oid, c.typmod))
+                .collect();
+            let table = relation::build_table(
+                &self.config,
+                t.oid,
+                &t.schema,
+                &t.table,
+                &published,
+                &catalog,
+                &key,
+            )?;
+            let names: Vec<String> = published.iter().map(|p| p.0.clone()).collect();
+            snapshot::open_cursor(snap_sql, &t.schema, &t.table, &names).await?;
+            let mut first_in_table = true;
+            let mut rows_in_table = 0u64;
+            loop {
+                let rows =
+                    snapshot::fetch(snap_sql, self.config.snapshot_fetch_size, names.len()).await?;
+                if rows.is_empty() {
+                    break;
+                }
+                for row in rows {
+                    let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
+                    let after = table.row_from_text(&refs, &opts, failure)?;
+                    let ev = ChangeEvent {
+                        table: table.descriptor.clone(),
+                        op: Op::Read,
+                        key: table.key_of(&after),
+                        old_key: None,
+                        before: None,
+                        after: Some(after),
+                        source: SourceInfo {
+                            name: self.name.clone(),
+                            db: self.db.clone(),
+                            ts_us: start_us,
+                            snapshot: Some("true"),
+                            sequence: Some(format!("[null,\"{}\"]", position.0)),
+                            tx_id: Some(snapshot_xid),
+                            lsn: Some(position.0),
+                            origin: None,
+                            origin_lsn: None,
+                        },
+                    };
+                    if let Some((mut prev, f, fi, pti)) = pending.take() {
+                        prev.source.snapshot = Some(marker(f, fi, false, pti != ti));
+                        self.emit(&prev, seq).await?;
+                    }
+                    pending = Some((ev, first_overall, first_in_table, ti));
+                    first_overall = false;
+                    first_in_table = false;
+                    rows_in_table += 1;
+                    self.stats.snapshot_rows += 1;
+                }
+            }
+            snapshot::close_cursor(snap_sql).await?;
+            tracing::info!(table = %table.full_name(), rows = rows_in_table, "snapshot of table done");
+        }
+        if let Some((mut prev, f, fi, _)) = pending.take() {
+            prev.source.snapshot = Some(marker(f, fi, true, true));
+            self.emit(&prev, seq).await?;
+        }
+        snap_sql.batch_execute("COMMIT").await?;
+        self.tracker.commit(
+            seq,
+            CommitInfo {
+                end_lsn: position.0,
+                xid: snapshot_xid as u32,
+                commit_time_us: start_us,
+            },
+        );
+        Ok(())
+    }
+}
+
+/// Debezium's marker precedence: last > first > last_in_data_collection >
+/// first_in_data_collection > true.
+fn marker(first: bool, first_in_table: bool, last: bool, last_in_table: bool) -> &'static str {
+    if last {
+        "last"
+    } else if first {
+        "first"
+    } else if last_in_table {
+        "last_in_data_collection"
+    } else if first_in_table {
+        "first_in_data_collection"
+    } else {
+        "true"
+    }
+}
+
+/// Runs the connector once, until `shutdown` flips to true (graceful stop) or an error.
+pub async fn run(
+    config: Arc<ConnectorConfig>,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<RunStats> {
+    let db = &config.database;
+    let store = OffsetStore::new(&config.offset_file, &config.name, &config.topic_prefix);
+    let offsets = store.load()?;
+    let needs_stream = config.snapshot_mode != SnapshotMode::InitialOnly;
+
+    let sql = crate::pg::sql::connect(db).await?;
+    let server = setup::check_server(&sql, needs_stream).await?;
+    setup::ensure_publication(&sql, &config).await?;
+
+    let mut slot = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
+    if let Some(s) = &slot {
+        if s.plugin.as_deref() != Some("pgoutput")
+            || s.database.as_deref() != Some(db.dbname.as_str())
+        {
+            return Err(Error::server(format!(
+                "replication slot {} exists for plugin {} in database {}, not pgoutput in {}: use another slot.name",
+                config.slot_name,
+                s.plugin.as_deref().unwrap_or("?"),
+                s.database.as_deref().unwrap_or("?"),
+                db.dbname
+            )));
+        }
+        if s.active {
+            return Err(Error::connection(format!(
+                "replication slot {} is in use by another connection (PID {}): stop the other consumer or use another slot.name",
+                config.slot_name,
+                s.active_pid.unwrap_or(0)
+            )));
+        }
+    }
+    let snapshot_done = offsets
+        .as_ref()
+        .map(Offsets::snapshot_done)
+        .unwrap_or(false);
+    let slot_lost = slot.as_ref().and_then(|s| s.wal_status.as_deref()) == Some("lost");
+    if slot_lost {
+        if config.snapshot_mode == SnapshotMode::WhenNeeded {
+            tracing::warn!(slot = %config.slot_name, "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
+            setup::drop_slot(&sql, &config.slot_name, 10).await?;
+            slot = None;
+        } else {
+            return Err(Error::server(format!(
+                "replication slot {} was invalidated by the server (wal_status=lost, usually max_slot_wal_keep_size): changes since its position are gone. Drop the slot and restart with snapshot.mode=when_needed (or always) to take a new snapshot",
+                config.slot_name
+            )));
+        }
+    }
+    if needs_stream
+        && slot.is_none()
+        && snapshot_done
+        && config.snapshot_mode == SnapshotMode::Initial
+    {
+        return Err(Error::server(format!(
+            "replication slot {} does not exist, but the offsets in {} say streaming had started: changes made since then may be lost. Use snapshot.mode=when_needed to take a new snapshot, or remove the offsets entry to start over",
+            config.slot_name,
+            store.path().display()
+        )));
+    }
+    let take_snapshot = match config.snapshot_mode {
+        SnapshotMode::Always => true,
+        SnapshotMode::NoData => false,
+        SnapshotMode::Initial | SnapshotMode::InitialOnly => !snapshot_done,
+        SnapshotMode::WhenNeeded => !snapshot_done || slot.is_none(),
+    };
+
+    // Kafka first: fail fast on bad producer settings or unreachable brokers.
+    let start_lsn_hint = slot
+        .as_ref()
+        .and_then(|s| s.confirmed_flush)
+        .unwrap_or(Lsn::ZERO);
+    let tracker = Arc::new(AckTracker::new(start_lsn_hint.0));
+    let sink = KafkaSink::new(&config.kafka, tracker.clone())?;
+    sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
+
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let mut processor = Processor {
+        config: config.clone(),
+        sql,
+        relations: RelationCache::new(),
+        record_opts: RecordOptions::new(
+            config.tombstones_on_delete,
+            config.extended_headers,
+            &config.topic_prefix,
+            &run_id,
+        ),
+        transforms: config
+            .transforms
+            .iter()
+            .map(Transform::from_config)
+            .collect(),
+        converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
+        sink,
+        tracker: tracker.clone(),
+        name: Arc::from(config.topic_prefix.as_str()),
+        db: Arc::from(db.dbname.as_str()),
+        tx: None,
+        last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
+        stats: RunStats::default(),
+    };
+
+    // Replication connection; create the slot when missing (exporting its snapshot).
+    let mut repl = if needs_stream {
+        Some(WireConnection::connect(db, true).await?)
+    } else {
+        None
+    };
+    let mut exported: Option<String> = None;
+    let mut start_lsn = start_lsn_hint;
+    if let (Some(conn), None) = (repl.as_mut(), slot.as_ref()) {
+        let r = conn
+            .simple_query(&setup::create_slot_command(&config.slot_name))
+            .await?;
+        start_lsn = r
+            .get(0, "consistent_point")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                Error::protocol("CREATE_REPLICATION_SLOT returned no consistent point")
+            })?;
+        exported = r.get(0, "snapshot_name").map(str::to_string);
+        tracker.idle(start_lsn.0);
+        tracing::info!(slot = %config.slot_name, lsn = %start_lsn, "created replication slot");
+    }
+
+    if take_snapshot {
+        store.save(&Offsets {
+            lsn: Some(start_lsn.0),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: false,
+            ..Default::default()
+        })?;
+        let snap_sql = crate::pg::sql::connect(db).await?;
+        processor
+            .snapshot(
+                &snap_sql,
+                exported.as_deref(),
+                start_lsn,
+                server.version_num,
+            )
+            .await?;
+        if !processor.sink.flush(Duration::MAX).await {
+            return Err(Error::kafka(tracker.failure().unwrap_or_else(|| {
+                "snapshot records were not acknowledged".into()
+            })));
+        }
+        store.save(&Offsets {
+            lsn: Some(start_lsn.0),
+            lsn_commit: Some(start_lsn.0),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: true,
+            ..Default::default()
+        })?;
+        tracing::info!(rows = processor.stats.snapshot_rows, lsn = %start_lsn, "snapshot completed and acknowledged");
+    }
+    let Some(mut repl) = repl else {
+        tracing::info!("snapshot.mode=initial_only: snapshot done, not streaming");
+        return Ok(processor.stats);
+    };
+
+    // Streaming.
+    let r = repl.simple_query("SHOW wal_sender_timeout").await?;
+    let wal_sender_timeout = r
+        .rows
+        .first()
+        .and_then(|row| row.first())
+        .and_then(|v| v.as_deref())
+        .and_then(setup::parse_pg_duration_ms)
+        .unwrap_or(60_000);
+    let mut status_interval = config.status_update_interval;
+    if wal_sender_timeout > 0 {
+        status_interval =
+            status_interval.min(Duration::from_millis((wal_sender_timeout / 2).max(1)));
+    }
+    let command = setup::start_replication_command(
+        &config.slot_name,
+        start_lsn,
+        &config.publication_name,
+        false,
+    );
+    let (reader, writer) = repl.start_replication(&command).await?;
+    tracing::info!(slot = %config.slot_name, lsn = %start_lsn, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
+
+    let (tx, mut rx) = mpsc::channel::<StreamEvent>(config.max_queue_size);
+    let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
+    let (reader_shutdown_tx, reader_shutdown_rx) = watch::channel(false);
+    let (drained_tx, drained_rx) = watch::channel(false);
+    let reader_task = tokio::spawn(run_reader(
+        reader,
+        writer,
+        tx,
+        bytes.clone(),
+        tracker.clone(),
+        ReaderSettings {
+            status_interval,
+            drain_timeout: SHUTDOWN_FLUSH_TIMEOUT,
+        },
+        reader_shutdown_rx,
+        drained_rx,
+    ));
+
+    let mut offsets_tick = tokio::time::interval(config.offset_flush_interval);
+    offsets_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut saved_commit: Option<u64> = None;
+    let save_offsets = |saved: &mut Option<u64>, tracker: &AckTracker| -> Result<()> {
+        if let Some(c) = tracker.last_completed() {
+            if *saved != Some(c.end_lsn) {
+                store.save(&Offsets {
+                    lsn: Some(c.end_lsn),
+                    lsn_proc: Some(c.end_lsn),
+                    lsn_commit: Some(c.end_lsn),
+                    tx_id: Some(c.xid as i64),
+                    ts_usec: Some(c.commit_time_us),
+                    message_type: Some("COMMIT".into()),
+                    snapshot: None,
+                    snapshot_completed: false,
+                })?;
+                *saved = Some(c.end_lsn);
+            }
+        }
+        Ok(())
+    };
+
+    let result: Result<()> = async {
+        loop {
+            tokio::select! {
+                biased;
+                _ = shutdown.changed() => {
+                    tracing::info!("stop requested");
+                    return Ok(());
+                }
+                ev = rx.recv() => match ev {
+                    None => return Ok(()),
+                    Some(StreamEvent::Message { lsn, message, size }) => {
+                        let r = processor.on_message(lsn, message).await;
+                        bytes.release(size);
+                        r?;
+                    }
+                    Some(StreamEvent::Keepalive { wal_end }) => {
+                        if processor.tx.is_none() {
+                            tracker.idle(wal_end);
+                        }
+                    }
+                },
+                _ = offsets_tick.tick() => save_offsets(&mut saved_commit, &tracker)?,
+            }
+            if let Some(f) = tracker.failure() {
+                return Err(Error::kafka(f));
+            }
+        }
+    }
+    .await;
+
+    // Stop reading, drain acknowledgements (bounded), final status update.
+    let _ = reader_shutdown_tx.send(true);
+    let flushed = processor.sink.flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+    let _ = drained_tx.send(true);
+    let reader_result = reader_task
+        .await
+        .map_err(|e| Error::protocol(format!("replication reader task failed: {e}")))?;
+    save_offsets(&mut saved_commit, &tracker)?;
+    if !flushed && result.is_ok() {
+        tracing::warn!(
+            in_flight = tracker.in_flight(),
+            "stopped with records still unacknowledged; they will be sent again on restart"
+        );
+    }
+    tracing::info!(
+        flushed_lsn = %Lsn(tracker.flushable()),
+        transactions = processor.stats.transactions,
+        events = processor.stats.change_events,
+        records = processor.stats.records,
+        "stopped"
+    );
+    match (result, reader_result) {
+        (Err(e), _) => Err(e),
+        (Ok(()), Err(e)) => Err(e),
+        (Ok(()), Ok(())) => {
+            if config.slot_drop_on_stop {
+                setup::drop_slot(&processor.sql, &config.slot_name, 50).await?;
+            }
+            Ok(processor.stats)
+        }
+    }
+}
+
+/// Runs the connector, restarting it after retriable errors (`errors.max.retries`, with
+/// `retriable.restart.connector.wait.ms` between attempts), until a graceful stop or a fatal
+/// error.
+pub async fn run_with_retries(
+    config: Arc<ConnectorConfig>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<RunStats> {
+    let mut attempts: i64 = 0;
+    loop {
+        match run(config.clone(), shutdown.clone()).await {
+            Ok(stats) => return Ok(stats),
+            Err(e)
+                if e.is_retriable()
+                    && (config.errors_max_retries < 0 || attempts < config.errors_max_retries) =>
+            {
+                attempts += 1;
+                tracing::warn!(
+                    error = %e.one_line(),
+                    attempt = attempts,
+                    wait_ms = config.restart_wait.as_millis() as u64,
+                    "retriable error; restarting the connector"
+                );
+                let mut sd = shutdown.clone();
+                if *sd.borrow() {
+                    return Err(e);
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(config.restart_wait) => {}
+                    _ = sd.changed() => return Err(e),
+                }
+            }
+            Err(e) => {
+                if e.kind() == ErrorKind::Connection && config.errors_max_retries >= 0 {
+                    return Err(e.with_context(&format!(
+                        "giving up after {attempts} restart(s) (errors.max.retries)"
+                    )));
+                }
+                return Err(e);
+            }
+        }
+    }
+}

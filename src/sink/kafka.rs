@@ -1,0 +1,292 @@
+//! The Kafka producer (librdkafka via rdkafka) with delivery tracking.
+//!
+//! Settings pgcdc always applies, because the guarantees depend on them:
+//! - `acks=all` and `enable.idempotence=true`: a record counts as delivered only once every
+//!   in-sync replica has it, and retries neither duplicate nor reorder within a partition;
+//! - `partitioner=murmur2_random`: keyed records land on the partition Kafka's Java client
+//!   would choose (murmur2 of the key bytes), so a team switching from Debezium keeps its
+//!   per-key order; librdkafka's default (CRC32) would not;
+//! - `message.timeout.ms=0` (retry forever, as Kafka Connect's `delivery.timeout.ms` of
+//!   `Integer.MAX_VALUE`), unless overridden: a broker outage is backpressure, not loss.
+//!
+//! Bounded memory: librdkafka's own queue is capped (`queue.buffering.max.messages`,
+//! `queue.buffering.max.kbytes`); when it is full, [`KafkaSink::send`] waits for delivery
+//! reports instead of failing, which pauses intake upstream.
+//!
+//! Every record carries its transaction's sequence number as the delivery opaque; the
+//! delivery callback reports it to the [`AckTracker`].
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientContext, Message};
+use tokio::sync::Notify;
+
+use crate::config::KafkaConfig;
+use crate::convert::KafkaRecord;
+use crate::error::{Error, Result};
+use crate::offsets::ack::{AckTracker, TxSeq};
+
+/// Defaults applied before user `producer.*` settings.
+pub const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
+    ("linger.ms", "5"),
+    ("batch.size", "1000000"),
+    ("compression.type", "none"),
+    ("queue.buffering.max.messages", "100000"),
+    ("queue.buffering.max.kbytes", "65536"),
+    ("message.timeout.ms", "0"),
+    ("max.in.flight.requests.per.connection", "5"),
+    ("client.id", "pgcdc"),
+];
+
+/// Settings forced after user settings (validated earlier so users get a clear error).
+pub const PRODUCER_FORCED: &[(&str, &str)] = &[
+    ("acks", "all"),
+    ("enable.idempotence", "true"),
+    ("partitioner", "murmur2_random"),
+];
+
+/// Delivery callback context.
+pub struct SinkContext {
+    tracker: Arc<AckTracker>,
+    delivered: Arc<Notify>,
+}
+
+impl ClientContext for SinkContext {}
+
+impl ProducerContext for SinkContext {
+    type DeliveryOpaque = usize;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, seq: usize) {
+        match result {
+            Ok(_) => self.tracker.ack(seq as TxSeq),
+            Err((e, msg)) => {
+                let reason = format!(
+                    "Kafka did not accept a record for topic {}: {e}",
+                    msg.topic()
+                );
+                tracing::error!(topic = msg.topic(), error = %e, "delivery failed; progress stops here");
+                self.tracker.fail(reason);
+            }
+        }
+        self.delivered.notify_waiters();
+    }
+}
+
+/// The Kafka sink.
+pub struct KafkaSink {
+    producer: ThreadedProducer<SinkContext>,
+    admin: AdminClient<DefaultClientContext>,
+    config: KafkaConfig,
+    known_topics: HashSet<String>,
+    tracker: Arc<AckTracker>,
+    delivered: Arc<Notify>,
+}
+
+fn client_config(config: &KafkaConfig) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", &config.bootstrap_servers);
+    for (k, v) in PRODUCER_DEFAULTS {
+        c.set(*k, *v);
+    }
+    for (k, v) in &config.producer {
+        c.set(k, v);
+    }
+    for (k, v) in PRODUCER_FORCED {
+        c.set(*k, *v);
+    }
+    c
+}
+
+fn producer_error(e: KafkaError) -> Error {
+    Error::kafka(format!(
+        "invalid Kafka producer setting (producer.* / producer.override.*): {e}"
+    ))
+    .with_source(e)
+}
+
+impl KafkaSink {
+    /// Creates the producer and admin client. Fails on an invalid producer property (the
+    /// message names it); does not contact the brokers yet.
+    pub fn new(config: &KafkaConfig, tracker: Arc<AckTracker>) -> Result<KafkaSink> {
+        let delivered = Arc::new(Notify::new());
+        let context = SinkContext {
+            tracker: tracker.clone(),
+            delivered: delivered.clone(),
+        };
+        let producer: ThreadedProducer<SinkContext> = client_config(config)
+            .create_with_context(context)
+            .map_err(producer_error)?;
+        let mut admin_config = ClientConfig::new();
+        admin_config.set("bootstrap.servers", &config.bootstrap_servers);
+        for (k, v) in &config.producer {
+            if k.starts_with("security.")
+                || k.starts_with("sasl.")
+                || k.starts_with("ssl.")
+                || k == "client.id"
+            {
+                admin_config.set(k, v);
+            }
+        }
+        let admin = admin_config.create().map_err(producer_error)?;
+        Ok(KafkaSink {
+            producer,
+            admin,
+            config: config.clone(),
+            known_topics: HashSet::new(),
+            tracker,
+            delivered,
+        })
+    }
+
+    /// Checks that the brokers answer (metadata round trip within `timeout`).
+    pub async fn check_connection(&self, timeout: Duration) -> Result<()> {
+        let client = self.producer.client();
+        let md = tokio::task::block_in_place(|| client.fetch_metadata(None, timeout));
+        md.map(|_| ()).map_err(|e| {
+            Error::connection(format!(
+                "cannot reach Kafka at {} within {} ms (bootstrap.servers)",
+                self.config.bootstrap_servers,
+                timeout.as_millis()
+            ))
+            .with_source(e)
+        })
+    }
+
+    /// Makes sure `topic` exists: creates it (broker defaults for partitions and replication
+    /// unless `topic.creation.default.*` say otherwise) when `topic.creation.enable` is on.
+    /// An existing topic is fine. A topic that cannot be created and does not exist is an
+    /// error naming it and the fix.
+    pub async fn ensure_topic(&mut self, topic: &str) -> Result<()> {
+        if self.known_topics.contains(topic) {
+            return Ok(());
+        }
+        if self.config.topic_creation_enable {
+            let new = NewTopic::new(
+                topic,
+                self.config.topic_partitions,
+                TopicReplication::Fixed(self.config.topic_replication_factor),
+            );
+            let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+            match self.admin.create_topics([&new], &opts).await {
+                Ok(results) => {
+                    for r in results {
+                        match r {
+                            Ok(_) => tracing::info!(topic, "created topic"),
+                            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+                            Err((_, code)) => {
+                                if !self.topic_exists(topic).await? {
+                                    return Err(Error::kafka(format!(
+                                        "topic {topic} does not exist and pgcdc could not create it: {code} (create it, allow topic creation for pgcdc's principal, or set topic.creation.default.partitions/replication.factor)"
+                                    )));
+                                }
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Err(Error::connection(format!(
+                        "cannot create topic {topic}: Kafka admin request failed"
+                    ))
+                    .with_source(e))
+                }
+            }
+        } else if !self.topic_exists(topic).await? {
+            tracing::warn!(topic, "topic does not exist and topic.creation.enable=false; relying on broker auto-creation");
+        }
+        self.known_topics.insert(topic.to_string());
+        Ok(())
+    }
+
+    async fn topic_exists(&self, topic: &str) -> Result<bool> {
+        let client = self.producer.client();
+        let md = tokio::task::block_in_place(|| {
+            client.fetch_metadata(Some(topic), Duration::from_secs(10))
+        })
+        .map_err(|e| {
+            Error::connection(format!("cannot read metadata of topic {topic}")).with_source(e)
+        })?;
+        Ok(md
+            .topics()
+            .iter()
+            .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()))
+    }
+
+    /// Enqueues `record` for transaction `seq`. Waits (without limit) while the producer
+    /// queue is full: that is backpressure. Any other refusal is an error naming the topic.
+    pub async fn send(&mut self, record: &KafkaRecord, seq: TxSeq) -> Result<()> {
+        self.ensure_topic(&record.topic).await?;
+        let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
+        for (k, v) in &record.headers {
+            headers = headers.insert(Header {
+                key: k,
+                value: v.as_deref(),
+            });
+        }
+        self.tracker.add(seq);
+        loop {
+            let mut br: BaseRecord<'_, [u8], [u8], usize> =
+                BaseRecord::with_opaque_to(&record.topic, seq as usize);
+            if let Some(k) = &record.key {
+                br = br.key(k.as_slice());
+            }
+            if let Some(v) = &record.value {
+                br = br.payload(v.as_slice());
+            }
+            if let Some(p) = record.partition {
+                br = br.partition(p);
+            }
+            if let Some(ts) = record.timestamp {
+                br = br.timestamp(ts);
+            }
+            br = br.headers(headers.clone());
+            match self.producer.send(br) {
+                Ok(()) => return Ok(()),
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+                    // Backpressure: wait for delivery reports to make room.
+                    let notified = self.delivered.notified();
+                    let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
+                    if let Some(f) = self.tracker.failure() {
+                        return Err(Error::kafka(f));
+                    }
+                }
+                Err((e, _)) => {
+                    return Err(Error::kafka(format!(
+                        "Kafka refused a record for topic {}",
+                        record.topic
+                    ))
+                    .with_source(e));
+                }
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for every enqueued record's delivery report. Returns whether
+    /// all arrived.
+    pub async fn flush(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now().checked_add(timeout);
+        while self.producer.in_flight_count() > 0 {
+            if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
+                || self.tracker.failure().is_some()
+            {
+                return false;
+            }
+            let _ =
+                tokio::time::timeout(Duration::from_millis(50), self.delivered.notified()).await;
+        }
+        true
+    }
+}
+
+impl Drop for KafkaSink {
+    fn drop(&mut self) {
+        let _ = self.producer.flush(Duration::from_millis(0));
+    }
+}
