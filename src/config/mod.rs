@@ -210,8 +210,8 @@ pub struct KafkaConfig {
     pub topic_replication_factor: i32,
 }
 
-/// PostgreSQL connection settings.
-#[derive(Debug, Clone)]
+/// PostgreSQL connection settings. `Debug` hides the password.
+#[derive(Clone)]
 pub struct DatabaseConfig {
     /// `database.hostname`
     pub hostname: String,
@@ -235,6 +235,24 @@ pub struct DatabaseConfig {
     pub tcp_keepalive: bool,
     /// `connection.validation.timeout.ms`, used as the connect timeout.
     pub connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for DatabaseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseConfig")
+            .field("hostname", &self.hostname)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "[hidden]"))
+            .field("dbname", &self.dbname)
+            .field("sslmode", &self.sslmode)
+            .field("sslrootcert", &self.sslrootcert)
+            .field("sslcert", &self.sslcert)
+            .field("sslkey", &self.sslkey)
+            .field("tcp_keepalive", &self.tcp_keepalive)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
 }
 
 /// The validated connector configuration.

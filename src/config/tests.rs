@@ -1,1 +1,345 @@
+use super::*;
 
+const SEED: &str = r#"{
+  "name": "pedidos-cdc",
+  "config": {
+    "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+    "database.hostname": "pg-primary",
+    "database.dbname": "loja",
+    "plugin.name": "pgoutput",
+    "slot.name": "debezium_pedidos",
+    "table.include.list": "public.pedidos,public.outbox",
+    "topic.prefix": "loja",
+    "tombstones.on.delete": "true",
+    "transforms": "outbox",
+    "transforms.outbox.type": "io.debezium.transforms.outbox.EventRouter"
+  }
+}"#;
+
+fn seed_with(extra: &[(&str, &str)]) -> RawConfig {
+    let mut raw = parse_config_text(SEED).unwrap();
+    raw.insert("database.user".into(), "postgres".into());
+    raw.insert("bootstrap.servers".into(), "127.0.0.1:9092".into());
+    for (k, v) in extra {
+        raw.insert(k.to_string(), v.to_string());
+    }
+    raw
+}
+
+fn problems(raw: &RawConfig) -> String {
+    ConnectorConfig::from_map(raw)
+        .expect_err("config should be rejected")
+        .message()
+        .to_string()
+}
+
+#[test]
+fn the_seed_config_runs_unchanged_with_connection_keys_added() {
+    let (c, warnings) = ConnectorConfig::from_map(&seed_with(&[])).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.name, "pedidos-cdc");
+    assert_eq!(c.slot_name, "debezium_pedidos");
+    assert_eq!(c.topic_prefix, "loja");
+    assert_eq!(c.database.hostname, "pg-primary");
+    assert_eq!(c.database.port, 5432);
+    assert_eq!(c.database.sslmode, SslMode::Prefer);
+    assert_eq!(c.publication_name, "dbz_publication");
+    assert_eq!(
+        c.publication_autocreate_mode,
+        PublicationAutocreateMode::AllTables
+    );
+    assert_eq!(c.snapshot_mode, SnapshotMode::Initial);
+    assert!(c.tombstones_on_delete);
+    assert!(c.skipped_operations.truncate && !c.skipped_operations.create);
+    assert!(
+        c.key_schemas_enable && c.value_schemas_enable,
+        "JsonConverter defaults to schemas.enable=true"
+    );
+    assert_eq!(
+        c.transforms,
+        vec![TransformConfig::EventRouter {
+            alias: "outbox".into()
+        }]
+    );
+    assert!(c.filters.is_captured("public", "pedidos"));
+    assert!(c.filters.is_captured("public", "outbox"));
+    assert!(!c.filters.is_captured("public", "clientes"));
+}
+
+#[test]
+fn missing_connection_keys_are_reported_together_with_how_to_set_them() {
+    let mut raw = parse_config_text(SEED).unwrap();
+    raw.remove("database.hostname");
+    let msg = problems(&raw);
+    assert!(msg.contains("3 problems"), "{msg}");
+    assert!(msg.contains("database.hostname is required"), "{msg}");
+    assert!(msg.contains("database.user is required"), "{msg}");
+    assert!(msg.contains("bootstrap.servers is required"), "{msg}");
+    assert!(msg.contains("PGCDC_BOOTSTRAP_SERVERS"), "{msg}");
+}
+
+#[test]
+fn an_invalid_value_names_the_key_the_value_and_the_allowed_values() {
+    let msg = problems(&seed_with(&[("snapshot.mode", "sometimes")]));
+    assert!(
+        msg.contains("snapshot.mode=sometimes is invalid: allowed values are initial, initial_only, no_data, always, when_needed"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("tombstones.on.delete", "yes")]));
+    assert!(
+        msg.contains("tombstones.on.delete=yes is invalid: allowed values are true, false"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("database.port", "http")]));
+    assert!(msg.contains("database.port=http is invalid"), "{msg}");
+    let msg = problems(&seed_with(&[("database.sslmode", "maybe")]));
+    assert!(
+        msg.contains("disable, allow, prefer, require, verify-ca, verify-full"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn enumerated_values_are_case_insensitive_and_trimmed() {
+    let (c, _) =
+        ConnectorConfig::from_map(&seed_with(&[("decimal.handling.mode", " STRING ")])).unwrap();
+    assert_eq!(c.values.decimal, DecimalMode::String);
+}
+
+#[test]
+fn only_pgoutput_is_accepted_as_plugin_and_absent_means_pgoutput() {
+    let msg = problems(&seed_with(&[("plugin.name", "decoderbufs")]));
+    assert!(
+        msg.contains("plugin.name=decoderbufs is invalid: pgcdc only supports pgoutput"),
+        "{msg}"
+    );
+    let mut raw = seed_with(&[]);
+    raw.remove("plugin.name");
+    assert!(ConnectorConfig::from_map(&raw).is_ok());
+}
+
+#[test]
+fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() {
+    let msg = problems(&seed_with(&[("provide.transaction.metadata", "true")]));
+    assert!(msg.contains("provide.transaction.metadata=true is a Debezium setting that pgcdc does not implement yet"), "{msg}");
+    assert!(msg.contains("\"false\""), "{msg}");
+    assert!(
+        ConnectorConfig::from_map(&seed_with(&[("provide.transaction.metadata", "false")])).is_ok()
+    );
+    let msg = problems(&seed_with(&[("message.key.columns", "public.pedidos:id")]));
+    assert!(msg.contains("message.key.columns"), "{msg}");
+    let msg = problems(&seed_with(&[(
+        "column.mask.with.5.chars",
+        "public.pedidos.status",
+    )]));
+    assert!(msg.contains("column.mask.with.5.chars"), "{msg}");
+}
+
+#[test]
+fn connect_framework_keys_are_accepted_without_effect() {
+    let (_, warnings) = ConnectorConfig::from_map(&seed_with(&[
+        ("tasks.max", "1"),
+        ("max.batch.size", "4096"),
+    ]))
+    .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn an_unknown_key_warns_and_names_the_closest_known_key() {
+    let (_, warnings) =
+        ConnectorConfig::from_map(&seed_with(&[("tombstone.on.delete", "false")])).unwrap();
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0].0.contains("tombstone.on.delete"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[0].0.contains("did you mean tombstones.on.delete?"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn never_is_read_as_no_data_with_a_warning() {
+    let (c, warnings) =
+        ConnectorConfig::from_map(&seed_with(&[("snapshot.mode", "never")])).unwrap();
+    assert_eq!(c.snapshot_mode, SnapshotMode::NoData);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.0.contains("snapshot.mode=never") && w.0.contains("no_data")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn passwords_never_appear_in_errors_or_debug_output() {
+    let raw = seed_with(&[
+        ("database.password", "s3cret-pw"),
+        ("database.sslpassword", "other-s3cret"),
+        ("snapshot.mode", "bad"),
+    ]);
+    let msg = problems(&raw);
+    assert!(!msg.contains("s3cret"), "{msg}");
+    assert!(msg.contains("database.sslpassword=[hidden]"), "{msg}");
+    let (c, _) =
+        ConnectorConfig::from_map(&seed_with(&[("database.password", "s3cret-pw")])).unwrap();
+    assert!(!format!("{c:?}").contains("s3cret"));
+}
+
+#[test]
+fn transforms_of_unknown_type_are_errors_naming_the_type() {
+    let msg = problems(&seed_with(&[
+        ("transforms", "outbox,route"),
+        ("transforms.route.type", "org.example.Route"),
+    ]));
+    assert!(
+        msg.contains("transforms.route.type=org.example.Route is not implemented"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("transforms.outbox.route.by.field", "kind")]));
+    assert!(
+        msg.contains("transforms.outbox.route.by.field=kind"),
+        "{msg}"
+    );
+    assert!(ConnectorConfig::from_map(&seed_with(&[(
+        "transforms.outbox.route.by.field",
+        "aggregatetype"
+    )]))
+    .is_ok());
+}
+
+#[test]
+fn other_converters_are_rejected_until_implemented() {
+    let msg = problems(&seed_with(&[(
+        "value.converter",
+        "io.confluent.connect.avro.AvroConverter",
+    )]));
+    assert!(
+        msg.contains(
+            "value.converter=io.confluent.connect.avro.AvroConverter is not implemented yet"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn producer_settings_pass_through_and_guarantees_cannot_be_weakened() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("producer.override.linger.ms", "20"),
+        ("producer.linger.ms", "1"),
+        ("producer.override.buffer.memory", "33554432"),
+    ]))
+    .unwrap();
+    assert!(
+        c.kafka
+            .producer
+            .contains(&("linger.ms".into(), "20".into())),
+        "override wins: {:?}",
+        c.kafka.producer
+    );
+    assert!(c
+        .kafka
+        .producer
+        .contains(&("queue.buffering.max.kbytes".into(), "32768".into())));
+    let msg = problems(&seed_with(&[("producer.override.acks", "1")]));
+    assert!(msg.contains("acks=1 is invalid"), "{msg}");
+    let msg = problems(&seed_with(&[(
+        "producer.override.partitioner",
+        "consistent_random",
+    )]));
+    assert!(msg.contains("murmur2_random"), "{msg}");
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[(
+        "producer.override.bootstrap.servers",
+        "k:1",
+    )]))
+    .unwrap();
+    assert_eq!(c.kafka.bootstrap_servers, "k:1");
+}
+
+#[test]
+fn sources_merge_with_set_over_env_over_file_over_pg_env() {
+    let file = parse_config_text(SEED).unwrap();
+    let source = ConfigSource {
+        overrides: vec![("database.port".into(), "6000".into())],
+        env: vec![
+            ("PGCDC_DATABASE_PORT".into(), "5999".into()),
+            ("PGCDC_DATABASE_HOSTNAME".into(), "db.internal".into()),
+            (
+                "PGHOST".into(),
+                "ignored-because-file-or-env-sets-it".into(),
+            ),
+            ("PGUSER".into(), "app".into()),
+            ("PGPASSWORD".into(), "pw".into()),
+            ("PGCDC_BOOTSTRAP_SERVERS".into(), "kafka:9092".into()),
+            ("PGCDC_NOT_A_KEY".into(), "x".into()),
+        ],
+    };
+    let raw = source.merge(file);
+    assert_eq!(raw["database.port"], "6000");
+    assert_eq!(raw["database.hostname"], "db.internal");
+    assert_eq!(raw["database.user"], "app");
+    assert_eq!(raw["database.password"], "pw");
+    assert_eq!(raw["bootstrap.servers"], "kafka:9092");
+    assert_eq!(raw["database.dbname"], "loja", "file value kept");
+    assert!(!raw.contains_key("not.a.key"));
+}
+
+#[test]
+fn properties_files_are_read_like_java_properties() {
+    let raw = parse_properties("# comment\n! other\nname=p\ntopic.prefix : loja\ntable.include.list=public.a,\\\n  public.b\n\n").unwrap();
+    assert_eq!(raw["name"], "p");
+    assert_eq!(raw["topic.prefix"], "loja");
+    assert_eq!(raw["table.include.list"], "public.a,public.b");
+    assert!(parse_properties("novalue\n").is_err());
+}
+
+#[test]
+fn connector_json_with_mismatched_inner_name_is_rejected() {
+    let err = parse_config_text(r#"{"name":"a","config":{"name":"b"}}"#).unwrap_err();
+    assert!(err.message().contains("must match"), "{}", err.message());
+    let raw = parse_config_text(
+        r#"{"topic.prefix":"p","database.port":5433,"tombstones.on.delete":false}"#,
+    )
+    .unwrap();
+    assert_eq!(raw["database.port"], "5433");
+    assert_eq!(raw["tombstones.on.delete"], "false");
+}
+
+#[test]
+fn filters_are_case_insensitive_full_matches_with_escaped_commas() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[(
+        "table.include.list",
+        r"public\.ped.*,inv\.a\,b",
+    )]))
+    .unwrap();
+    assert!(c.filters.is_captured("public", "pedidos"));
+    assert!(c.filters.is_captured("PUBLIC", "PEDIDOS_2024"));
+    assert!(
+        !c.filters.is_captured("xpublic", "pedidos"),
+        "anchored at the start"
+    );
+    assert!(c.filters.is_captured("inv", "a,b"));
+    assert!(!c.filters.is_captured("pg_catalog", "pg_class"));
+    let msg = problems(&seed_with(&[("table.exclude.list", "public.x")]));
+    assert!(
+        msg.contains("table.include.list and table.exclude.list cannot both be set"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("schema.include.list", "(unclosed")]));
+    assert!(
+        msg.contains("schema.include.list: \"(unclosed\" is not a valid regular expression"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn slot_and_topic_prefix_names_are_validated() {
+    let msg = problems(&seed_with(&[
+        ("slot.name", "Bad-Slot"),
+        ("topic.prefix", "loja/x"),
+    ]));
+    assert!(msg.contains("slot.name=Bad-Slot is invalid"), "{msg}");
+    assert!(msg.contains("topic.prefix=loja/x is invalid"), "{msg}");
+}

@@ -1,0 +1,102 @@
+//! The command line: config errors are one clear line and a non-zero exit, before anything
+//! connects.
+
+use std::process::Command;
+
+fn pgcdc(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgcdc"));
+    cmd.args(args).env("PGCDC_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run pgcdc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn seed() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/config/pedidos-cdc.json").to_string()
+}
+
+#[test]
+fn invalid_config_exits_non_zero_naming_every_problem_without_connecting() {
+    let (code, _, err) = pgcdc(
+        &[
+            "run",
+            "--config",
+            &seed(),
+            "--set",
+            "snapshot.mode=sometimes",
+            "--set",
+            "database.password=hunter2",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("pgcdc: error: invalid configuration"), "{err}");
+    assert!(err.contains("snapshot.mode=sometimes is invalid"), "{err}");
+    assert!(err.contains("database.user is required"), "{err}");
+    assert!(err.contains("bootstrap.servers is required"), "{err}");
+    assert!(!err.contains("hunter2"), "a password leaked: {err}");
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.starts_with("pgcdc: error"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_missing_config_file_is_a_clear_error() {
+    let (code, _, err) = pgcdc(&["run", "--config", "/nonexistent/connector.json"], &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cannot read config file /nonexistent/connector.json"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_prints_the_merged_config_with_secrets_hidden() {
+    let (code, out, err) = pgcdc(
+        &["check", "--config", &seed(), "--set", "database.user=u"],
+        &[
+            ("PGCDC_DATABASE_PASSWORD", "hunter2"),
+            ("PGCDC_BOOTSTRAP_SERVERS", "k:9092"),
+            ("PGCDC_DATABASE_HOSTNAME", "db"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("database.hostname=db"), "{out}");
+    assert!(out.contains("database.password=[hidden]"), "{out}");
+    assert!(out.contains("bootstrap.servers=k:9092"), "{out}");
+    assert!(!out.contains("hunter2"));
+}
+
+#[test]
+fn unreachable_postgres_is_a_connection_error_naming_host_and_port() {
+    let (code, _, err) = pgcdc(
+        &[
+            "run",
+            "--config",
+            &seed(),
+            "--set",
+            "database.hostname=127.0.0.1",
+            "--set",
+            "database.port=1",
+            "--set",
+            "database.user=u",
+            "--set",
+            "bootstrap.servers=127.0.0.1:1",
+            "--set",
+            "errors.max.retries=0",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+    assert!(err.contains("cannot connect to PostgreSQL"), "{err}");
+}

@@ -1,0 +1,130 @@
+//! Connections: every authentication method, TLS per sslmode, and the server checks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pgcdc::config::{DatabaseConfig, SslMode};
+use pgcdc::pg::wire::WireConnection;
+use pgcdc::ErrorKind;
+
+use crate::harness::*;
+
+fn db_config(user: &str, password: Option<&str>, sslmode: SslMode) -> DatabaseConfig {
+    let e = env();
+    DatabaseConfig {
+        hostname: e.pg_host.clone(),
+        port: e.pg_port,
+        user: user.to_string(),
+        password: password.map(str::to_string),
+        dbname: "postgres".into(),
+        sslmode,
+        sslrootcert: e.pg_ca.as_ref().map(PathBuf::from),
+        sslcert: None,
+        sslkey: None,
+        tcp_keepalive: true,
+        connect_timeout: Duration::from_secs(10),
+    }
+}
+
+async fn identify(cfg: &DatabaseConfig) -> pgcdc::Result<String> {
+    let mut conn = WireConnection::connect(cfg, true).await?;
+    let r = conn.simple_query("IDENTIFY_SYSTEM").await?;
+    let pos = r.get(0, "xlogpos").unwrap_or_default().to_string();
+    conn.close().await;
+    Ok(pos)
+}
+
+#[tokio::test]
+async fn replication_connections_authenticate_with_trust_cleartext_md5_and_scram() {
+    for user in ["pgcdc_trust", "pgcdc_clear", "pgcdc_md5", "pgcdc_scram"] {
+        let pos = identify(&db_config(user, Some(user), SslMode::Disable))
+            .await
+            .unwrap_or_else(|e| panic!("{user}: {}", e.one_line()));
+        assert!(pos.contains('/'), "{user}: IDENTIFY_SYSTEM returned {pos}");
+        let client = pgcdc::pg::sql::connect(&db_config(user, Some(user), SslMode::Disable))
+            .await
+            .unwrap();
+        let row = client
+            .query_one(
+                "SELECT current_user::text, current_setting('TimeZone')",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), user);
+        assert_eq!(
+            row.get::<_, String>(1),
+            "UTC",
+            "session settings are pinned"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_an_auth_error_that_does_not_echo_it() {
+    for user in ["pgcdc_clear", "pgcdc_md5", "pgcdc_scram"] {
+        let err = identify(&db_config(user, Some("wrong-secret"), SslMode::Disable))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Auth, "{user}: {}", err.one_line());
+        assert!(!err.one_line().contains("wrong-secret"));
+        assert!(err.one_line().contains(user), "{}", err.one_line());
+    }
+    let err = identify(&db_config("pgcdc_scram", None, SslMode::Disable))
+        .await
+        .unwrap_err();
+    assert!(
+        err.one_line().contains("database.password"),
+        "{}",
+        err.one_line()
+    );
+}
+
+#[tokio::test]
+async fn tls_modes_follow_libpq_semantics() {
+    // The TLS-only role is refused without TLS, accepted with it.
+    let err = identify(&db_config("pgcdc_tls", Some("pgcdc_tls"), SslMode::Disable))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{}", err.one_line());
+    for mode in [
+        SslMode::Allow,
+        SslMode::Prefer,
+        SslMode::Require,
+        SslMode::VerifyCa,
+        SslMode::VerifyFull,
+    ] {
+        identify(&db_config("pgcdc_tls", Some("pgcdc_tls"), mode))
+            .await
+            .unwrap_or_else(|e| panic!("{mode:?}: {}", e.one_line()));
+        pgcdc::pg::sql::connect(&db_config("pgcdc_tls", Some("pgcdc_tls"), mode))
+            .await
+            .unwrap_or_else(|e| panic!("sql {mode:?}: {}", e.one_line()));
+    }
+    // verify-full accepts the names in the certificate (DNS localhost, IP 127.0.0.1).
+    let mut by_name = db_config("pgcdc_tls", Some("pgcdc_tls"), SslMode::VerifyFull);
+    by_name.hostname = "localhost".into();
+    identify(&by_name)
+        .await
+        .unwrap_or_else(|e| panic!("verify-full by name: {}", e.one_line()));
+    // A CA that did not sign the server certificate fails verify-ca and verify-full, but not require.
+    for mode in [SslMode::VerifyCa, SslMode::VerifyFull, SslMode::Require] {
+        let mut wrong_ca = db_config("pgcdc_tls", Some("pgcdc_tls"), mode);
+        wrong_ca.sslrootcert = Some(PathBuf::from("/etc/ssl/certs/ca-certificates.crt"));
+        let r = identify(&wrong_ca).await;
+        if mode == SslMode::Require {
+            r.unwrap_or_else(|e| panic!("require does not verify: {}", e.one_line()));
+        } else {
+            let err = r.unwrap_err();
+            assert!(
+                err.one_line().contains("TLS handshake"),
+                "{mode:?}: {}",
+                err.one_line()
+            );
+        }
+    }
+    // Without the CA, verification fails.
+    let mut no_ca = db_config("pgcdc_tls", Some("pgcdc_tls"), SslMode::VerifyCa);
+    no_ca.sslrootcert = None;
+    assert!(identify(&no_ca).await.is_err());
+}

@@ -1,0 +1,299 @@
+//! Delivery guarantees: the confirmed LSN never passes an unacknowledged record, status
+//! updates keep flowing while blocked on Kafka, a kill -9 loses nothing, keys land on the
+//! Java client's partitions, and idle slots still advance.
+
+use std::collections::HashSet;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::*;
+
+const T: Duration = Duration::from_secs(120);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirmed_flush_lsn_does_not_pass_rows_kafka_has_not_acknowledged() {
+    let _lock = fault_broker_lock().await;
+    let db = TestDb::create("ackgate").await;
+    db.exec("CREATE TABLE public.g (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("ackgate");
+    let raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO g VALUES (1)").await;
+    let topic = format!("{prefix}.public.g");
+    read_n(&env().kafka_fault, &topic, 1, T).await;
+    let acked = db.current_lsn().await;
+    wait_for("first row confirmed", T, || async {
+        (db.confirmed_flush(&prefix).await >= acked).then_some(())
+    })
+    .await;
+
+    let paused = PausedBroker::pause();
+    let before = db.confirmed_flush(&prefix).await;
+    db.exec("INSERT INTO g SELECT generate_series(2, 50)").await;
+    db.exec("INSERT INTO g VALUES (51)").await;
+    let committed = db.current_lsn().await;
+    // Several status updates go out while the broker is paused; none may confirm the new rows.
+    let (pid, first_reply) = db.walsender(&prefix).await.expect("walsender");
+    let mut replies = 0;
+    let mut last_reply = first_reply;
+    let deadline = Instant::now() + T;
+    while replies < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for status updates while the broker is paused"
+        );
+        let (p, reply) = db.walsender(&prefix).await.expect("walsender still there");
+        assert_eq!(p, pid, "the replication connection was not restarted");
+        let flushed = db.confirmed_flush(&prefix).await;
+        assert!(
+            flushed < committed,
+            "confirmed_flush_lsn {flushed} passed unacknowledged rows (commit at {committed})"
+        );
+        if reply > last_reply {
+            replies += 1;
+            last_reply = reply;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(db.confirmed_flush(&prefix).await <= before.max(committed));
+    c.assert_running();
+    drop(paused);
+
+    let recs = read_n(&env().kafka_fault, &topic, 51, T).await;
+    let ids: HashSet<i64> = recs
+        .iter()
+        .map(|r| r.payload()["after"]["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 51, "every row arrives after the broker returns");
+    wait_for("the slot moves past the rows", T, || async {
+        (db.confirmed_flush(&prefix).await >= committed).then_some(())
+    })
+    .await;
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_updates_keep_the_walsender_alive_while_blocked_on_kafka_past_wal_sender_timeout() {
+    let _lock = fault_broker_lock().await;
+    let db = TestDb::create("keepalive").await;
+    let role = unique("ka_role");
+    db.exec(&format!(
+        "CREATE ROLE {role} LOGIN SUPERUSER PASSWORD 'pw'; ALTER ROLE {role} SET wal_sender_timeout = '2s';
+         CREATE TABLE public.k (id int PRIMARY KEY, pad text)"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("keepalive");
+    let mut raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+    raw.insert("database.user".into(), role.clone());
+    raw.insert("database.password".into(), "pw".into());
+    // Long interval on purpose: pgcdc must still reply within half of wal_sender_timeout.
+    raw.insert("status.update.interval.ms".into(), "10000".into());
+    // Tiny queues so that the pipeline really blocks and stops reading the socket.
+    raw.insert("max.queue.size".into(), "4".into());
+    raw.insert(
+        "producer.override.queue.buffering.max.messages".into(),
+        "5".into(),
+    );
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO k VALUES (0, 'x')").await;
+    let topic = format!("{prefix}.public.k");
+    read_n(&env().kafka_fault, &topic, 1, T).await;
+    let (pid, _) = wait_for("walsender", T, || async { db.walsender(&prefix).await }).await;
+
+    let paused = PausedBroker::pause();
+    db.exec("INSERT INTO k SELECT g, repeat('p', 2000) FROM generate_series(1, 3000) g")
+        .await;
+    // Watch for three wal_sender_timeouts: the same walsender must stay, replying.
+    let watch_start = Instant::now();
+    let mut last_reply = 0;
+    let mut replies = 0;
+    while watch_start.elapsed() < Duration::from_secs(7) {
+        let (p, reply) = db
+            .walsender(&prefix)
+            .await
+            .expect("walsender was terminated by wal_sender_timeout");
+        assert_eq!(p, pid, "walsender restarted: the connection timed out");
+        if reply > last_reply {
+            replies += 1;
+            last_reply = reply;
+        }
+        c.assert_running();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        replies >= 5,
+        "only {replies} status updates in 7 s of backpressure"
+    );
+    drop(paused);
+    let recs = read_n(&env().kafka_fault, &topic, 3001, T).await;
+    assert_eq!(recs.len(), 3001);
+    assert_eq!(
+        db.walsender(&prefix).await.map(|w| w.0),
+        Some(pid),
+        "no reconnect happened"
+    );
+    c.stop().await.unwrap();
+    db.exec(&format!("DROP OWNED BY {role}")).await;
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_stream_then_restart_loses_no_row() {
+    let db = TestDb::create("kill").await;
+    db.exec("CREATE TABLE public.kk (id int PRIMARY KEY, pad text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("kill");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let config_path = dir.path().join("connector.json");
+    std::fs::write(
+        &config_path,
+        serde_json::to_string(&json!({"name": prefix, "config": raw})).unwrap(),
+    )
+    .unwrap();
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(["run", "--config", config_path.to_str().unwrap()])
+            .env("PGCDC_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start pgcdc")
+    };
+    let mut child = spawn();
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    let topic = format!("{prefix}.public.kk");
+    // 200 transactions of 50 rows; kill -9 once some have been delivered.
+    let writer_db = db.name.clone();
+    let writer = tokio::spawn(async move {
+        let client = connect(&writer_db).await;
+        for t in 0..200 {
+            client
+                .batch_execute(&format!(
+                    "INSERT INTO kk SELECT g, md5(g::text) FROM generate_series({}, {}) g",
+                    t * 50,
+                    t * 50 + 49
+                ))
+                .await
+                .unwrap();
+        }
+    });
+    read_n(&env().kafka, &topic, 2000, T).await;
+    child.kill().expect("kill -9");
+    child.wait().unwrap();
+    writer.await.unwrap();
+    let mut child = spawn();
+    let recs = read_until(&env().kafka, &topic, T, |r| {
+        let ids: HashSet<i64> = r
+            .iter()
+            .filter_map(|x| x.payload()["after"]["id"].as_i64())
+            .collect();
+        ids.len() == 10_000
+    })
+    .await;
+    let ids: HashSet<i64> = recs
+        .iter()
+        .filter_map(|x| x.payload()["after"]["id"].as_i64())
+        .collect();
+    assert_eq!(
+        ids,
+        (0..10_000).collect::<HashSet<i64>>(),
+        "every row arrives at least once"
+    );
+    // SIGTERM: graceful stop, exit code 0.
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "graceful stop exits 0, got {status:?}");
+    let end = db.current_lsn().await;
+    assert!(db.confirmed_flush(&prefix).await <= end);
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_records_land_on_the_partition_kafkas_java_client_would_choose() {
+    let db = TestDb::create("part").await;
+    db.exec("CREATE TABLE public.p (id bigint PRIMARY KEY, code text NOT NULL UNIQUE)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("part");
+    let topic = format!("{prefix}.public.p");
+    create_topic(&env().kafka, &topic, 6).await;
+    let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO p SELECT g, 'c' || g FROM generate_series(1, 300) g")
+        .await;
+    db.exec("UPDATE p SET code = code || 'x' WHERE id % 3 = 0")
+        .await;
+    let recs = read_n(&env().kafka, &topic, 400, T).await;
+    let mut used = HashSet::new();
+    for r in &recs {
+        let key = r.key.as_ref().unwrap();
+        assert_eq!(
+            r.partition,
+            java_partition(key, 6),
+            "key {} on the wrong partition",
+            r.key_str()
+        );
+        used.insert(r.partition);
+    }
+    assert_eq!(used.len(), 6, "keys spread over all partitions");
+    // Per key, commit order within the partition: the update follows the insert.
+    for r in recs.iter().filter(|r| r.payload()["op"] == json!("u")) {
+        let id = r.payload()["after"]["id"].clone();
+        let insert = recs
+            .iter()
+            .find(|x| x.payload()["op"] == json!("c") && x.payload()["after"]["id"] == id)
+            .unwrap();
+        assert!(insert.offset < r.offset && insert.partition == r.partition);
+    }
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_slot_advances_while_unpublished_tables_are_busy() {
+    let db = TestDb::create("idle").await;
+    db.exec("CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("idle");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("publication.autocreate.mode".into(), "filtered".into());
+    raw.insert("publication.name".into(), prefix.clone());
+    raw.insert("table.include.list".into(), "public.captured".into());
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    let start_lsn = db.confirmed_flush(&prefix).await;
+    db.exec("INSERT INTO busy (pad) SELECT repeat('x', 1000) FROM generate_series(1, 5000)")
+        .await;
+    let after_busy = db.current_lsn().await;
+    assert!(after_busy > start_lsn + 1_000_000);
+    wait_for("confirmed_flush_lsn to pass the busy writes", T, || async {
+        (db.confirmed_flush(&prefix).await >= after_busy).then_some(())
+    })
+    .await;
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

@@ -1,0 +1,118 @@
+//! The seed's connector config (config/pedidos-cdc.json) end to end: orders pass through as
+//! change events, outbox rows are routed by the EventRouter.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+const T: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_config_publishes_orders_and_routes_outbox_events_written_in_one_transaction() {
+    let db = TestDb::create("seed").await;
+    let migration = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/migrations/001_loja.sql"
+    ))
+    .unwrap();
+    db.exec(&migration).await;
+    // The seed file, unchanged; only connection keys, the cluster-wide slot name and a per-test
+    // topic prefix are supplied from outside, as a user would with --set.
+    let file = pgcdc::config::load_file(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/pedidos-cdc.json"
+    )))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("loja");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.remove("name");
+    for (k, v) in file {
+        raw.entry(k).or_insert(v);
+    }
+    assert_eq!(
+        raw["transforms.outbox.type"],
+        "io.debezium.transforms.outbox.EventRouter"
+    );
+    assert_eq!(raw["table.include.list"], "public.pedidos,public.outbox");
+    let aggregate = unique("pedido");
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+
+    db.exec(&format!(
+        "BEGIN;
+         INSERT INTO pedidos (id, cliente_id, total) VALUES (1, 42, 99.90);
+         INSERT INTO outbox VALUES ('6f1c2d3e-0000-4000-8000-000000000001', '{aggregate}', '1', 'PedidoCriado',
+                                    '{{\"pedido\": 1, \"total\": 99.90}}');
+         COMMIT;
+         DELETE FROM outbox;
+         UPDATE pedidos SET status = 'pago' WHERE id = 1;
+         DELETE FROM pedidos WHERE id = 1;"
+    ))
+    .await;
+
+    let orders = read_n(&env().kafka, &format!("{prefix}.public.pedidos"), 4, T).await;
+    let ops: Vec<String> = orders
+        .iter()
+        .map(|r| {
+            r.payload()["op"]
+                .as_str()
+                .unwrap_or("tombstone")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ops, ["c", "u", "d", "tombstone"]);
+    let after = &orders[0].payload()["after"];
+    assert_eq!(after["cliente_id"], json!(42));
+    assert_eq!(after["status"], json!("novo"));
+    assert_eq!(
+        after["total"],
+        json!("JwY="),
+        "99.90 at scale 2 is unscaled 9990 = 0x2706"
+    );
+
+    let topic = format!("outbox.event.{aggregate}");
+    let events = read_n(&env().kafka, &topic, 1, T).await;
+    let e = &events[0];
+    assert_eq!(
+        e.key_str(),
+        r#"{"schema":{"type":"string","optional":false},"payload":"1"}"#
+    );
+    assert_eq!(
+        String::from_utf8(e.value.clone().unwrap()).unwrap(),
+        r#"{"schema":{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1},"payload":"{\"total\": 99.90, \"pedido\": 1}"}"#
+    );
+    assert_eq!(
+        e.header("id").as_deref(),
+        Some("6f1c2d3e-0000-4000-8000-000000000001")
+    );
+    assert!(e.timestamp.is_some());
+    // The delete of the outbox row is dropped; nothing else lands on the outbox topic and the
+    // table's own topic is not used for routed rows.
+    let marker = unique("m");
+    db.exec(&format!(
+        "INSERT INTO outbox VALUES ('6f1c2d3e-0000-4000-8000-000000000002', '{aggregate}', '{marker}', 'Marker', NULL)"
+    ))
+    .await;
+    let events = read_until(&env().kafka, &topic, T, move |r| {
+        r.iter().any(|x| x.key_str().contains(&marker))
+    })
+    .await;
+    assert_eq!(
+        events.len(),
+        2,
+        "only the two inserts are routed: {events:?}"
+    );
+    assert_eq!(
+        events[1].payload(),
+        json!(null),
+        "a NULL payload is a null value with the payload schema"
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
