@@ -84,7 +84,8 @@ pub async fn captured_tables(
 /// Creates or updates the publication per `publication.autocreate.mode` (see Debezium's
 /// rules): `all_tables` creates `FOR ALL TABLES` when missing, `filtered` creates or aligns
 /// `FOR TABLE` with the captured tables, `no_tables` creates an empty one, `disabled` only
-/// checks that it exists.
+/// checks that it exists. Unlike Debezium, no `publish = '...'` option is added for
+/// `skipped.operations`: pgcdc filters operations itself.
 pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Result<()> {
     let name = &config.publication_name;
     let row = client
@@ -93,14 +94,13 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             &[name],
         )
         .await?;
-    let publish = publish_clause(config);
     match (row.map(|r| r.get::<_, bool>(0)), config.publication_autocreate_mode) {
         (None, PublicationAutocreateMode::Disabled) => Err(Error::server(format!(
             "publication {name} does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION {} FOR TABLE ...) or change the mode",
             quote_ident(name)
         ))),
         (None, PublicationAutocreateMode::AllTables) => {
-            let sql = format!("CREATE PUBLICATION {} FOR ALL TABLES{publish}", quote_ident(name));
+            let sql = format!("CREATE PUBLICATION {} FOR ALL TABLES", quote_ident(name));
             client.batch_execute(&sql).await.map_err(|e| {
                 Error::from(e).with_context(&format!(
                     "cannot create publication {name} FOR ALL TABLES (this needs a superuser; or use publication.autocreate.mode=filtered)"
@@ -110,13 +110,13 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             Ok(())
         }
         (None, PublicationAutocreateMode::NoTables) => {
-            client.batch_execute(&format!("CREATE PUBLICATION {}{publish}", quote_ident(name))).await?;
+            client.batch_execute(&format!("CREATE PUBLICATION {}", quote_ident(name))).await?;
             tracing::info!(publication = %name, "created publication without tables");
             Ok(())
         }
         (None, PublicationAutocreateMode::Filtered) => {
             let tables = filtered_table_list(client, config).await?;
-            let sql = format!("CREATE PUBLICATION {} FOR TABLE {tables}{publish}", quote_ident(name));
+            let sql = format!("CREATE PUBLICATION {} FOR TABLE {tables}", quote_ident(name));
             client.batch_execute(&sql).await.map_err(|e| Error::from(e).with_context(&format!("cannot create publication {name}")))?;
             tracing::info!(publication = %name, "created publication for the filtered tables");
             Ok(())
@@ -155,13 +155,6 @@ async fn filtered_table_list(client: &Client, config: &ConnectorConfig) -> Resul
         .map(|t| format!("{}.{}", quote_ident(&t.schema), quote_ident(&t.table)))
         .collect::<Vec<_>>()
         .join(", "))
-}
-
-fn publish_clause(config: &ConnectorConfig) -> String {
-    // Debezium adds publish = '...' only when skipped.operations is set explicitly; pgcdc
-    // never restricts what is published, and filters operations itself.
-    let _ = config;
-    String::new()
 }
 
 /// A replication slot as `pg_replication_slots` shows it.
