@@ -1,0 +1,740 @@
+#!/usr/bin/env bash
+# Core throughput benchmark: pgcdc versus pg_recvlogical on the same logical-decoding backlog.
+#
+# Usage: scripts/bench.sh [--quick] [--keep] [--help]
+#        scripts/bench.sh --delete-topics
+#   --quick          100,000 rows (10 transactions of 10,000) instead of 1,000,000, for a smoke test
+#   --keep           keep the bench database, slots and Kafka topic at the end (for inspection)
+#   --delete-topics  delete every Kafka topic left by earlier runs (bench<stamp>.public.t), exit
+#
+# What it does (see bench/README.md):
+#   1. starts the local services (scripts/services.sh start pg, start kafka) and builds target/release/pgcdc
+#      when it is missing or older than the sources;
+#   2. creates a fresh database with table t (bigint PK, int, numeric(12,2), text, timestamptz)
+#      and a publication for it; creates a pgoutput slot for pg_recvlogical and copies it
+#      (pg_copy_logical_replication_slot) into a second slot for pgcdc, so both start at the
+#      same LSN;
+#   3. loads BENCH_ROWS rows in transactions of BENCH_TX_ROWS rows while nothing consumes
+#      the slots, and finds the exact end LSN of the last load transaction's commit record
+#      (pg_walinspect);
+#   4. drains slot 1 with pg_recvlogical --endpos=<that LSN> -f /dev/null: the ceiling;
+#   5. starts pgcdc (snapshot.mode=no_data) on slot 2 and times it from process start until
+#      slot 2's confirmed_flush_lsn reaches that LSN, i.e. until Kafka has acknowledged every
+#      record (pgcdc confirms a transaction only after all its records are acked); checks that
+#      the topic holds BENCH_ROWS records; records peak RSS and CPU; stops pgcdc with SIGTERM;
+#   6. prints a report and writes it as JSON to target/bench/core-<date>.json (logs and
+#      samples of the run in target/bench/core-<date>/), then drops slots, publication and
+#      database, and deletes the run's Kafka topic (3.5 GB per million rows; BENCH_KEEP_TOPIC=1
+#      keeps it) with bench/DeleteTopics.java, run by the JDK on the broker's own jars.
+#
+# Environment (defaults in brackets):
+#   BENCH_ROWS [1000000]  BENCH_TX_ROWS [10000]       rows loaded, rows per transaction
+#   BENCH_LINGER_MS [5]   BENCH_BATCH_SIZE [1000000]  BENCH_COMPRESSION [none]
+#   BENCH_QUEUE_KBYTES [65536]  BENCH_QUEUE_MESSAGES [100000]
+#                         producer.override.{linger.ms,batch.size,compression.type,
+#                         queue.buffering.max.kbytes,queue.buffering.max.messages}; an empty
+#                         value leaves the key unset (pgcdc's own default applies)
+#   BENCH_STATUS_INTERVAL_MS [100]  status.update.interval.ms of pgcdc
+#   BENCH_PARTITIONS [-1]           topic.creation.default.partitions (-1: broker default)
+#   BENCH_SET [""]                  extra pgcdc settings, whitespace-separated key=value
+#                                   (e.g. "max.queue.size=16384 producer.override.acks=all")
+#   BENCH_PG_SSLMODE [disable]      sslmode of both pg_recvlogical and pgcdc
+#   BENCH_DB [pgcdc_bench]          database created (and dropped) by the bench
+#   BENCH_TIMEOUT [900]             seconds allowed for each of: load, pg_recvlogical, pgcdc
+#   BENCH_VERIFY [offsets]          offsets: count records by partition watermarks;
+#                                   full: also consume the topic and count distinct keys
+#   BENCH_PERF [0]                  1: perf record (199 Hz, DWARF call graphs) the pgcdc process
+#                                   while it streams
+#                                   (adds overhead; report in target/bench/core-<date>/)
+#   BENCH_NO_BUILD [0]              1: use target/release/pgcdc as it is, never build
+#   BENCH_KEEP_TOPIC [0]            1: keep the run's Kafka topic
+#   PGCDC_LOG [info]                pgcdc log filter
+# shellcheck disable=SC2015  # "check && check || die" is intended: die exits
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+cd "$ROOT"
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: ERROR: %s\n' "$*" >&2; exit 1; }
+
+usage() { sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+QUICK=0
+KEEP=0
+DELETE_TOPICS_ONLY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --keep) KEEP=1 ;;
+    --delete-topics) DELETE_TOPICS_ONLY=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+  shift
+done
+
+if [ "$QUICK" = 1 ]; then ROWS=${BENCH_ROWS:-100000}; else ROWS=${BENCH_ROWS:-1000000}; fi
+TX_ROWS=${BENCH_TX_ROWS:-10000}
+LINGER_MS=${BENCH_LINGER_MS-5}
+BATCH_SIZE=${BENCH_BATCH_SIZE-1000000}
+COMPRESSION=${BENCH_COMPRESSION-none}
+QUEUE_KBYTES=${BENCH_QUEUE_KBYTES-65536}
+QUEUE_MESSAGES=${BENCH_QUEUE_MESSAGES-100000}
+STATUS_MS=${BENCH_STATUS_INTERVAL_MS:-100}
+PARTITIONS=${BENCH_PARTITIONS:--1}
+EXTRA_SET=${BENCH_SET:-}
+SSLMODE=${BENCH_PG_SSLMODE:-disable}
+DB=${BENCH_DB:-pgcdc_bench}
+TIMEOUT=${BENCH_TIMEOUT:-900}
+VERIFY=${BENCH_VERIFY:-offsets}
+PERF=${BENCH_PERF:-0}
+NO_BUILD=${BENCH_NO_BUILD:-0}
+KEEP_TOPIC=${BENCH_KEEP_TOPIC:-0}
+export PGCDC_LOG=${PGCDC_LOG:-info}
+
+is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
+is_uint "$ROWS" && [ "$ROWS" -gt 0 ] || die "BENCH_ROWS=$ROWS: expected a positive integer"
+is_uint "$TX_ROWS" && [ "$TX_ROWS" -gt 0 ] || die "BENCH_TX_ROWS=$TX_ROWS: expected a positive integer"
+is_uint "$STATUS_MS" && [ "$STATUS_MS" -gt 0 ] || die "BENCH_STATUS_INTERVAL_MS=$STATUS_MS: expected a positive integer"
+is_uint "$TIMEOUT" && [ "$TIMEOUT" -gt 0 ] || die "BENCH_TIMEOUT=$TIMEOUT: expected a positive integer"
+[[ "$PARTITIONS" =~ ^(-1|[1-9][0-9]*)$ ]] || die "BENCH_PARTITIONS=$PARTITIONS: expected -1 or a positive integer"
+[[ "$DB" =~ ^[a-z_][a-z0-9_]*$ ]] || die "BENCH_DB=$DB: use lower-case letters, digits and _"
+case "$VERIFY" in offsets|full) ;; *) die "BENCH_VERIFY=$VERIFY: expected offsets or full" ;; esac
+case "$SSLMODE" in disable|allow|prefer|require) ;; *) die "BENCH_PG_SSLMODE=$SSLMODE: expected disable, allow, prefer or require" ;; esac
+
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT="$ROOT/target/bench"
+RUN="$OUT/core-$STAMP"
+JSON="$OUT/core-$STAMP.json"
+SLOT_RECV=bench_recvlogical
+SLOT_PGCDC=bench_pgcdc
+PUB=bench_pub
+TABLE=t
+PREFIX="bench$STAMP"          # letters and digits: a valid topic.prefix
+TOPIC="$PREFIX.public.$TABLE"
+PGCDC="$ROOT/target/release/pgcdc"
+TOPIC_REGEX='bench[0-9]{8}T[0-9]{6}Z\.public\.t'
+mkdir -p "$OUT"
+
+# Clock in seconds with microseconds, and float helpers.
+now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
+fdiv() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else printf "null" }'; }
+fratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "null" }'; }
+kib_to_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+# A JSON number, or null when the value is empty/not numeric.
+jnum() { if [[ "${1:-}" =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then printf '%s' "$1"; else printf 'null'; fi; }
+
+# ---------------------------------------------------------------------------------------------
+# Prerequisites, services, build
+# ---------------------------------------------------------------------------------------------
+
+need_pkg() { # command package
+  command -v "$1" >/dev/null 2>&1 && return 0
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+    || die "missing command $1 (install the Debian package $2)"
+  log "installing $2 with apt-get (log: $RUN/apt.log)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >>"$RUN/apt.log" 2>&1 \
+    || { apt-get update -q >>"$RUN/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >>"$RUN/apt.log" 2>&1; } \
+    || die "apt-get install $2 failed, see $RUN/apt.log"
+}
+
+[ "$DELETE_TOPICS_ONLY" = 1 ] || { mkdir -p "$RUN"; log "run directory: $RUN"; }
+LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
+# pg and kafka only: "start all" would also (re)start or SIGCONT the fault-test broker
+# (kafka-fault), which tests stop on purpose, and the bench never uses it.
+scripts/services.sh start pg
+scripts/services.sh start kafka
+eval "$(scripts/services.sh env)"
+PG_HOST=$PGCDC_TEST_PG_HOST
+PG_PORT=$PGCDC_TEST_PG_PORT
+PG_USER=$PGCDC_TEST_PG_SUPERUSER
+export PGPASSWORD=$PGCDC_TEST_PG_PASSWORD
+KAFKA=$PGCDC_TEST_KAFKA
+
+# Deletes the topics whose whole name matches regex $1 (kcat cannot): bench/DeleteTopics.java,
+# run as a single-file program by the JDK with the broker's own jars. Prints what it deleted.
+delete_topics() {
+  local lib="$ROOT/target/services/kafka/lib" deleted
+  if ! command -v java >/dev/null 2>&1 || [ ! -d "$lib" ]; then
+    log "WARNING: cannot delete Kafka topics (needs java and $lib); they stay"
+    return 0
+  fi
+  if deleted=$(timeout 180 java -Xmx256m -cp "$lib/*" "$ROOT/bench/DeleteTopics.java" "$KAFKA" "$1" \
+                 2>>"$OUT/delete-topics.log"); then
+    [ -z "$deleted" ] || log "deleted Kafka topic(s): $(tr '\n' ' ' <<<"$deleted")"
+  else
+    log "WARNING: deleting Kafka topics matching $1 failed (log: $OUT/delete-topics.log)"
+  fi
+}
+if [ "$DELETE_TOPICS_ONLY" = 1 ]; then
+  delete_topics "$TOPIC_REGEX"
+  exit 0
+fi
+
+need_pkg psql postgresql-client
+need_pkg pg_recvlogical postgresql-client
+need_pkg kcat kcat
+need_pkg jq jq
+[ -x /usr/bin/time ] || need_pkg /usr/bin/time time
+# (No "| grep -q" under pipefail: grep exiting at the first match can SIGPIPE the writer.)
+time_out=$(/usr/bin/time -v true 2>&1 || true)
+[[ "$time_out" == *"Maximum resident set size"* ]] || die "/usr/bin/time is not GNU time (apt-get install time)"
+if [ "$PERF" = 1 ]; then command -v perf >/dev/null 2>&1 || die "BENCH_PERF=1 needs perf (linux-perf)"; fi
+
+if [ "$NO_BUILD" != 1 ]; then
+  stale=""
+  if [ ! -x "$PGCDC" ]; then
+    stale="missing"
+  else
+    stale=$(find src Cargo.toml Cargo.lock -newer "$PGCDC" -print -quit 2>/dev/null || true)
+  fi
+  if [ -n "$stale" ]; then
+    [ "$stale" = missing ] || stale="older than $stale"
+    log "cargo build --release --bin pgcdc (binary $stale; log: $RUN/build.log)"
+    cargo build --release --bin pgcdc >"$RUN/build.log" 2>&1 \
+      || { tail -n 30 "$RUN/build.log" >&2; die "cargo build --release --bin pgcdc failed (log: $RUN/build.log)"; }
+  fi
+fi
+[ -x "$PGCDC" ] || die "$PGCDC is missing (BENCH_NO_BUILD=1 was set?)"
+
+CONN_BASE="host=$PG_HOST port=$PG_PORT user=$PG_USER sslmode=$SSLMODE"
+# psql on database $1, unaligned tuples only, stop at the first error.
+q() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 "$CONN_BASE dbname=$db application_name=pgcdc_bench" "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# Clean-up (also on failure / Ctrl-C)
+# ---------------------------------------------------------------------------------------------
+
+PGCDC_PID=""
+TIME_PID=""
+WAITER_PID=""
+SAMPLER_PID=""
+PERF_PID=""
+RECV_PID=""
+
+stop_pid() { # pid signal seconds: signal, wait up to seconds, then SIGKILL
+  local pid=$1 sig=$2 secs=$3 deadline
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill "-$sig" "$pid" 2>/dev/null || true
+  deadline=$(( $(date +%s) + secs ))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "pid $pid did not exit within ${secs}s of SIG$sig; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      break
+    fi
+    sleep 0.1
+  done
+}
+
+drop_bench_objects() {
+  # Slots first (a database with logical slots cannot be dropped); wait for walsenders to go.
+  local deadline left
+  deadline=$(( $(date +%s) + 60 ))
+  while :; do
+    left=$(q postgres -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC')" 2>/dev/null || echo error)
+    [ "$left" = 0 ] && break
+    q postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC') AND NOT active" >/dev/null 2>&1 || true
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "slots still present after 60s; terminating their walsenders"
+      q postgres -c "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC') AND active" >/dev/null 2>&1 || true
+      deadline=$(( $(date +%s) + 30 ))
+      [ "${terminated:-0}" = 1 ] && { log "WARNING: could not drop slots $SLOT_RECV/$SLOT_PGCDC"; return 0; }
+      terminated=1
+    fi
+    sleep 0.2
+  done
+  if [ -n "$(q postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" 2>/dev/null || true)" ]; then
+    q "$DB" -c "DROP PUBLICATION IF EXISTS $PUB" >/dev/null 2>&1 || true
+    q postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null \
+      || log "WARNING: could not drop database $DB"
+  fi
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  [ -n "$PERF_PID" ] && stop_pid "$PERF_PID" INT 30
+  [ -n "$PGCDC_PID" ] && stop_pid "$PGCDC_PID" TERM 40
+  [ -n "$TIME_PID" ] && stop_pid "$TIME_PID" TERM 5
+  [ -n "$RECV_PID" ] && stop_pid "$RECV_PID" TERM 10
+  [ -n "$WAITER_PID" ] && stop_pid "$WAITER_PID" TERM 5
+  [ -n "$SAMPLER_PID" ] && stop_pid "$SAMPLER_PID" TERM 5
+  if [ "$KEEP" = 1 ]; then
+    log "--keep: leaving database $DB, slots $SLOT_RECV/$SLOT_PGCDC, publication $PUB and topic $TOPIC"
+  else
+    if [ "${BENCH_OBJECTS_CREATED:-0}" = 1 ]; then
+      log "cleaning up: dropping slots, publication and database $DB"
+      drop_bench_objects
+    fi
+    if [ "${TOPIC_MAY_EXIST:-0}" = 1 ] && [ "$KEEP_TOPIC" != 1 ]; then
+      delete_topics "${TOPIC//./\\.}"
+    fi
+  fi
+  [ "$rc" = 0 ] || log "FAILED (exit $rc); logs in $RUN"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------------------------
+# Database, publication, slots
+# ---------------------------------------------------------------------------------------------
+
+active=$(q postgres -c "SELECT string_agg(slot_name || ' (pid ' || active_pid || ')', ', ') FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC') AND active")
+[ -z "$active" ] || die "slots in use, is another bench running? $active"
+BENCH_OBJECTS_CREATED=1
+drop_bench_objects   # leftovers of an interrupted run
+
+log "creating database $DB, table $TABLE, publication $PUB"
+q postgres -c "CREATE DATABASE $DB"
+q "$DB" <<SQL
+CREATE EXTENSION pg_walinspect;
+CREATE TABLE public.$TABLE (
+  id bigint PRIMARY KEY,
+  n integer NOT NULL,
+  amount numeric(12,2) NOT NULL,
+  label text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE PUBLICATION $PUB FOR TABLE public.$TABLE;
+SQL
+
+log "creating slot $SLOT_RECV (pgoutput) and copying it to $SLOT_PGCDC"
+q "$DB" -c "SELECT pg_create_logical_replication_slot('$SLOT_RECV', 'pgoutput')" >/dev/null
+q "$DB" -c "SELECT pg_copy_logical_replication_slot('$SLOT_RECV', '$SLOT_PGCDC')" >/dev/null
+slot_lsn() { q "$DB" -c "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '$1'"; }
+LSN_RECV_START=$(slot_lsn "$SLOT_RECV")
+LSN_PGCDC_START=$(slot_lsn "$SLOT_PGCDC")
+if [ "$LSN_RECV_START" = "$LSN_PGCDC_START" ]; then SLOTS_EQUAL=true; else SLOTS_EQUAL=false; fi
+log "slot start LSNs: $SLOT_RECV=$LSN_RECV_START $SLOT_PGCDC=$LSN_PGCDC_START (equal: $SLOTS_EQUAL)"
+
+# ---------------------------------------------------------------------------------------------
+# Load (nothing consumes the slots meanwhile)
+# ---------------------------------------------------------------------------------------------
+
+NTX=$(( (ROWS + TX_ROWS - 1) / TX_ROWS ))
+log "loading $ROWS rows: $NTX transactions of up to $TX_ROWS rows"
+{
+  echo "SET synchronous_commit = on;"   # every commit durable before the next: exact end LSN
+  first=1
+  for (( i = 0; i < NTX; i++ )); do
+    last=$(( first + TX_ROWS - 1 )); [ "$last" -le "$ROWS" ] || last=$ROWS
+    echo "BEGIN;"
+    echo "INSERT INTO public.$TABLE SELECT g, g % 1000, (g % 100000) / 100.0, md5(g::text), now() FROM generate_series($first, $last) AS g;"
+    if [ "$i" = $(( NTX - 1 )) ]; then
+      echo "SELECT 'xid ' || pg_current_xact_id() || ' ' || pg_current_wal_insert_lsn();"
+    fi
+    echo "COMMIT;"
+    first=$(( last + 1 ))
+  done
+  echo "SELECT 'end ' || pg_current_wal_lsn() || ' ' || pg_current_wal_flush_lsn();"
+} >"$RUN/load.sql"
+t_load0=$(now)
+timeout "$TIMEOUT" psql -X -q -At -v ON_ERROR_STOP=1 "$CONN_BASE dbname=$DB" -f "$RUN/load.sql" >"$RUN/load.out" \
+  || die "load failed or took more than ${TIMEOUT}s (BENCH_TIMEOUT)"
+LOAD_S=$(fsub "$(now)" "$t_load0")
+read -r _ LAST_XID8 LSN_BEFORE_COMMIT < <(grep '^xid ' "$RUN/load.out")
+read -r _ END_WAL_LSN END_FLUSH_LSN < <(grep '^end ' "$RUN/load.out")
+LAST_XID=$(( LAST_XID8 % 4294967296 ))
+# The exact end of the last load transaction's commit record: pgoutput's Commit end_lsn,
+# which is what pg_recvlogical stops at and what pgcdc confirms once everything is acked.
+END_LSN=$(q "$DB" -c "SELECT end_lsn FROM pg_get_wal_records_info('$LSN_BEFORE_COMMIT', '$END_FLUSH_LSN')
+                      WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%' AND xid = '$LAST_XID'::xid")
+[ -n "$END_LSN" ] || die "could not find the commit record of xid $LAST_XID between $LSN_BEFORE_COMMIT and $END_FLUSH_LSN"
+WAL_BYTES=$(q "$DB" -c "SELECT pg_wal_lsn_diff('$END_LSN', '$LSN_RECV_START')::bigint")
+COUNT=$(q "$DB" -c "SELECT count(*) FROM public.$TABLE")
+[ "$COUNT" = "$ROWS" ] || die "table holds $COUNT rows, expected $ROWS"
+log "loaded in ${LOAD_S}s; last commit (xid $LAST_XID) ends at $END_LSN; pg_current_wal_lsn() $END_WAL_LSN; $WAL_BYTES WAL bytes since the slots"
+
+# ---------------------------------------------------------------------------------------------
+# Ceiling: pg_recvlogical drains slot 1 to /dev/null
+# ---------------------------------------------------------------------------------------------
+
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() { # pid -> utime+stime in ticks (fields 14, 15 after the parenthesised comm)
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+  s=${s##*) }
+  awk '{ print $12 + $13 }' <<<"$s"
+}
+ticks_to_s() { awk -v t="$1" -v h="$CLK_TCK" 'BEGIN { printf "%.2f", t / h }'; }
+host_cpu() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat; }   # total idle+iowait
+# Busy cpu-seconds of the whole host between two host_cpu readings (all cpus together).
+host_busy_s() { ticks_to_s $(( ($3 - $4) - ($1 - $2) )); }
+# Nanoseconds all threads of a process spent runnable but waiting for a cpu (schedstat).
+runq_wait_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ w += $2 } END { printf "%.0f\n", w }'; }
+ns_to_s() { awk -v n="$1" 'BEGIN { printf "%.2f", n / 1e9 }'; }
+
+log "pg_recvlogical: draining $SLOT_RECV up to $END_LSN"
+read -r host_total0 host_idle0 < <(host_cpu)
+t_recv0=$(now)
+set +e
+timeout "$TIMEOUT" /usr/bin/time -v -o "$RUN/recvlogical.time" \
+  pg_recvlogical -d "$CONN_BASE dbname=$DB application_name=bench_recvlogical" \
+    --slot="$SLOT_RECV" --start --endpos="$END_LSN" --no-loop \
+    -o proto_version=1 -o publication_names="$PUB" -f /dev/null 2>"$RUN/recvlogical.log" &
+RECV_PID=$!
+wait "$RECV_PID"; recv_rc=$?
+set -e
+t_recv1=$(now)
+read -r host_total1 host_idle1 < <(host_cpu)
+RECV_HOST_BUSY_S=$(host_busy_s "$host_total0" "$host_idle0" "$host_total1" "$host_idle1")
+RECV_PID=""
+[ "$recv_rc" = 0 ] || { cat "$RUN/recvlogical.log" >&2; die "pg_recvlogical failed (exit $recv_rc; 124 = timeout of ${TIMEOUT}s)"; }
+RECV_S=$(fsub "$t_recv1" "$t_recv0")
+RECV_RATE=$(fdiv "$ROWS" "$RECV_S")
+time_field() { # file "label" -> value after ": "
+  awk -F': ' -v k="$2" 'index($0, k) { print $2; exit }' "$1" | tr -d ' \t'
+}
+RECV_USER=$(time_field "$RUN/recvlogical.time" "User time (seconds)")
+RECV_SYS=$(time_field "$RUN/recvlogical.time" "System time (seconds)")
+RECV_RSS_MIB=$(kib_to_mib "$(time_field "$RUN/recvlogical.time" "Maximum resident set size (kbytes)")")
+log "pg_recvlogical: ${RECV_S}s, $RECV_RATE rows/s"
+
+# ---------------------------------------------------------------------------------------------
+# pgcdc on slot 2
+# ---------------------------------------------------------------------------------------------
+
+KAFKA_PID=$(scripts/services.sh kafka-pid kafka 2>/dev/null || true)
+
+# The connector config.
+producer_json=$(jq -n \
+  --arg linger "$LINGER_MS" --arg batch "$BATCH_SIZE" --arg comp "$COMPRESSION" \
+  --arg qkb "$QUEUE_KBYTES" --arg qmsg "$QUEUE_MESSAGES" '
+  {"producer.override.linger.ms": $linger, "producer.override.batch.size": $batch,
+   "producer.override.compression.type": $comp,
+   "producer.override.queue.buffering.max.kbytes": $qkb,
+   "producer.override.queue.buffering.max.messages": $qmsg}
+  | with_entries(select(.value != ""))')
+jq -n \
+  --arg host "$PG_HOST" --arg port "$PG_PORT" --arg user "$PG_USER" --arg pw "$PGPASSWORD" \
+  --arg db "$DB" --arg ssl "$SSLMODE" --arg slot "$SLOT_PGCDC" --arg pub "$PUB" \
+  --arg table "public.$TABLE" --arg prefix "$PREFIX" --arg status "$STATUS_MS" \
+  --arg offsets "$RUN/offsets.json" --arg kafka "$KAFKA" --arg parts "$PARTITIONS" \
+  --argjson producer "$producer_json" '
+  {name: "pgcdc-bench", config: ({
+    "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+    "database.hostname": $host, "database.port": $port, "database.user": $user,
+    "database.password": $pw, "database.dbname": $db, "database.sslmode": $ssl,
+    "plugin.name": "pgoutput", "slot.name": $slot, "publication.name": $pub,
+    "publication.autocreate.mode": "filtered", "table.include.list": $table,
+    "topic.prefix": $prefix, "snapshot.mode": "no_data",
+    "status.update.interval.ms": $status,
+    "offset.storage.file.filename": $offsets,
+    "bootstrap.servers": $kafka,
+    "topic.creation.default.partitions": $parts
+  } + $producer)}' >"$RUN/connector.json"
+chmod 600 "$RUN/connector.json"   # holds the (local test) database password
+
+SET_ARGS=()
+read -r -a EXTRA_ARR <<<"$EXTRA_SET"
+for kv in ${EXTRA_ARR[@]+"${EXTRA_ARR[@]}"}; do
+  [[ "$kv" == *=* ]] || die "BENCH_SET: '$kv' is not key=value"
+  SET_ARGS+=(--set "$kv")
+done
+
+# Waiter: one server-side loop that polls the slot every 20 ms and prints the server clock
+# when confirmed_flush_lsn reaches the end LSN. It is connected and polling before pgcdc
+# starts, so its own start-up is not timed, and it costs no process spawns while pgcdc runs.
+cat >"$RUN/waiter.sql" <<SQL
+DO \$\$
+DECLARE deadline timestamptz := clock_timestamp() + interval '$TIMEOUT seconds';
+BEGIN
+  LOOP
+    EXIT WHEN (SELECT confirmed_flush_lsn FROM pg_replication_slots
+               WHERE slot_name = '$SLOT_PGCDC') >= '$END_LSN'::pg_lsn;
+    IF clock_timestamp() > deadline THEN
+      RAISE EXCEPTION 'slot $SLOT_PGCDC did not reach $END_LSN within $TIMEOUT s';
+    END IF;
+    PERFORM pg_sleep(0.02);
+  END LOOP;
+END
+\$\$;
+SELECT to_char(extract(epoch FROM clock_timestamp()), 'FM9999999999.999999');
+SQL
+psql -X -q -At -v ON_ERROR_STOP=1 "$CONN_BASE dbname=$DB application_name=bench_waiter" \
+  -f "$RUN/waiter.sql" >"$RUN/waiter.out" 2>"$RUN/waiter.err" </dev/null &
+WAITER_PID=$!
+deadline=$(( $(date +%s) + 30 ))
+until [ -n "$(q postgres -c "SELECT 1 FROM pg_stat_activity WHERE application_name = 'bench_waiter' AND datname = '$DB' AND state = 'active'")" ]; do
+  kill -0 "$WAITER_PID" 2>/dev/null || { cat "$RUN/waiter.err" >&2; die "waiter could not connect"; }
+  [ "$(date +%s)" -lt "$deadline" ] || die "waiter not polling within 30s"
+  sleep 0.05
+done
+
+TOPIC_MAY_EXIST=1
+read -r host_total0 host_idle0 < <(host_cpu)
+kafka_ticks0=$( [ -n "$KAFKA_PID" ] && cpu_ticks "$KAFKA_PID" || echo 0)
+kafka_wait0=$( [ -n "$KAFKA_PID" ] && runq_wait_ns "$KAFKA_PID" || echo 0)
+log "pgcdc: starting on $SLOT_PGCDC, topic $TOPIC (log: $RUN/pgcdc.log)"
+t_pgcdc0=$(now)
+# /usr/bin/time -> bash (writes its pid, then execs pgcdc): the pid file holds pgcdc's pid.
+# shellcheck disable=SC2016
+/usr/bin/time -v -o "$RUN/pgcdc.time" \
+  bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/pgcdc.pid" \
+  "$PGCDC" run --config "$RUN/connector.json" ${SET_ARGS[@]+"${SET_ARGS[@]}"} \
+  </dev/null >"$RUN/pgcdc.stdout" 2>"$RUN/pgcdc.log" &
+TIME_PID=$!
+deadline=$(( $(date +%s) + 10 ))
+until [ -s "$RUN/pgcdc.pid" ]; do
+  kill -0 "$TIME_PID" 2>/dev/null || break
+  [ "$(date +%s)" -lt "$deadline" ] || die "pgcdc did not start within 10s"
+  sleep 0.01
+done
+PGCDC_PID=$(cat "$RUN/pgcdc.pid" 2>/dev/null || true)
+
+# Sampler: once a second, pgcdc RSS and CPU, Kafka broker CPU, host busy %.
+sampler() {
+  local pid=$1 t0=$2 rss ticks kt tot idle ptot=$host_total0 pidle=$host_idle0
+  printf 't_s\tpgcdc_rss_mib\tpgcdc_cpu_s\tkafka_cpu_s\thost_busy_pct\n'
+  while kill -0 "$pid" 2>/dev/null; do
+    rss=$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status" 2>/dev/null || echo "")
+    ticks=$(cpu_ticks "$pid")
+    kt=$( [ -n "$KAFKA_PID" ] && cpu_ticks "$KAFKA_PID" || echo 0)
+    read -r tot idle < <(host_cpu)
+    printf '%s\t%s\t%s\t%s\t%s\n' "$(fsub "$(now)" "$t0")" "$rss" "$(ticks_to_s "$ticks")" \
+      "$(ticks_to_s $(( kt - kafka_ticks0 )))" \
+      "$(awk -v t=$(( tot - ptot )) -v i=$(( idle - pidle )) 'BEGIN { if (t > 0) printf "%.0f", 100 * (t - i) / t; else print 0 }')"
+    ptot=$tot; pidle=$idle
+    sleep 1
+  done
+}
+if [ -n "$PGCDC_PID" ]; then
+  sampler "$PGCDC_PID" "$t_pgcdc0" >"$RUN/samples.tsv" 2>/dev/null &
+  SAMPLER_PID=$!
+  if [ "$PERF" = 1 ]; then
+    # DWARF unwinding: the release build and librdkafka have no frame pointers.
+    perf record -F 199 --call-graph dwarf,16384 -p "$PGCDC_PID" -o "$RUN/perf.data" >"$RUN/perf.log" 2>&1 &
+    PERF_PID=$!
+  fi
+fi
+
+# Wait for whichever comes first: the slot reaching END_LSN, or pgcdc exiting.
+set +e
+wait -n -p FIRST "$WAITER_PID" "$TIME_PID"
+set -e
+if [ "${FIRST:-}" != "$WAITER_PID" ] || ! grep -qE '^[0-9]+\.[0-9]+$' "$RUN/waiter.out"; then
+  tail -n 40 "$RUN/pgcdc.log" >&2 || true
+  cat "$RUN/waiter.err" >&2 || true
+  if [ "${FIRST:-}" = "$TIME_PID" ]; then die "pgcdc exited before Kafka acknowledged everything (log: $RUN/pgcdc.log)"; fi
+  die "waiting for $SLOT_PGCDC to reach $END_LSN failed (see above)"
+fi
+WAITER_PID=""
+t_ack=$(tail -n 1 "$RUN/waiter.out")
+PGCDC_S=$(fsub "$t_ack" "$t_pgcdc0")
+PGCDC_RATE=$(fdiv "$ROWS" "$PGCDC_S")
+log "pgcdc: last record acknowledged after ${PGCDC_S}s, $PGCDC_RATE events/s"
+
+# Measurements at the moment of the last ack, before stopping anything.
+[ -n "$PERF_PID" ] && { stop_pid "$PERF_PID" INT 60; PERF_PID=""; }
+VMHWM_MIB=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$PGCDC_PID/status")
+PGCDC_CPU_S=$(ticks_to_s "$(cpu_ticks "$PGCDC_PID")")
+read -r host_total1 host_idle1 < <(host_cpu)
+HOST_BUSY=$(awk -v t=$(( host_total1 - host_total0 )) -v i=$(( host_idle1 - host_idle0 )) 'BEGIN { if (t > 0) printf "%.0f", 100 * (t - i) / t; else print "null" }')
+HOST_BUSY_S=$(host_busy_s "$host_total0" "$host_idle0" "$host_total1" "$host_idle1")
+KAFKA_CPU_S=null; KAFKA_WAIT_S=null
+if [ -n "$KAFKA_PID" ]; then
+  KAFKA_CPU_S=$(ticks_to_s $(( $(cpu_ticks "$KAFKA_PID") - kafka_ticks0 )))
+  KAFKA_WAIT_S=$(ns_to_s $(( $(runq_wait_ns "$KAFKA_PID") - kafka_wait0 )))
+fi
+PGCDC_WAIT_S=$(ns_to_s "$(runq_wait_ns "$PGCDC_PID")")
+WALSENDER_PID=$(q "$DB" -c "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '$SLOT_PGCDC'")
+WALSENDER_CPU_S=null; WALSENDER_WAIT_S=null
+if [ -n "$WALSENDER_PID" ]; then
+  WALSENDER_CPU_S=$(ticks_to_s "$(cpu_ticks "$WALSENDER_PID")")
+  WALSENDER_WAIT_S=$(ns_to_s "$(runq_wait_ns "$WALSENDER_PID")")
+fi
+# Busy cpu time of everything else on the host during the run (PostgreSQL backends, the waiter,
+# the sampler, other users' work): a measure of interference.
+OTHER_CPU_S=$(awk -v h="$HOST_BUSY_S" -v a="$PGCDC_CPU_S" -v b="$KAFKA_CPU_S" -v c="$WALSENDER_CPU_S" \
+  'BEGIN { printf "%.2f", h - a - (b == "null" ? 0 : b) - (c == "null" ? 0 : c) }')
+# Per thread name (tokio workers, librdkafka threads, ...), busiest first: cpu seconds, and
+# seconds spent runnable but waiting for a cpu (/proc/.../schedstat), i.e. cpu starvation.
+# Wall time minus both is time the thread was blocked (waiting for I/O, a queue, a timer).
+for task in /proc/"$PGCDC_PID"/task/*; do
+  comm=$(cat "$task/comm" 2>/dev/null) || continue
+  read -r _ wait_ns _ <"$task/schedstat" 2>/dev/null || wait_ns=0
+  printf '%s\t%s\t%s\n' "$comm" "$(cpu_ticks "${task#/proc/}")" "$wait_ns"
+done | awk -F'\t' -v h="$CLK_TCK" '{ s[$1] += $2; w[$1] += $3; n[$1]++ }
+  END { for (k in s) printf "%s\t%d\t%.2f\t%.2f\n", k, n[k], s[k] / h, w[k] / 1e9 }' \
+  | sort -t$'\t' -k3,3 -rn >"$RUN/threads.tsv"
+THREADS_JSON=$(jq -R -s 'split("\n") | map(select(length > 0) | split("\t")
+  | {name: .[0], threads: (.[1] | tonumber), cpu_s: (.[2] | tonumber),
+     runqueue_wait_s: (.[3] | tonumber)})' "$RUN/threads.tsv")
+
+# Startup: process start -> "streaming started" in the log.
+strip_ansi() { sed 's/\x1b\[[0-9;]*m//g' "$@"; }
+STARTUP_S=null; STREAM_RATE=null
+ts=$(strip_ansi "$RUN/pgcdc.log" | awk '/streaming started/ && !seen { print $1; seen = 1 }')
+if [ -n "$ts" ] && t_stream=$(date -d "$ts" +%s.%N 2>/dev/null); then
+  STARTUP_S=$(fsub "$t_stream" "$t_pgcdc0")
+  STREAM_RATE=$(fdiv "$ROWS" "$(fsub "$t_ack" "$t_stream")")
+fi
+
+# Kafka: records in the topic = sum over partitions of (high - low watermark).
+kafka_count() {
+  local parts p hi lo total=0
+  parts=$(kcat -L -b "$KAFKA" -t "$TOPIC" -J -m 10 | jq -r '.topics[0].partitions[].partition')
+  [ -n "$parts" ] || { echo "error"; return; }
+  for p in $parts; do
+    hi=$(kcat -Q -b "$KAFKA" -t "$TOPIC:$p:-1" -m 10 | awk '{ print $NF }')
+    lo=$(kcat -Q -b "$KAFKA" -t "$TOPIC:$p:-2" -m 10 | awk '{ print $NF }')
+    total=$(( total + hi - lo ))
+  done
+  echo "$total"
+}
+KAFKA_RECORDS=$(kafka_count)
+KAFKA_PARTITIONS=$(kcat -L -b "$KAFKA" -t "$TOPIC" -J -m 10 | jq '.topics[0].partitions | length')
+# Size of a record: average key and value bytes over the last 1000 records of partition 0.
+read -r AVG_KEY AVG_VALUE < <(kcat -C -b "$KAFKA" -t "$TOPIC" -p 0 -o -1000 -e -q -f '%K %S\n' \
+  | awk '{ k += $1; v += $2; n++ } END { if (n) printf "%.0f %.0f\n", k / n, v / n; else print "null null" }')
+DISTINCT_KEYS=null
+if [ "$VERIFY" = full ]; then
+  log "BENCH_VERIFY=full: consuming $TOPIC to count records and distinct keys"
+  read -r CONSUMED DISTINCT_KEYS < <(kcat -C -b "$KAFKA" -t "$TOPIC" -o beginning -e -q -f '%k\n' \
+    | sort | awk '{ n++; if ($0 != prev) d++; prev = $0 } END { print n + 0, d + 0 }')
+  [ "$CONSUMED" = "$KAFKA_RECORDS" ] || log "WARNING: consumed $CONSUMED records, watermarks say $KAFKA_RECORDS"
+fi
+VERIFIED=false
+if [ "$KAFKA_RECORDS" = "$ROWS" ] && { [ "$DISTINCT_KEYS" = null ] || [ "$DISTINCT_KEYS" = "$ROWS" ]; }; then
+  VERIFIED=true
+fi
+
+# Stop pgcdc gracefully and collect its exit status and totals.
+log "pgcdc: SIGTERM"
+kill -TERM "$PGCDC_PID"
+deadline=$(( $(date +%s) + 60 ))
+while kill -0 "$TIME_PID" 2>/dev/null; do
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    log "pgcdc did not stop within 60s of SIGTERM; sending SIGKILL"
+    kill -KILL "$PGCDC_PID" 2>/dev/null || true
+    break
+  fi
+  sleep 0.05
+done
+set +e
+wait "$TIME_PID"; PGCDC_RC=$?
+set -e
+TIME_PID=""; PGCDC_PID=""
+[ -n "$SAMPLER_PID" ] && { wait "$SAMPLER_PID" 2>/dev/null || true; SAMPLER_PID=""; }
+PEAK_RSS_MIB=$(kib_to_mib "$(time_field "$RUN/pgcdc.time" "Maximum resident set size (kbytes)")")
+PGCDC_USER=$(time_field "$RUN/pgcdc.time" "User time (seconds)")
+PGCDC_SYS=$(time_field "$RUN/pgcdc.time" "System time (seconds)")
+PGCDC_WARN=$(strip_ansi "$RUN/pgcdc.log" | grep -c ' WARN ' || true)
+PGCDC_ERR=$(strip_ansi "$RUN/pgcdc.log" | grep -cE ' ERROR |pgcdc: error' || true)
+RATIO=$(fratio "$PGCDC_RATE" "$RECV_RATE")
+
+if [ "$PERF" = 1 ] && [ -s "$RUN/perf.data" ]; then
+  # Flat profile per thread and symbol, then the same with callers (inclusive time).
+  { perf report -i "$RUN/perf.data" --no-children --sort comm,dso,sym -g none --percent-limit 0.5 --stdio
+    perf report -i "$RUN/perf.data" --children --sort comm,sym -g caller,0.5,callee,function,percent --percent-limit 3 --stdio
+  } >"$RUN/perf.txt" 2>/dev/null || true
+  log "perf profile: $RUN/perf.txt"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+GIT_COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+GIT_DIRTY=$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null | wc -l | tr -d ' ')
+BIN_MTIME=$(date -u -r "$PGCDC" +%Y-%m-%dT%H:%M:%SZ)
+LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+if awk -v l="${LOADAVG_START%% *}" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+  log "WARNING: load average was $LOADAVG_START at start on $(nproc) cpus: other work competed for the cpus, figures are pessimistic"
+fi
+extra_json=$(printf '%s\n' ${EXTRA_ARR[@]+"${EXTRA_ARR[@]}"} | jq -R -s 'split("\n") | map(select(length > 0))')
+
+jq -n \
+  --arg date "$STAMP" --argjson rows "$ROWS" --argjson tx_rows "$TX_ROWS" --argjson ntx "$NTX" \
+  --arg commit "$GIT_COMMIT" --argjson dirty "$GIT_DIRTY" --arg bin "$PGCDC" --arg bin_mtime "$BIN_MTIME" \
+  --argjson cpus "$(nproc)" --arg loadavg "$LOADAVG" --arg loadavg0 "$LOADAVG_START" \
+  --argjson producer "$producer_json" --argjson status "$STATUS_MS" --argjson parts_setting "$PARTITIONS" \
+  --argjson extra "$extra_json" --arg ssl "$SSLMODE" \
+  --arg lsn_recv "$LSN_RECV_START" --arg lsn_pgcdc "$LSN_PGCDC_START" --argjson equal "$SLOTS_EQUAL" \
+  --arg end_lsn "$END_LSN" --arg end_wal "$END_WAL_LSN" --argjson wal_bytes "$(jnum "$WAL_BYTES")" \
+  --argjson load_s "$(jnum "$LOAD_S")" \
+  --argjson recv_s "$(jnum "$RECV_S")" --argjson recv_rate "$(jnum "$RECV_RATE")" \
+  --argjson recv_user "$(jnum "$RECV_USER")" --argjson recv_sys "$(jnum "$RECV_SYS")" \
+  --argjson recv_rss "$(jnum "$RECV_RSS_MIB")" \
+  --argjson p_s "$(jnum "$PGCDC_S")" --argjson p_rate "$(jnum "$PGCDC_RATE")" \
+  --argjson p_startup "$(jnum "$STARTUP_S")" --argjson p_stream_rate "$(jnum "$STREAM_RATE")" \
+  --argjson p_rss "$(jnum "$PEAK_RSS_MIB")" --argjson p_hwm "$(jnum "$VMHWM_MIB")" \
+  --argjson p_cpu_ack "$(jnum "$PGCDC_CPU_S")" --argjson p_user "$(jnum "$PGCDC_USER")" \
+  --argjson p_sys "$(jnum "$PGCDC_SYS")" --argjson p_rc "$PGCDC_RC" \
+  --argjson p_warn "$(jnum "$PGCDC_WARN")" --argjson p_err "$(jnum "$PGCDC_ERR")" \
+  --argjson ws_cpu "$(jnum "$WALSENDER_CPU_S")" --argjson k_cpu "$(jnum "$KAFKA_CPU_S")" \
+  --argjson host_busy "$(jnum "$HOST_BUSY")" --argjson threads "$THREADS_JSON" \
+  --argjson host_busy_s "$(jnum "$HOST_BUSY_S")" --argjson other_s "$(jnum "$OTHER_CPU_S")" \
+  --argjson recv_host_busy_s "$(jnum "$RECV_HOST_BUSY_S")" \
+  --argjson p_wait "$(jnum "$PGCDC_WAIT_S")" --argjson ws_wait "$(jnum "$WALSENDER_WAIT_S")" \
+  --argjson k_wait "$(jnum "$KAFKA_WAIT_S")" \
+  --arg topic "$TOPIC" --argjson k_parts "$(jnum "$KAFKA_PARTITIONS")" \
+  --argjson k_records "$(jnum "$KAFKA_RECORDS")" --argjson k_distinct "$(jnum "$DISTINCT_KEYS")" \
+  --argjson verified "$VERIFIED" \
+  --argjson avg_key "$(jnum "$AVG_KEY")" --argjson avg_value "$(jnum "$AVG_VALUE")" \
+  --argjson ratio "$(jnum "$RATIO")" --arg run_dir "$RUN" '
+{
+  bench: "core", date: $date, run_dir: $run_dir,
+  workload: {rows: $rows, rows_per_transaction: $tx_rows, transactions: $ntx,
+             table: "public.t(id bigint pk, n int, amount numeric(12,2), label text, created_at timestamptz)"},
+  pgcdc_build: {git_commit: $commit, uncommitted_source_files: $dirty, binary: $bin, binary_mtime: $bin_mtime},
+  host: {cpus: $cpus, loadavg_at_start: $loadavg0, loadavg_at_end: $loadavg},
+  settings: {producer: $producer, forced: {acks: "all", "enable.idempotence": "true"},
+             status_update_interval_ms: $status, topic_creation_default_partitions: $parts_setting,
+             snapshot_mode: "no_data", pg_sslmode: $ssl, extra_set: $extra},
+  lsn: {recvlogical_slot_start: $lsn_recv, pgcdc_slot_start: $lsn_pgcdc, slots_equal: $equal,
+        last_commit_end: $end_lsn, pg_current_wal_lsn_after_load: $end_wal, wal_bytes: $wal_bytes},
+  load_seconds: $load_s,
+  pg_recvlogical: {seconds: $recv_s, rows_per_s: $recv_rate, cpu_user_s: $recv_user,
+                   cpu_sys_s: $recv_sys, max_rss_mib: $recv_rss,
+                   host_busy_cpu_s_during: $recv_host_busy_s},
+  pgcdc: {seconds_to_last_ack: $p_s, events_per_s: $p_rate,
+          startup_seconds: $p_startup, events_per_s_after_startup: $p_stream_rate,
+          peak_rss_mib: $p_rss, vmhwm_at_last_ack_mib: $p_hwm,
+          cpu_s_at_last_ack: $p_cpu_ack, runqueue_wait_s_at_last_ack: $p_wait, cpu_user_s_total: $p_user, cpu_sys_s_total: $p_sys,
+          exit_code: $p_rc, log_warnings: $p_warn, log_errors: $p_err, threads_cpu: $threads},
+  during_pgcdc_run: {walsender_cpu_s: $ws_cpu, walsender_runqueue_wait_s: $ws_wait,
+                     kafka_broker_cpu_s: $k_cpu, kafka_broker_runqueue_wait_s: $k_wait,
+                     host_busy_pct: $host_busy,
+                     host_busy_cpu_s: $host_busy_s, other_processes_cpu_s: $other_s},
+  kafka: {topic: $topic, partitions: $k_parts, records: $k_records, distinct_keys: $k_distinct,
+          verified: $verified, avg_key_bytes: $avg_key, avg_value_bytes: $avg_value},
+  ratio_pgcdc_to_pg_recvlogical: $ratio
+}' >"$JSON"
+
+fmt_producer=$(jq -r 'to_entries | map("\(.key | sub("producer.override."; ""))=\(.value)") | join(" ")' <<<"$producer_json")
+cat <<EOF
+
+=== pgcdc core benchmark ($STAMP) ===
+workload      $ROWS inserts, $NTX transactions x $TX_ROWS rows, table public.$TABLE; load took ${LOAD_S}s
+slots         $SLOT_RECV starts at $LSN_RECV_START, $SLOT_PGCDC at $LSN_PGCDC_START (equal: $SLOTS_EQUAL)
+end LSN       last commit ends at $END_LSN (pg_current_wal_lsn after load: $END_WAL_LSN); $WAL_BYTES WAL bytes
+settings      producer: ${fmt_producer:-pgcdc defaults} (acks=all, idempotence forced)
+              status.update.interval.ms=$STATUS_MS, partitions=$KAFKA_PARTITIONS, sslmode=$SSLMODE${EXTRA_SET:+, extra: $EXTRA_SET}
+pgcdc build   $GIT_COMMIT (+$GIT_DIRTY uncommitted source files), binary $BIN_MTIME
+host          $(nproc) cpus, load average $LOADAVG_START at start, $LOADAVG at end
+
+pg_recvlogical  ${RECV_S}s  ->  $RECV_RATE rows/s   (ceiling; cpu ${RECV_USER}u+${RECV_SYS}s, rss ${RECV_RSS_MIB} MiB; host busy ${RECV_HOST_BUSY_S} cpu-s meanwhile)
+pgcdc           ${PGCDC_S}s  ->  $PGCDC_RATE events/s  (process start -> last Kafka ack)
+  after startup $STARTUP_S s startup, then $STREAM_RATE events/s
+  ratio         pgcdc / pg_recvlogical = $RATIO
+  peak RSS      $PEAK_RSS_MIB MiB (VmHWM at last ack: $VMHWM_MIB MiB)
+  cpu           pgcdc ${PGCDC_CPU_S}s at last ack (${PGCDC_USER}u+${PGCDC_SYS}s incl. shutdown); walsender ${WALSENDER_CPU_S}s; kafka broker ${KAFKA_CPU_S}s
+  cpu wait      runnable but waiting for a cpu: pgcdc threads ${PGCDC_WAIT_S}s, walsender ${WALSENDER_WAIT_S}s, kafka broker threads ${KAFKA_WAIT_S}s
+                other processes ${OTHER_CPU_S}s; host busy ${HOST_BUSY}% of $(nproc) cpus
+  threads       cpu s / waiting for a cpu s: $(head -n 4 "$RUN/threads.tsv" | awk -F'\t' '{ printf "%s%s(x%s) %s/%s", (NR > 1 ? ", " : ""), $1, $2, $3, $4 }')
+  exit          $PGCDC_RC after SIGTERM; log: $PGCDC_WARN warnings, $PGCDC_ERR errors
+kafka           $TOPIC: $KAFKA_RECORDS records (expected $ROWS; verified: $VERIFIED); avg key ${AVG_KEY} B, value ${AVG_VALUE} B
+                (the topic is deleted on exit unless --keep or BENCH_KEEP_TOPIC=1)
+
+report: $JSON
+logs:   $RUN
+EOF
+
+[ "$VERIFIED" = true ] || die "Kafka holds $KAFKA_RECORDS records in $TOPIC, expected $ROWS"
+[ "$PGCDC_RC" = 0 ] || die "pgcdc exited with $PGCDC_RC after SIGTERM"
