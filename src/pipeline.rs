@@ -20,7 +20,7 @@ use tokio_postgres::Client;
 use crate::config::{ConnectorConfig, SnapshotMode};
 use crate::convert::RecordConverter;
 use crate::error::{Error, ErrorKind, Result};
-use crate::event::envelope::{change_records, RecordOptions};
+use crate::event::envelope::{change_records, message_record, message_value_schema, RecordOptions};
 use crate::event::{ChangeEvent, Op, SourceInfo};
 use crate::offsets::ack::{AckTracker, CommitInfo, TxSeq};
 use crate::offsets::store::{OffsetStore, Offsets};
@@ -71,6 +71,8 @@ struct Processor {
     db: Arc<str>,
     tx: Option<OpenTx>,
     last_commit_lsn: Option<u64>,
+    last_commit_time_us: Option<i64>,
+    message_schema: Arc<crate::event::Schema>,
     stats: RunStats,
 }
 
@@ -185,6 +187,7 @@ impl Processor {
                     },
                 );
                 self.last_commit_lsn = Some(end_lsn);
+                self.last_commit_time_us = Some(tx.commit_time_us);
                 self.stats.transactions += 1;
             }
             Message::Origin { commit_lsn, name } => {
@@ -301,9 +304,71 @@ impl Processor {
                     self.stats.change_events += 1;
                 }
             }
-            Message::LogicalMessage { prefix, .. } => {
-                // Not requested (no "messages" option), so the server should not send any.
-                tracing::warn!(lsn = %Lsn(lsn), prefix = %prefix, "unexpected logical decoding message ignored");
+            Message::LogicalMessage {
+                transactional,
+                lsn: message_lsn,
+                prefix,
+                content,
+            } => {
+                if !self.config.message_filters.is_captured(&prefix) {
+                    return Ok(());
+                }
+                let content = crate::pg::types::encode_binary(content.to_vec(), opts.binary);
+                let (seq, own_tx) = match (&self.tx, transactional) {
+                    (Some(tx), true) => (tx.seq, false),
+                    (None, true) => {
+                        return Err(Error::protocol(
+                            "transactional logical message outside a transaction",
+                        ))
+                    }
+                    (_, false) => (self.tracker.begin(), true),
+                };
+                let source = SourceInfo {
+                    name: self.name.clone(),
+                    db: self.db.clone(),
+                    ts_us: match (&self.tx, transactional) {
+                        (Some(tx), true) => tx.commit_time_us,
+                        _ => self
+                            .last_commit_time_us
+                            .unwrap_or_else(|| crate::event::envelope::now_nanos() / 1000),
+                    },
+                    snapshot: None,
+                    sequence: Some(match self.last_commit_lsn {
+                        Some(c) => format!("[\"{c}\",\"{lsn}\"]"),
+                        None => format!("[null,\"{lsn}\"]"),
+                    }),
+                    tx_id: if transactional {
+                        self.tx.as_ref().map(|t| t.xid as i64)
+                    } else {
+                        None
+                    },
+                    lsn: Some(lsn),
+                    origin: None,
+                    origin_lsn: None,
+                };
+                let record = message_record(
+                    &self.config.topic_prefix,
+                    &source,
+                    &prefix,
+                    content,
+                    self.message_schema.clone(),
+                );
+                if let Some(record) = apply_chain(&self.transforms, record)? {
+                    let kafka_record = self.converter.convert(&record);
+                    self.sink.send(&kafka_record, seq).await?;
+                    self.stats.records += 1;
+                }
+                if own_tx {
+                    self.tracker.commit(
+                        seq,
+                        CommitInfo {
+                            end_lsn: message_lsn.max(lsn),
+                            xid: 0,
+                            commit_time_us: source.ts_us,
+                        },
+                    );
+                }
+                self.stats.change_events += 1;
             }
         }
         Ok(())
@@ -533,6 +598,10 @@ pub async fn run(
         db: Arc::from(db.dbname.as_str()),
         tx: None,
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
+        last_commit_time_us: None,
+        message_schema: message_value_schema(
+            config.values.binary != crate::pg::types::BinaryMode::Bytes,
+        ),
         stats: RunStats::default(),
     };
 
@@ -608,11 +677,13 @@ pub async fn run(
         status_interval =
             status_interval.min(Duration::from_millis((wal_sender_timeout / 2).max(1)));
     }
+    // Logical decoding messages exist in pgoutput from PostgreSQL 14.
+    let messages = server.version_num >= 140000;
     let command = setup::start_replication_command(
         &config.slot_name,
         start_lsn,
         &config.publication_name,
-        false,
+        messages,
     );
     let (reader, writer) = repl.start_replication(&command).await?;
     tracing::info!(slot = %config.slot_name, lsn = %start_lsn, status_interval_ms = status_interval.as_millis() as u64, "streaming started");

@@ -395,3 +395,67 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
     );
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logical_decoding_messages_are_published_on_the_message_topic() {
+    let db = TestDb::create("msg").await;
+    db.exec("CREATE TABLE public.m (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("msg");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("message.prefix.exclude.list".into(), "skip.*".into());
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("SELECT pg_logical_emit_message(false, 'audit', 'hello')")
+        .await;
+    db.exec("SELECT pg_logical_emit_message(false, 'skipped', 'not published')")
+        .await;
+    db.exec("BEGIN; INSERT INTO m VALUES (1); SELECT pg_logical_emit_message(true, 'audit', '\\x00ff'::bytea); COMMIT").await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.message"), 2, T).await;
+    assert_eq!(recs.len(), 2, "the excluded prefix is not published");
+    assert_eq!(
+        recs[0].key_str(),
+        r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":true,"field":"prefix"}],"optional":false,"name":"io.debezium.connector.postgresql.MessageKey","version":1},"payload":{"prefix":"audit"}}"#
+    );
+    let v = recs[0].value_json().unwrap();
+    let fields: Vec<&str> = v["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["op", "ts_ms", "source", "transaction", "message"]);
+    assert_eq!(
+        v["schema"]["name"],
+        json!("io.debezium.connector.postgresql.MessageValue")
+    );
+    let p0 = recs[0].payload();
+    assert_eq!(p0["op"], json!("m"));
+    assert_eq!(
+        p0["message"],
+        json!({"prefix":"audit","content":"aGVsbG8="})
+    );
+    assert_eq!(p0["source"]["schema"], json!(""));
+    assert_eq!(p0["source"]["table"], json!(""));
+    assert_eq!(p0["source"]["txId"], json!(null), "non-transactional");
+    let p1 = recs[1].payload();
+    assert_eq!(p1["message"], json!({"prefix":"audit","content":"AP8="}));
+    assert!(
+        p1["source"]["txId"].as_i64().is_some(),
+        "transactional messages carry the xid"
+    );
+    assert!(
+        recs[0].headers.is_empty(),
+        "message records have no context headers"
+    );
+    let committed = db.current_lsn().await;
+    wait_for("messages confirmed", T, || async {
+        (db.confirmed_flush(&prefix).await >= committed).then_some(())
+    })
+    .await;
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

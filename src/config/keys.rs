@@ -101,8 +101,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("column.include.list", NotImplemented(None)),
     ("column.exclude.list", NotImplemented(None)),
     ("table.ignore.builtin", Implemented),
-    ("message.prefix.include.list", NotImplemented(None)),
-    ("message.prefix.exclude.list", NotImplemented(None)),
+    ("message.prefix.include.list", Implemented),
+    ("message.prefix.exclude.list", Implemented),
     (
         "skip.messages.without.change",
         NotImplemented(Some("false")),

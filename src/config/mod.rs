@@ -184,6 +184,24 @@ impl TableFilters {
     }
 }
 
+/// `message.prefix.include.list` / `message.prefix.exclude.list`: anchored, case-insensitive
+/// regular expressions on the prefix of logical decoding messages.
+#[derive(Debug, Clone, Default)]
+pub struct MessageFilters {
+    /// `message.prefix.include.list`
+    pub include: Vec<Regex>,
+    /// `message.prefix.exclude.list`
+    pub exclude: Vec<Regex>,
+}
+
+impl MessageFilters {
+    /// `true` when messages with `prefix` are emitted.
+    pub fn is_captured(&self, prefix: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|r| r.is_match(prefix)))
+            && !self.exclude.iter().any(|r| r.is_match(prefix))
+    }
+}
+
 /// A configured single message transform.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransformConfig {
@@ -272,6 +290,8 @@ pub struct ConnectorConfig {
     pub publication_autocreate_mode: PublicationAutocreateMode,
     /// Table filters.
     pub filters: TableFilters,
+    /// Logical decoding message prefix filters.
+    pub message_filters: MessageFilters,
     /// `topic.prefix`
     pub topic_prefix: String,
     /// `topic.delimiter`
@@ -600,9 +620,14 @@ impl ConnectorConfig {
             table_exclude: c.regex_list("table.exclude.list"),
             ignore_builtin: c.boolean("table.ignore.builtin", true),
         };
+        let message_filters = MessageFilters {
+            include: c.regex_list("message.prefix.include.list"),
+            exclude: c.regex_list("message.prefix.exclude.list"),
+        };
         for (inc, exc) in [
             ("schema.include.list", "schema.exclude.list"),
             ("table.include.list", "table.exclude.list"),
+            ("message.prefix.include.list", "message.prefix.exclude.list"),
         ] {
             if c.get(inc).is_some_and(|v| !v.is_empty())
                 && c.get(exc).is_some_and(|v| !v.is_empty())
@@ -814,6 +839,7 @@ impl ConnectorConfig {
                 ],
             ),
             filters,
+            message_filters,
             topic_prefix,
             topic_delimiter: c.string("topic.delimiter", "."),
             tombstones_on_delete: c.boolean("tombstones.on.delete", true),

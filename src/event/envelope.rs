@@ -359,3 +359,92 @@ pub fn change_records(ev: &ChangeEvent, opts: &RecordOptions) -> Vec<ConnectReco
     }
     out
 }
+
+/// Key schema of logical-message records (`io.debezium.connector.postgresql.MessageKey`).
+pub fn message_key_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut s = Schema::structure(
+            "io.debezium.connector.postgresql.MessageKey",
+            false,
+            vec![Field::new("prefix", Schema::new(SchemaType::String, true))],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// Value schema of logical-message records (`io.debezium.connector.postgresql.MessageValue`):
+/// op, ts_ms, source, transaction, message{prefix, content}. `content_as_string` is true when
+/// `binary.handling.mode` encodes bytes as text.
+pub fn message_value_schema(content_as_string: bool) -> Arc<Schema> {
+    let content = Schema::new(
+        if content_as_string {
+            SchemaType::String
+        } else {
+            SchemaType::Bytes
+        },
+        true,
+    );
+    let mut message = Schema::structure(
+        "io.debezium.connector.postgresql.Message",
+        false,
+        vec![
+            Field::new("prefix", Schema::new(SchemaType::String, true)),
+            Field::new("content", content),
+        ],
+    );
+    message.version = Some(1);
+    let mut s = Schema::structure(
+        "io.debezium.connector.postgresql.MessageValue",
+        false,
+        vec![
+            Field::new("op", Schema::new(SchemaType::String, false)),
+            Field::new("ts_ms", Schema::new(SchemaType::Int64, true)),
+            Field::new("source", (**source_schema()).clone()),
+            Field::new("transaction", transaction_block_schema()),
+            Field::new("message", message),
+        ],
+    );
+    s.version = Some(1);
+    Arc::new(s)
+}
+
+/// The record of a logical decoding message (`pg_logical_emit_message`): topic
+/// `<prefix>.message` (the suffix ignores `topic.delimiter`), key `{prefix}`, no headers.
+/// `source` carries empty schema and table names.
+pub fn message_record(
+    topic_prefix: &str,
+    source: &SourceInfo,
+    prefix: &str,
+    content: Value,
+    value_schema: Arc<Schema>,
+) -> ConnectRecord {
+    let table = TableDescriptor {
+        schema: String::new(),
+        table: String::new(),
+        topic: String::new(),
+        key_schema: None,
+        row_schema: Arc::new(Schema::new(SchemaType::Struct, true)),
+        envelope_schema: value_schema.clone(),
+    };
+    let now = now_nanos();
+    ConnectRecord {
+        topic: sanitize_topic(&format!("{topic_prefix}.message")),
+        partition: None,
+        key_schema: Some(message_key_schema().clone()),
+        key: Some(Value::Struct(vec![Value::String(prefix.to_string())])),
+        value_schema: Some(value_schema),
+        value: Some(Value::Struct(vec![
+            Value::String("m".into()),
+            Value::Int(now / 1_000_000),
+            source_value(source, &table),
+            Value::Null,
+            Value::Struct(vec![Value::String(prefix.to_string()), content]),
+        ])),
+        headers: Vec::new(),
+        timestamp: None,
+        table: None,
+        op: None,
+    }
+}
