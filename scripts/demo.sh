@@ -19,7 +19,7 @@ say "Building pgcdc"
 cargo build --quiet --bin pgcdc
 BIN=target/debug/pgcdc
 
-export PGPASSWORD="$PGCDC_TEST_PG_PASSWORD"
+export PGPASSWORD="$PGCDC_TEST_PG_PASSWORD" PGOPTIONS="-c client_min_messages=warning"
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h "$PGCDC_TEST_PG_HOST" -p "$PGCDC_TEST_PG_PORT" -U "$PGCDC_TEST_PG_SUPERUSER" -d loja)
 say "Applying migrations/ to database loja"
 for f in migrations/*.sql; do "${PSQL[@]}" -f "$f"; done

@@ -30,7 +30,8 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
         set: Vec<(String, String)>,
     },
-    /// Validate a config and print the effective settings (secrets hidden), then exit.
+    /// Validate a config (without connecting) and print the merged settings, secrets hidden;
+    /// keys left at their defaults are not printed.
     Check {
         /// Connector config file.
         #[arg(long, short)]
@@ -50,6 +51,9 @@ fn load(
         overrides: set,
         env: std::env::vars().collect(),
     };
+    for var in source.unmatched_env(&file) {
+        tracing::warn!("environment variable {var} matches no configuration key and is ignored");
+    }
     let raw = source.merge(file);
     let (cfg, warnings) = ConnectorConfig::from_map(&raw)?;
     for w in warnings {
@@ -59,12 +63,15 @@ fn load(
 }
 
 fn main() -> ExitCode {
+    use std::io::IsTerminal;
+    // rdkafka's producer poll warns about every error event it does not consume itself; the
+    // same errors reach the rate-limited client context, so that target is kept quiet.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PGCDC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rdkafka::producer=error"));
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PGCDC_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -110,7 +117,12 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("pgcdc: error: {}", e.one_line());
+            // A config error lists every problem, one per line; anything else is one line.
+            if e.kind() == pgcdc::ErrorKind::Config {
+                eprintln!("pgcdc: error: {}", e.message());
+            } else {
+                eprintln!("pgcdc: error: {}", e.one_line());
+            }
             ExitCode::from(1)
         }
     }

@@ -21,7 +21,7 @@ use crate::config::{ConnectorConfig, SnapshotMode};
 use crate::convert::RecordConverter;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::envelope::{change_records, message_record, message_value_schema, RecordOptions};
-use crate::event::{ChangeEvent, Op, SourceInfo};
+use crate::event::{ChangeEvent, ConnectRecord, Op, SourceInfo};
 use crate::offsets::ack::{AckTracker, CommitInfo, TxSeq};
 use crate::offsets::store::{OffsetStore, Offsets};
 use crate::pg::lsn::Lsn;
@@ -77,13 +77,20 @@ struct Processor {
 }
 
 impl Processor {
+    /// Produces the records of one change event for transaction `seq`.
     async fn emit(&mut self, ev: &ChangeEvent, seq: TxSeq) -> Result<()> {
         for record in change_records(ev, &self.record_opts) {
-            if let Some(record) = apply_chain(&self.transforms, record)? {
-                let kafka_record = self.converter.convert(&record);
-                self.sink.send(&kafka_record, seq).await?;
-                self.stats.records += 1;
-            }
+            self.send_record(record, seq).await?;
+        }
+        Ok(())
+    }
+
+    /// Transforms, converts and produces one record for transaction `seq`.
+    async fn send_record(&mut self, record: ConnectRecord, seq: TxSeq) -> Result<()> {
+        if let Some(record) = apply_chain(&self.transforms, record)? {
+            let kafka_record = self.converter.convert(&record);
+            self.sink.send(&kafka_record, seq).await?;
+            self.stats.records += 1;
         }
         Ok(())
     }
@@ -353,11 +360,7 @@ impl Processor {
                     content,
                     self.message_schema.clone(),
                 );
-                if let Some(record) = apply_chain(&self.transforms, record)? {
-                    let kafka_record = self.converter.convert(&record);
-                    self.sink.send(&kafka_record, seq).await?;
-                    self.stats.records += 1;
-                }
+                self.send_record(record, seq).await?;
                 if own_tx {
                     self.tracker.commit(
                         seq,
@@ -509,6 +512,7 @@ pub async fn run(
     let sql = crate::pg::sql::connect(db).await?;
     let server = setup::check_server(&sql, needs_stream).await?;
     setup::ensure_publication(&sql, &config).await?;
+    setup::warn_replica_identity(&sql, &config).await?;
 
     let mut slot = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
     if let Some(s) = &slot {
@@ -525,7 +529,7 @@ pub async fn run(
         }
         if s.active {
             return Err(Error::connection(format!(
-                "replication slot {} is in use by another connection (PID {}): stop the other consumer or use another slot.name",
+                "replication slot {} is in use by another replication connection (walsender PID {}; pg_stat_replication shows its client): stop the other consumer or use another slot.name",
                 config.slot_name,
                 s.active_pid.unwrap_or(0)
             )));
@@ -815,11 +819,13 @@ pub async fn run_with_retries(
                 );
                 let mut sd = shutdown.clone();
                 if *sd.borrow() {
-                    return Err(e);
+                    return Ok(RunStats::default());
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(config.restart_wait) => {}
-                    _ = sd.changed() => return Err(e),
+                    // A stop requested while waiting to restart is a graceful stop: nothing
+                    // is in flight.
+                    _ = sd.changed() => return Ok(RunStats::default()),
                 }
             }
             Err(e) => {

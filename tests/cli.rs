@@ -100,3 +100,52 @@ fn unreachable_postgres_is_a_connection_error_naming_host_and_port() {
     assert!(err.contains("127.0.0.1:1"), "{err}");
     assert!(err.contains("cannot connect to PostgreSQL"), "{err}");
 }
+
+#[test]
+fn sigterm_while_waiting_to_restart_after_a_connection_error_exits_zero() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+        .args([
+            "run",
+            "--config",
+            &seed(),
+            "--set",
+            "database.hostname=127.0.0.1",
+            "--set",
+            "database.port=1",
+            "--set",
+            "database.user=u",
+            "--set",
+            "bootstrap.servers=127.0.0.1:1",
+            "--set",
+            "retriable.restart.connector.wait.ms=60000",
+        ])
+        .env("PGCDC_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .expect("no restart message");
+        if line.contains("restarting the connector") {
+            break;
+        }
+    }
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "a stop requested while waiting to restart exits 0, got {status:?}"
+    );
+}

@@ -365,7 +365,7 @@ async fn schemas_disabled_writes_only_the_payload() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column_and_type() {
     let db = TestDb::create("unsup").await;
-    db.exec("CREATE TABLE public.geo (id int PRIMARY KEY, p point)")
+    db.exec("CREATE TABLE public.geo (id int PRIMARY KEY, p point, iv interval)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("unsup");
@@ -376,7 +376,8 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
         (db.confirmed_flush(&prefix).await > 0).then_some(())
     })
     .await;
-    db.exec("INSERT INTO geo VALUES (1, '(1,2)')").await;
+    db.exec("INSERT INTO geo VALUES (1, '(1,2)', '1 day')")
+        .await;
     let committed = db.current_lsn().await;
     let err = tokio::time::timeout(T, c.handle)
         .await
@@ -385,7 +386,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
         .unwrap_err();
     let msg = err.one_line();
     assert!(
-        msg.contains("column p of table public.geo has type point"),
+        msg.contains("table public.geo: column p has type point, column iv has type interval"),
         "{msg}"
     );
     assert!(msg.contains("table.exclude.list"), "{msg}");

@@ -509,7 +509,7 @@ impl ConnectorConfig {
                             _ => "remove it".to_string(),
                         };
                         c.problems.push(format!(
-                            "{key}={shown} is a Debezium setting that pgcdc does not implement yet: {hint} (output would otherwise differ from Debezium's)"
+                            "{key}={shown} is a Debezium/Kafka Connect setting that pgcdc does not implement yet: {hint} (output would otherwise differ from Debezium's)"
                         ));
                     }
                 }

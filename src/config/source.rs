@@ -134,6 +134,25 @@ impl ConfigSource {
     /// Merges `file` with the environment and `--set` overrides (see the module docs for the
     /// precedence). `PGCDC_*` variables are matched against known keys and the keys already
     /// present; an unmatched `PGCDC_*` variable is ignored.
+    /// `PGCDC_*` environment variables that name no known key and no key of `file`
+    /// (`PGCDC_LOG` and `PGCDC_TEST_*` are not configuration and are skipped), so a misspelled
+    /// variable can be reported instead of silently ignored.
+    pub fn unmatched_env(&self, file: &RawConfig) -> Vec<String> {
+        self.env
+            .iter()
+            .map(|(var, _)| var)
+            .filter(|var| {
+                var.starts_with("PGCDC_") && *var != "PGCDC_LOG" && !var.starts_with("PGCDC_TEST_")
+            })
+            .filter(|var| {
+                !keys::KEYS.iter().any(|(k, _)| env_name(k) == **var)
+                    && !file.keys().any(|k| env_name(k) == **var)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Merges `file` with the environment and `--set` overrides (see the module docs).
     pub fn merge(&self, mut file: RawConfig) -> RawConfig {
         // 4. Standard PG variables fill database.* keys the file leaves out.
         const PG_ENV: [(&str, &str); 9] = [

@@ -121,7 +121,7 @@ fn only_pgoutput_is_accepted_as_plugin_and_absent_means_pgoutput() {
 #[test]
 fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() {
     let msg = problems(&seed_with(&[("provide.transaction.metadata", "true")]));
-    assert!(msg.contains("provide.transaction.metadata=true is a Debezium setting that pgcdc does not implement yet"), "{msg}");
+    assert!(msg.contains("provide.transaction.metadata=true is a Debezium/Kafka Connect setting that pgcdc does not implement yet"), "{msg}");
     assert!(msg.contains("\"false\""), "{msg}");
     assert!(
         ConnectorConfig::from_map(&seed_with(&[("provide.transaction.metadata", "false")])).is_ok()
@@ -342,4 +342,23 @@ fn slot_and_topic_prefix_names_are_validated() {
     ]));
     assert!(msg.contains("slot.name=Bad-Slot is invalid"), "{msg}");
     assert!(msg.contains("topic.prefix=loja/x is invalid"), "{msg}");
+}
+
+#[test]
+fn a_pgcdc_environment_variable_matching_no_key_is_reported() {
+    let file = parse_config_text(SEED).unwrap();
+    let source = ConfigSource {
+        overrides: vec![],
+        env: vec![
+            ("PGCDC_SLOTNAME".into(), "x".into()),
+            ("PGCDC_SLOT_NAME".into(), "y".into()),
+            ("PGCDC_LOG".into(), "debug".into()),
+            ("PGCDC_TEST_KAFKA".into(), "k".into()),
+            ("HOME".into(), "/".into()),
+        ],
+    };
+    assert_eq!(
+        source.unmatched_env(&file),
+        vec!["PGCDC_SLOTNAME".to_string()]
+    );
 }

@@ -126,16 +126,16 @@ pub fn build_table(
     let opts = &config.values;
     let mut columns = Vec::with_capacity(published.len());
     let mut field_schemas = Vec::with_capacity(published.len());
+    let mut unsupported: Vec<String> = Vec::new();
     for (col_name, type_oid, typmod) in published {
         let cat = catalog.iter().find(|c| &c.name == col_name);
         let type_name = cat
             .map(|c| c.type_name.clone())
             .unwrap_or_else(|| format!("type OID {type_oid}"));
-        let ty = ColumnType::from_oid(*type_oid, *typmod).ok_or_else(|| {
-            Error::conversion(format!(
-                "column {col_name} of table {namespace}.{name} has type {type_name}, which pgcdc does not support yet: exclude the table (table.exclude.list) or change the column type"
-            ))
-        })?;
+        let Some(ty) = ColumnType::from_oid(*type_oid, *typmod) else {
+            unsupported.push(format!("column {col_name} has type {type_name}"));
+            continue;
+        };
         let optional = !cat.map(|c| c.not_null).unwrap_or(false);
         let default = cat
             .and_then(|c| c.default_expr.as_deref())
@@ -150,6 +150,12 @@ pub fn build_table(
             default,
             type_name,
         });
+    }
+    if !unsupported.is_empty() {
+        return Err(Error::conversion(format!(
+            "table {namespace}.{name}: {}, which pgcdc does not support yet: exclude the table (table.exclude.list) or change the column type",
+            unsupported.join(", ")
+        )));
     }
     let mut key: Vec<usize> = Vec::new();
     for k in key_names {

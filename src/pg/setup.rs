@@ -81,6 +81,37 @@ pub async fn captured_tables(
     Ok(out)
 }
 
+/// Warns about captured tables without a usable replica identity (`NOTHING`, or `DEFAULT`
+/// without a primary key): when the publication publishes updates and deletes, PostgreSQL
+/// refuses those statements on such tables in the application itself.
+pub async fn warn_replica_identity(client: &Client, config: &ConnectorConfig) -> Result<()> {
+    let tables = captured_tables(client, config).await?;
+    let rows = client
+        .query(
+            "SELECT c.oid::int8, c.relreplident::text, \
+                    EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary) \
+             FROM pg_class c WHERE c.relkind = 'r'",
+            &[],
+        )
+        .await?;
+    for r in rows {
+        let oid = r.get::<_, i64>(0) as u32;
+        let identity: String = r.get(1);
+        let has_pk: bool = r.get(2);
+        if identity == "n" || (identity == "d" && !has_pk) {
+            if let Some(t) = tables.iter().find(|t| t.oid == oid) {
+                tracing::warn!(
+                    table = %format!("{}.{}", t.schema, t.table),
+                    "captured table has no primary key or replica identity: PostgreSQL refuses UPDATE and DELETE on it while the publication publishes them; add a primary key or run ALTER TABLE {}.{} REPLICA IDENTITY FULL",
+                    quote_ident(&t.schema),
+                    quote_ident(&t.table)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Creates or updates the publication per `publication.autocreate.mode` (see Debezium's
 /// rules): `all_tables` creates `FOR ALL TABLES` when missing, `filtered` creates or aligns
 /// `FOR TABLE` with the captured tables, `no_tables` creates an empty one, `disabled` only

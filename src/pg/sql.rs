@@ -155,31 +155,40 @@ async fn connect_mode(
 ) -> Result<Client> {
     let mut config = base_config(db);
     config.ssl_mode(mode);
-    let client = match (mode, crate::pg::tls::client_config(db)?) {
-        (tokio_postgres::config::SslMode::Disable, _) | (_, None) => {
+    let tls = match mode {
+        tokio_postgres::config::SslMode::Disable => None,
+        _ => crate::pg::tls::client_config(db)?,
+    };
+    match tls {
+        None => {
             let (client, conn) = config
                 .connect(NoTls)
                 .await
                 .map_err(|e| connect_error(db, e))?;
-            tokio::spawn(async move {
-                if let Err(e) = conn.await {
-                    tracing::debug!(error = %e, "SQL connection ended");
-                }
-            });
-            client
+            spawn_driver(conn);
+            Ok(client)
         }
-        (_, Some(tls)) => {
+        Some(tls) => {
             let (client, conn) = config
                 .connect(RustlsMakeConnect { config: tls })
                 .await
                 .map_err(|e| connect_error(db, e))?;
-            tokio::spawn(async move {
-                if let Err(e) = conn.await {
-                    tracing::debug!(error = %e, "SQL connection ended");
-                }
-            });
-            client
+            spawn_driver(conn);
+            Ok(client)
         }
-    };
-    Ok(client)
+    }
+}
+
+/// Runs a connection's driver task until the client is dropped or the connection breaks.
+fn spawn_driver<F>(conn: F)
+where
+    F: std::future::Future<Output = std::result::Result<(), tokio_postgres::Error>>
+        + Send
+        + 'static,
+{
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "SQL connection ended");
+        }
+    });
 }

@@ -202,6 +202,22 @@ pub async fn run_reader(
         .send_status(received.max(flush), flush, flush)
         .await?;
     tracing::info!(flush_lsn = %Lsn(flush), "sent final status update");
+    // End the stream cleanly: CopyDone, wait briefly for the server's CopyDone, Terminate.
     let _ = writer.send_copy_done().await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        loop {
+            match reader.next_frame() {
+                Ok(Some(ReplicationFrame::CopyDone)) | Err(_) => break,
+                Ok(Some(_)) => continue,
+                Ok(None) => {
+                    if reader.fill().await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    let _ = writer.send_terminate().await;
     Ok(())
 }

@@ -725,6 +725,15 @@ impl ReplicationWriter {
         Ok(())
     }
 
+    /// Sends Terminate and shuts the connection down.
+    pub async fn send_terminate(&mut self) -> Result<()> {
+        let mut out = BytesMut::new();
+        frontend::terminate(&mut out);
+        self.wr.write_all(&out).await?;
+        self.wr.shutdown().await?;
+        Ok(())
+    }
+
     /// Ends our side of the CopyBoth stream.
     pub async fn send_copy_done(&mut self) -> Result<()> {
         let mut out = BytesMut::new();

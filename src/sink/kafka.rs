@@ -21,8 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
@@ -57,9 +56,108 @@ pub const PRODUCER_FORCED: &[(&str, &str)] = &[
 pub struct SinkContext {
     tracker: Arc<AckTracker>,
     delivered: Arc<Notify>,
+    client_log: Arc<ClientLog>,
 }
 
-impl ClientContext for SinkContext {}
+/// Rate-limited logging of librdkafka's own log lines and global errors: a broker that is down
+/// makes librdkafka report the same error many times a second; each distinct message is
+/// logged at most once per [`CLIENT_LOG_INTERVAL`], with a count of the repeats suppressed.
+#[derive(Default)]
+pub struct ClientLog {
+    last: std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, u64)>>,
+}
+
+/// Minimum time between two log lines with the same librdkafka message.
+pub const CLIENT_LOG_INTERVAL: Duration = Duration::from_secs(30);
+
+impl ClientLog {
+    fn should_log(&self, key: &str) -> Option<u64> {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let now = std::time::Instant::now();
+        match last.get_mut(key) {
+            Some((at, suppressed)) if now.duration_since(*at) < CLIENT_LOG_INTERVAL => {
+                *suppressed += 1;
+                None
+            }
+            Some((at, suppressed)) => {
+                let n = *suppressed;
+                *at = now;
+                *suppressed = 0;
+                Some(n)
+            }
+            None => {
+                if last.len() > 1000 {
+                    last.clear();
+                }
+                last.insert(key.to_string(), (now, 0));
+                Some(0)
+            }
+        }
+    }
+
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
+        // Connection failures repeat per retry with different timings in the text; key on
+        // the facility and the text before any digits so repeats collapse.
+        let key: String = format!(
+            "{fac}:{}",
+            message
+                .split(|c: char| c.is_ascii_digit())
+                .next()
+                .unwrap_or(message)
+        );
+        let Some(suppressed) = self.should_log(&key) else {
+            return;
+        };
+        match level {
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error => {
+                tracing::warn!(target: "librdkafka", facility = fac, repeats_suppressed = suppressed, "{message}")
+            }
+            RDKafkaLogLevel::Warning | RDKafkaLogLevel::Notice => {
+                tracing::info!(target: "librdkafka", facility = fac, repeats_suppressed = suppressed, "{message}")
+            }
+            RDKafkaLogLevel::Info | RDKafkaLogLevel::Debug => {
+                tracing::debug!(target: "librdkafka", facility = fac, "{message}")
+            }
+        }
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        let key = format!(
+            "error:{}",
+            error.rdkafka_error_code().map(|c| c as i32).unwrap_or(0)
+        );
+        if let Some(suppressed) = self.should_log(&key) {
+            tracing::warn!(target: "librdkafka", repeats_suppressed = suppressed, "Kafka client: {error}: {reason}");
+        }
+    }
+}
+
+impl ClientContext for SinkContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.client_log.log(level, fac, log_message);
+    }
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.client_log.error(error, reason);
+    }
+}
+
+/// Context of the admin client: the same rate-limited logging.
+#[derive(Default)]
+pub struct AdminContext {
+    client_log: Arc<ClientLog>,
+}
+
+impl ClientContext for AdminContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.client_log.log(level, fac, log_message);
+    }
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.client_log.error(error, reason);
+    }
+}
 
 impl ProducerContext for SinkContext {
     type DeliveryOpaque = usize;
@@ -83,7 +181,7 @@ impl ProducerContext for SinkContext {
 /// The Kafka sink.
 pub struct KafkaSink {
     producer: ThreadedProducer<SinkContext>,
-    admin: AdminClient<DefaultClientContext>,
+    admin: AdminClient<AdminContext>,
     config: KafkaConfig,
     known_topics: HashSet<String>,
     tracker: Arc<AckTracker>,
@@ -117,15 +215,21 @@ impl KafkaSink {
     /// message names it); does not contact the brokers yet.
     pub fn new(config: &KafkaConfig, tracker: Arc<AckTracker>) -> Result<KafkaSink> {
         let delivered = Arc::new(Notify::new());
+        let client_log = Arc::new(ClientLog::default());
         let context = SinkContext {
             tracker: tracker.clone(),
             delivered: delivered.clone(),
+            client_log: client_log.clone(),
         };
         let producer: ThreadedProducer<SinkContext> = client_config(config)
             .create_with_context(context)
             .map_err(producer_error)?;
         let mut admin_config = ClientConfig::new();
         admin_config.set("bootstrap.servers", &config.bootstrap_servers);
+        admin_config.set("client.id", "pgcdc-admin");
+        // The admin client only creates topics; its failures come back in the request's
+        // result, so its own log lines (which librdkafka would print raw) are switched off.
+        admin_config.set_log_level(RDKafkaLogLevel::Emerg);
         for (k, v) in &config.producer {
             if k.starts_with("security.")
                 || k.starts_with("sasl.")
@@ -135,7 +239,9 @@ impl KafkaSink {
                 admin_config.set(k, v);
             }
         }
-        let admin = admin_config.create().map_err(producer_error)?;
+        let admin = admin_config
+            .create_with_context(AdminContext { client_log })
+            .map_err(producer_error)?;
         Ok(KafkaSink {
             producer,
             admin,
