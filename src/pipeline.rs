@@ -78,7 +78,7 @@ struct Processor {
 
 impl Processor {
     /// Produces the records of one change event for transaction `seq`.
-    async fn emit(&mut self, ev: &ChangeEvent, seq: TxSeq) -> Result<()> {
+    async fn emit(&mut self, ev: ChangeEvent, seq: TxSeq) -> Result<()> {
         for record in change_records(ev, &self.record_opts) {
             self.send_record(record, seq).await?;
         }
@@ -222,7 +222,7 @@ impl Processor {
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
-                self.emit(&ev, seq).await?;
+                self.emit(ev, seq).await?;
                 self.stats.change_events += 1;
             }
             Message::Update {
@@ -262,7 +262,7 @@ impl Processor {
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
-                self.emit(&ev, seq).await?;
+                self.emit(ev, seq).await?;
                 self.stats.change_events += 1;
             }
             Message::Delete { relation_id, old } => {
@@ -286,7 +286,7 @@ impl Processor {
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
-                self.emit(&ev, seq).await?;
+                self.emit(ev, seq).await?;
                 self.stats.change_events += 1;
             }
             Message::Truncate { relation_ids, .. } => {
@@ -307,7 +307,7 @@ impl Processor {
                         source: self.source(lsn)?,
                     };
                     let seq = self.seq()?;
-                    self.emit(&ev, seq).await?;
+                    self.emit(ev, seq).await?;
                     self.stats.change_events += 1;
                 }
             }
@@ -454,7 +454,7 @@ impl Processor {
                     };
                     if let Some((mut prev, f, fi, pti)) = pending.take() {
                         prev.source.snapshot = Some(marker(f, fi, false, pti != ti));
-                        self.emit(&prev, seq).await?;
+                        self.emit(prev, seq).await?;
                     }
                     pending = Some((ev, first_overall, first_in_table, ti));
                     first_overall = false;
@@ -468,7 +468,7 @@ impl Processor {
         }
         if let Some((mut prev, f, fi, _)) = pending.take() {
             prev.source.snapshot = Some(marker(f, fi, true, true));
-            self.emit(&prev, seq).await?;
+            self.emit(prev, seq).await?;
         }
         snap_sql.batch_execute("COMMIT").await?;
         self.tracker.commit(

@@ -4,24 +4,32 @@
 //! and arrays in Connect's `Values.convertToString` form, where nested strings are quoted and
 //! escaped (`{"id":1002}`); bytes as base64.
 
+use std::borrow::Cow;
+
 use base64::Engine;
 
 use crate::event::{Schema, SchemaType, Value};
 
-/// Renders a header value as `SimpleHeaderConverter` does. `None` for a null value.
-pub fn render(schema: &Schema, value: &Value) -> Option<Vec<u8>> {
-    if value.is_null() {
-        return None;
+/// Renders a header value as `SimpleHeaderConverter` does. `None` for a null value; a
+/// string is borrowed as it is.
+pub fn render<'a>(schema: &Schema, value: &'a Value) -> Option<Cow<'a, [u8]>> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(Cow::Borrowed(s.as_bytes())),
+        Value::Shared(s) => Some(Cow::Borrowed(s.as_bytes())),
+        _ => {
+            let mut out = String::new();
+            append(schema, value, false, &mut out);
+            Some(Cow::Owned(out.into_bytes()))
+        }
     }
-    let mut out = String::new();
-    append(schema, value, false, &mut out);
-    Some(out.into_bytes())
 }
 
 fn append(schema: &Schema, value: &Value, embedded: bool, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
-        Value::String(s) => {
+        Value::String(_) | Value::Shared(_) => {
+            let s = value.as_str().unwrap_or_default();
             if embedded {
                 out.push('"');
                 out.push_str(&s.replace('\\', "\\\\").replace('"', "\\\""));
@@ -127,18 +135,13 @@ mod tests {
             ],
         );
         let v = Value::Struct(vec![Value::Int(1002), Value::String("a\"b".into())]);
-        assert_eq!(
-            render(&s, &v).unwrap(),
-            br#"{"id":1002,"code":"a\"b"}"#.to_vec()
-        );
+        assert_eq!(&*render(&s, &v).unwrap(), br#"{"id":1002,"code":"a\"b"}"#);
     }
 
     #[test]
     fn string_headers_are_plain_text() {
         let s = Schema::new(SchemaType::String, false);
-        assert_eq!(
-            render(&s, &Value::String("loja".into())).unwrap(),
-            b"loja".to_vec()
-        );
+        let v = Value::String("loja".into());
+        assert_eq!(&*render(&s, &v).unwrap(), b"loja");
     }
 }

@@ -273,10 +273,11 @@ fn write_schemaless(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
+        Value::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
         Value::Float32(f) => write_java_float(*f as f64, true, out),
         Value::Float64(f) => write_java_float(*f, false, out),
         Value::String(s) => write_str(s, out),
+        Value::Shared(s) => write_str(s, out),
         Value::Bytes(b) => {
             out.push(b'"');
             out.extend_from_slice(
@@ -326,23 +327,21 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push(b'"');
     let bytes = s.as_bytes();
+    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            0x08 => Some(b"\\b"),
-            0x09 => Some(b"\\t"),
-            0x0A => Some(b"\\n"),
-            0x0C => Some(b"\\f"),
-            0x0D => Some(b"\\r"),
-            0..=0x1F => None,
-            _ => continue,
-        };
+    while let Some(off) = bytes[start..].iter().position(|&b| needs_escape(b)) {
+        let i = start + off;
         out.extend_from_slice(&bytes[start..i]);
-        match esc {
-            Some(e) => out.extend_from_slice(e),
-            None => {
+        let b = bytes[i];
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x09 => out.extend_from_slice(b"\\t"),
+            0x0A => out.extend_from_slice(b"\\n"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            0x0D => out.extend_from_slice(b"\\r"),
+            _ => {
                 out.extend_from_slice(b"\\u00");
                 out.push(HEX[(b >> 4) as usize]);
                 out.push(HEX[(b & 0xF) as usize]);

@@ -3,22 +3,25 @@
 pub mod header;
 pub mod json;
 
+use std::borrow::Cow;
+
 use crate::event::ConnectRecord;
 
-/// A record ready for the producer: topic, optional partition, key/value bytes (`None` is a
-/// Kafka null), headers and timestamp.
+/// A record ready for the producer, borrowing the converter's buffers and the Connect record:
+/// topic, optional partition, key/value bytes (`None` is a Kafka null), headers and timestamp.
+/// The producer copies what it needs, so nothing here is allocated per record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KafkaRecord {
+pub struct KafkaRecord<'a> {
     /// Topic.
-    pub topic: String,
+    pub topic: &'a str,
     /// Explicit partition, or `None` to hash the key (murmur2, as the Java client).
     pub partition: Option<i32>,
     /// Key bytes.
-    pub key: Option<Vec<u8>>,
+    pub key: Option<&'a [u8]>,
     /// Value bytes.
-    pub value: Option<Vec<u8>>,
+    pub value: Option<&'a [u8]>,
     /// Headers (`None` value is a null header).
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
+    pub headers: Vec<(&'a str, Option<Cow<'a, [u8]>>)>,
     /// Timestamp in ms, or `None` for the producer's clock.
     pub timestamp: Option<i64>,
 }
@@ -28,7 +31,8 @@ pub struct KafkaRecord {
 pub struct RecordConverter {
     key: json::JsonConverter,
     value: json::JsonConverter,
-    scratch: Vec<u8>,
+    key_buf: Vec<u8>,
+    value_buf: Vec<u8>,
 }
 
 impl RecordConverter {
@@ -37,38 +41,30 @@ impl RecordConverter {
         RecordConverter {
             key: json::JsonConverter::new(key_schemas_enable),
             value: json::JsonConverter::new(value_schemas_enable),
-            scratch: Vec::with_capacity(4096),
+            key_buf: Vec::with_capacity(1024),
+            value_buf: Vec::with_capacity(8192),
         }
     }
 
-    /// Serialises a record.
-    pub fn convert(&mut self, r: &ConnectRecord) -> KafkaRecord {
-        let key = if self
+    /// Serialises a record into the converter's buffers and returns a view of it.
+    pub fn convert<'a>(&'a mut self, r: &'a ConnectRecord) -> KafkaRecord<'a> {
+        let has_key = self
             .key
-            .serialize(r.key_schema.as_ref(), r.key.as_ref(), &mut self.scratch)
-        {
-            Some(self.scratch.clone())
-        } else {
-            None
-        };
-        let value =
-            if self
-                .value
-                .serialize(r.value_schema.as_ref(), r.value.as_ref(), &mut self.scratch)
-            {
-                Some(self.scratch.clone())
-            } else {
-                None
-            };
+            .serialize(r.key_schema.as_ref(), r.key.as_ref(), &mut self.key_buf);
+        let has_value = self.value.serialize(
+            r.value_schema.as_ref(),
+            r.value.as_ref(),
+            &mut self.value_buf,
+        );
         KafkaRecord {
-            topic: r.topic.clone(),
+            topic: &r.topic,
             partition: r.partition,
-            key,
-            value,
+            key: has_key.then_some(self.key_buf.as_slice()),
+            value: has_value.then_some(self.value_buf.as_slice()),
             headers: r
                 .headers
                 .iter()
-                .map(|h| (h.key.clone(), header::render(&h.schema, &h.value)))
+                .map(|h| (&*h.key, header::render(&h.schema, &h.value)))
                 .collect(),
             timestamp: r.timestamp,
         }

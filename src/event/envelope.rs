@@ -108,9 +108,9 @@ pub fn table_descriptor(
     };
     let envelope_schema = Arc::new(envelope_schema(&topic, &row_schema));
     TableDescriptor {
-        schema: schema_name.to_string(),
-        table: table_name.to_string(),
-        topic,
+        schema: Arc::from(schema_name),
+        table: Arc::from(table_name),
+        topic: Arc::from(topic.as_str()),
         key_schema,
         row_schema,
         envelope_schema,
@@ -140,16 +140,19 @@ pub fn envelope_schema(topic: &str, row: &Schema) -> Schema {
 /// The source block as a struct value.
 pub fn source_value(source: &SourceInfo, table: &TableDescriptor) -> Value {
     let opt_i = |v: Option<i64>| v.map(Value::Int).unwrap_or(Value::Null);
+    static CONSTANTS: OnceLock<(Arc<str>, Arc<str>)> = OnceLock::new();
+    let (version, connector) =
+        CONSTANTS.get_or_init(|| (Arc::from(DEBEZIUM_VERSION), Arc::from("postgresql")));
     Value::Struct(vec![
-        Value::String(DEBEZIUM_VERSION.into()),
-        Value::String("postgresql".into()),
-        Value::String(source.name.to_string()),
+        Value::Shared(version.clone()),
+        Value::Shared(connector.clone()),
+        Value::Shared(source.name.clone()),
         Value::Int(source.ts_us.div_euclid(1000)),
         source
             .snapshot
             .map(|s| Value::String(s.into()))
             .unwrap_or(Value::Null),
-        Value::String(source.db.to_string()),
+        Value::Shared(source.db.clone()),
         source
             .sequence
             .clone()
@@ -157,8 +160,8 @@ pub fn source_value(source: &SourceInfo, table: &TableDescriptor) -> Value {
             .unwrap_or(Value::Null),
         Value::Int(source.ts_us),
         Value::Int(source.ts_us.saturating_mul(1000)),
-        Value::String(table.schema.clone()),
-        Value::String(table.table.clone()),
+        Value::Shared(table.schema.clone()),
+        Value::Shared(table.table.clone()),
         opt_i(source.tx_id),
         opt_i(source.lsn.map(|l| l as i64)),
         Value::Null,
@@ -219,23 +222,35 @@ pub fn now_nanos() -> i64 {
         .unwrap_or(0)
 }
 
-fn envelope_value(ev: &ChangeEvent, op: Op, before: Value, after: Value, now_ns: i64) -> Value {
+fn envelope_value(source: Value, op: Op, before: Value, after: Value, now_ns: i64) -> Value {
     Value::Struct(vec![
         before,
         after,
-        source_value(&ev.source, &ev.table),
+        source,
         Value::Null,
-        Value::String(op.code().into()),
+        Value::Shared(op_code(op)),
         Value::Int(now_ns / 1_000_000),
         Value::Int(now_ns / 1_000),
         Value::Int(now_ns),
     ])
 }
 
-fn row(v: &Option<Vec<Value>>) -> Value {
-    v.as_ref()
-        .map(|r| Value::Struct(r.clone()))
-        .unwrap_or(Value::Null)
+/// The `op` codes as shared strings, so that envelopes do not allocate them.
+fn op_code(op: Op) -> Arc<str> {
+    static CODES: OnceLock<[Arc<str>; 5]> = OnceLock::new();
+    let codes = CODES.get_or_init(|| ["r", "c", "u", "d", "t"].map(Arc::from));
+    codes[match op {
+        Op::Read => 0,
+        Op::Create => 1,
+        Op::Update => 2,
+        Op::Delete => 3,
+        Op::Truncate => 4,
+    }]
+    .clone()
+}
+
+fn row(v: Option<Vec<Value>>) -> Value {
+    v.map(Value::Struct).unwrap_or(Value::Null)
 }
 
 /// Turns one change event into its records, in order:
@@ -244,12 +259,15 @@ fn row(v: &Option<Vec<Value>>) -> Value {
 /// - `u` whose key changed: delete (header `__debezium.newkey`), tombstone, create (header
 ///   `__debezium.oldkey`), all with the same source block;
 /// - `t`: one record with a null key.
-pub fn change_records(ev: &ChangeEvent, opts: &RecordOptions) -> Vec<ConnectRecord> {
+///
+/// The event is consumed: its row images move into the records.
+pub fn change_records(ev: ChangeEvent, opts: &RecordOptions) -> Vec<ConnectRecord> {
     let now = now_nanos();
-    let table = &ev.table;
-    let key_value = |k: &Option<Vec<Value>>| k.as_ref().map(|k| Value::Struct(k.clone()));
-    let base = |op: Op, key: Option<Value>, value: Option<Value>, extra: Vec<Header>| {
-        let mut headers = extra;
+    let source = source_value(&ev.source, &ev.table);
+    let table = ev.table;
+    let base = |op: Op, key: Option<Value>, value: Option<Value>, extra: Option<Header>| {
+        let mut headers = Vec::with_capacity(opts.context_headers.len() + 1);
+        headers.extend(extra);
         headers.extend(opts.context_headers.iter().cloned());
         ConnectRecord {
             topic: table.topic.clone(),
@@ -268,96 +286,68 @@ pub fn change_records(ev: &ChangeEvent, opts: &RecordOptions) -> Vec<ConnectReco
             op: Some(op),
         }
     };
+    let key = ev.key.map(Value::Struct);
     let mut out = Vec::with_capacity(3);
     match ev.op {
-        Op::Update if ev.old_key.is_some() && ev.old_key != ev.key => {
-            let old_key = key_value(&ev.old_key);
-            let new_key = key_value(&ev.key);
+        Op::Update if ev.old_key.is_some() && ev.old_key.as_ref() != key_values(&key) => {
+            let old_key = ev.old_key.map(Value::Struct);
             let key_schema = table
                 .key_schema
                 .clone()
                 .unwrap_or_else(|| Arc::new(Schema::new(SchemaType::Struct, true)));
             let newkey_header = Header {
-                key: "__debezium.newkey".into(),
+                key: Arc::from("__debezium.newkey"),
                 schema: key_schema.clone(),
-                value: new_key.clone().unwrap_or(Value::Null),
+                value: key.clone().unwrap_or(Value::Null),
             };
             let oldkey_header = Header {
-                key: "__debezium.oldkey".into(),
+                key: Arc::from("__debezium.oldkey"),
                 schema: key_schema,
                 value: old_key.clone().unwrap_or(Value::Null),
             };
-            let delete = base(
+            let delete_value =
+                envelope_value(source.clone(), Op::Delete, row(ev.before), Value::Null, now);
+            out.push(base(
                 Op::Delete,
                 old_key.clone(),
-                Some(envelope_value(
-                    ev,
-                    Op::Delete,
-                    row(&ev.before),
-                    Value::Null,
-                    now,
-                )),
-                vec![newkey_header.clone()],
-            );
-            out.push(delete);
+                Some(delete_value),
+                Some(newkey_header.clone()),
+            ));
             if opts.tombstones_on_delete {
-                out.push(base(Op::Delete, old_key, None, vec![newkey_header]));
+                out.push(base(Op::Delete, old_key, None, Some(newkey_header)));
             }
+            let create_value = envelope_value(source, Op::Create, Value::Null, row(ev.after), now);
             out.push(base(
                 Op::Create,
-                new_key,
-                Some(envelope_value(
-                    ev,
-                    Op::Create,
-                    Value::Null,
-                    row(&ev.after),
-                    now,
-                )),
-                vec![oldkey_header],
+                key,
+                Some(create_value),
+                Some(oldkey_header),
             ));
         }
         Op::Delete => {
-            let key = key_value(&ev.key);
-            out.push(base(
-                Op::Delete,
-                key.clone(),
-                Some(envelope_value(
-                    ev,
-                    Op::Delete,
-                    row(&ev.before),
-                    Value::Null,
-                    now,
-                )),
-                vec![],
-            ));
+            let value = envelope_value(source, Op::Delete, row(ev.before), Value::Null, now);
+            out.push(base(Op::Delete, key.clone(), Some(value), None));
             if opts.tombstones_on_delete {
-                out.push(base(Op::Delete, key, None, vec![]));
+                out.push(base(Op::Delete, key, None, None));
             }
         }
         Op::Truncate => {
-            out.push(base(
-                Op::Truncate,
-                None,
-                Some(envelope_value(
-                    ev,
-                    Op::Truncate,
-                    Value::Null,
-                    Value::Null,
-                    now,
-                )),
-                vec![],
-            ));
+            let value = envelope_value(source, Op::Truncate, Value::Null, Value::Null, now);
+            out.push(base(Op::Truncate, None, Some(value), None));
         }
         op => {
-            out.push(base(
-                op,
-                key_value(&ev.key),
-                Some(envelope_value(ev, op, row(&ev.before), row(&ev.after), now)),
-                vec![],
-            ));
+            let value = envelope_value(source, op, row(ev.before), row(ev.after), now);
+            out.push(base(op, key, Some(value), None));
         }
     }
     out
+}
+
+fn key_values(key: &Option<Value>) -> Option<&Vec<Value>> {
+    match key {
+        Some(Value::Struct(v)) => Some(v),
+        _ => None,
+    }
 }
 
 /// Key schema of logical-message records (`io.debezium.connector.postgresql.MessageKey`).
@@ -421,16 +411,16 @@ pub fn message_record(
     value_schema: Arc<Schema>,
 ) -> ConnectRecord {
     let table = TableDescriptor {
-        schema: String::new(),
-        table: String::new(),
-        topic: String::new(),
+        schema: Arc::from(""),
+        table: Arc::from(""),
+        topic: Arc::from(""),
         key_schema: None,
         row_schema: Arc::new(Schema::new(SchemaType::Struct, true)),
         envelope_schema: value_schema.clone(),
     };
     let now = now_nanos();
     ConnectRecord {
-        topic: sanitize_topic(&format!("{topic_prefix}.message")),
+        topic: Arc::from(sanitize_topic(&format!("{topic_prefix}.message"))),
         partition: None,
         key_schema: Some(message_key_schema().clone()),
         key: Some(Value::Struct(vec![Value::String(prefix.to_string())])),

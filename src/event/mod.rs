@@ -22,11 +22,11 @@ pub const DEBEZIUM_VERSION: &str = "3.6.1.Final";
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableDescriptor {
     /// Schema (namespace) name.
-    pub schema: String,
+    pub schema: Arc<str>,
     /// Table name.
-    pub table: String,
+    pub table: Arc<str>,
     /// Data topic, `<prefix>.<schema>.<table>` sanitised.
-    pub topic: String,
+    pub topic: Arc<str>,
     /// `<topic>.Key` struct schema, or `None` for a table without a key.
     pub key_schema: Option<Arc<Schema>>,
     /// `<topic>.Value` struct schema (optional), one field per column.
@@ -110,7 +110,7 @@ pub struct ChangeEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     /// Header key.
-    pub key: String,
+    pub key: Arc<str>,
     /// Header schema.
     pub schema: Arc<Schema>,
     /// Header value.
@@ -121,7 +121,7 @@ pub struct Header {
 #[derive(Debug, Clone)]
 pub struct ConnectRecord {
     /// Topic.
-    pub topic: String,
+    pub topic: Arc<str>,
     /// Explicit partition; `None` lets the key hash decide.
     pub partition: Option<i32>,
     /// Key schema (`None` with `key: None` is a Kafka null key).

@@ -1,5 +1,7 @@
 //! Kafka Connect values: the data half of a record, shaped by a [`super::schema::Schema`].
 
+use std::sync::Arc;
+
 /// A Connect value. Struct values are positional: element `i` belongs to field `i` of the
 /// struct's schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +18,9 @@ pub enum Value {
     Float64(f64),
     /// STRING.
     String(String),
+    /// STRING shared between records (names, topic prefix, header values): cloning it does
+    /// not allocate. Serialised exactly like [`Value::String`].
+    Shared(Arc<str>),
     /// BYTES, including `Decimal` (unscaled two's-complement, big-endian).
     Bytes(Vec<u8>),
     /// ARRAY.
@@ -36,6 +41,7 @@ impl Value {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
+            Value::Shared(s) => Some(s),
             _ => None,
         }
     }

@@ -327,8 +327,8 @@ impl KafkaSink {
 
     /// Enqueues `record` for transaction `seq`. Waits (without limit) while the producer
     /// queue is full: that is backpressure. Any other refusal is an error naming the topic.
-    pub async fn send(&mut self, record: &KafkaRecord, seq: TxSeq) -> Result<()> {
-        self.ensure_topic(&record.topic).await?;
+    pub async fn send(&mut self, record: &KafkaRecord<'_>, seq: TxSeq) -> Result<()> {
+        self.ensure_topic(record.topic).await?;
         let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
         for (k, v) in &record.headers {
             headers = headers.insert(Header {
@@ -336,27 +336,27 @@ impl KafkaSink {
                 value: v.as_deref(),
             });
         }
+        let mut br: BaseRecord<'_, [u8], [u8], usize> =
+            BaseRecord::with_opaque_to(record.topic, seq as usize).headers(headers);
+        if let Some(k) = record.key {
+            br = br.key(k);
+        }
+        if let Some(v) = record.value {
+            br = br.payload(v);
+        }
+        if let Some(p) = record.partition {
+            br = br.partition(p);
+        }
+        if let Some(ts) = record.timestamp {
+            br = br.timestamp(ts);
+        }
         self.tracker.add(seq);
         loop {
-            let mut br: BaseRecord<'_, [u8], [u8], usize> =
-                BaseRecord::with_opaque_to(&record.topic, seq as usize);
-            if let Some(k) = &record.key {
-                br = br.key(k.as_slice());
-            }
-            if let Some(v) = &record.value {
-                br = br.payload(v.as_slice());
-            }
-            if let Some(p) = record.partition {
-                br = br.partition(p);
-            }
-            if let Some(ts) = record.timestamp {
-                br = br.timestamp(ts);
-            }
-            br = br.headers(headers.clone());
             match self.producer.send(br) {
                 Ok(()) => return Ok(()),
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
-                    // Backpressure: wait for delivery reports to make room.
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
+                    // Backpressure: wait for delivery reports to make room, then retry.
+                    br = returned;
                     let notified = self.delivered.notified();
                     let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
                     if let Some(f) = self.tracker.failure() {

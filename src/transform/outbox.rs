@@ -106,7 +106,7 @@ impl EventRouter {
         });
         let payload_schema = Arc::new(row_schema.fields[payload_idx].schema.clone());
         Ok(Some(ConnectRecord {
-            topic: format!("{TOPIC_PREFIX}{route}"),
+            topic: Arc::from(format!("{TOPIC_PREFIX}{route}")),
             partition: None,
             key_schema: Some(Arc::new(row_schema.fields[key_idx].schema.clone())),
             key: Some(after[key_idx].clone()),
