@@ -146,10 +146,16 @@ fn run(schemas: bool, n: u64) -> f64 {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs this binary without `--bench`: a small smoke run then.
+    let default = if std::env::args().any(|a| a == "--bench") {
+        200_000
+    } else {
+        2_000
+    };
     let n: u64 = std::env::var("BENCH_EVENTS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200_000);
+        .unwrap_or(default);
     run(true, n / 10); // warm-up
     run(true, n);
     run(false, n);
