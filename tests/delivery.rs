@@ -297,3 +297,34 @@ async fn an_idle_slot_advances_while_unpublished_tables_are_busy() {
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_larger_than_kafka_allows_stops_the_connector_with_the_fix_and_confirms_nothing_past_it(
+) {
+    let db = TestDb::create("big").await;
+    db.exec("CREATE TABLE public.big (id int PRIMARY KEY, body text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("big");
+    let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO big VALUES (1, repeat('x', 2000000))")
+        .await;
+    let committed = db.current_lsn().await;
+    let err = tokio::time::timeout(T, c.handle)
+        .await
+        .expect("connector should stop")
+        .unwrap()
+        .unwrap_err();
+    let msg = err.one_line();
+    assert!(msg.contains(&format!("topic {prefix}.public.big")), "{msg}");
+    assert!(msg.contains("message.max.bytes"), "{msg}");
+    assert!(
+        db.confirmed_flush(&prefix).await < committed,
+        "the oversized row was not confirmed"
+    );
+    db.cleanup().await;
+}

@@ -363,6 +363,14 @@ impl KafkaSink {
                         return Err(Error::kafka(f));
                     }
                 }
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge), _)) => {
+                    let size =
+                        record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
+                    return Err(Error::kafka(format!(
+                        "a record for topic {} is {size} bytes, more than the producer allows: raise producer.override.message.max.bytes (librdkafka's max.request.size) and the broker/topic max.message.bytes, or exclude the table",
+                        record.topic
+                    )));
+                }
                 Err((e, _)) => {
                     return Err(Error::kafka(format!(
                         "Kafka refused a record for topic {}",
