@@ -116,8 +116,9 @@ impl Error {
         }
     }
 
-    /// The message followed by every cause, on one line (for the CLI's exit message).
-    pub fn one_line(&self) -> String {
+    /// The message (which may span lines, as a list of config problems does) followed by
+    /// every cause.
+    pub fn report(&self) -> String {
         let mut out = self.message.clone();
         let mut cur: Option<&(dyn std::error::Error + 'static)> = self
             .source
@@ -131,7 +132,12 @@ impl Error {
             }
             cur = e.source();
         }
-        out.replace('\n', " ")
+        out
+    }
+
+    /// The message followed by every cause, on one line (for the CLI's exit message).
+    pub fn one_line(&self) -> String {
+        self.report().replace('\n', " ")
     }
 }
 

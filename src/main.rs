@@ -119,7 +119,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // A config error lists every problem, one per line; anything else is one line.
             if e.kind() == pgcdc::ErrorKind::Config {
-                eprintln!("pgcdc: error: {}", e.message());
+                eprintln!("pgcdc: error: {}", e.report());
             } else {
                 eprintln!("pgcdc: error: {}", e.one_line());
             }

@@ -35,6 +35,8 @@ use crate::transform::{apply_chain, Transform};
 
 /// How long a graceful stop waits for outstanding Kafka acknowledgements.
 pub const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Target size of one snapshot fetch: rows per fetch shrink for wide rows.
+pub const SNAPSHOT_BATCH_BYTES: usize = 8 * 1024 * 1024;
 /// How long start-up waits for a first answer from Kafka.
 pub const KAFKA_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -101,7 +103,22 @@ impl Processor {
             return Ok(());
         }
         let catalog = relation::catalog_columns(&self.sql, rel.id).await?;
-        let key = relation::catalog_key(&self.sql, rel.id).await?;
+        let key = if catalog.is_empty() {
+            // The table is gone from the catalog (dropped after these changes were written):
+            // fall back to the key flags of the Relation message, which are the replica
+            // identity columns at the time of the change.
+            tracing::warn!(
+                relation = %format!("{}.{}", rel.namespace, rel.name),
+                "table no longer exists in the catalog; using the replica identity of the Relation message as key, without NOT NULL or default information"
+            );
+            rel.columns
+                .iter()
+                .filter(|c| c.is_key)
+                .map(|c| c.name.clone())
+                .collect()
+        } else {
+            relation::catalog_key(&self.sql, rel.id).await?
+        };
         let published: Vec<(String, u32, i32)> = rel
             .columns
             .iter()
@@ -424,12 +441,21 @@ impl Processor {
             snapshot::open_cursor(snap_sql, &t.schema, &t.table, &names).await?;
             let mut first_in_table = true;
             let mut rows_in_table = 0u64;
+            // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch
+            // stays near SNAPSHOT_BATCH_BYTES.
+            let mut fetch = self.config.snapshot_fetch_size.min(64);
             loop {
-                let rows =
-                    snapshot::fetch(snap_sql, self.config.snapshot_fetch_size, names.len()).await?;
+                let rows = snapshot::fetch(snap_sql, fetch, names.len()).await?;
                 if rows.is_empty() {
                     break;
                 }
+                let bytes: usize = rows
+                    .iter()
+                    .flat_map(|r| r.iter())
+                    .map(|v| v.as_ref().map_or(1, String::len))
+                    .sum();
+                let per_row = (bytes / rows.len()).max(1);
+                fetch = (SNAPSHOT_BATCH_BYTES / per_row).clamp(1, self.config.snapshot_fetch_size);
                 for row in rows {
                     let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
                     let after = table.row_from_text(&refs, &opts, failure)?;
@@ -552,13 +578,19 @@ pub async fn run(
             )));
         }
     }
-    if needs_stream
-        && slot.is_none()
-        && snapshot_done
-        && config.snapshot_mode == SnapshotMode::Initial
-    {
+    // A missing slot where the offsets show a stream position means changes since then are
+    // gone: only modes that take a new snapshot may create a new slot and carry on.
+    let had_position = offsets
+        .as_ref()
+        .is_some_and(|o| o.lsn.is_some() || o.lsn_commit.is_some() || o.lsn_proc.is_some());
+    let position_lost = match config.snapshot_mode {
+        SnapshotMode::Initial => snapshot_done,
+        SnapshotMode::NoData => had_position,
+        SnapshotMode::Always | SnapshotMode::WhenNeeded | SnapshotMode::InitialOnly => false,
+    };
+    if needs_stream && slot.is_none() && position_lost {
         return Err(Error::server(format!(
-            "replication slot {} does not exist, but the offsets in {} say streaming had started: changes made since then may be lost. Use snapshot.mode=when_needed to take a new snapshot, or remove the offsets entry to start over",
+            "replication slot {} does not exist, but the offsets in {} say streaming had started: changes made since then may be lost. Use snapshot.mode=when_needed (or always) to take a new snapshot, or remove the offsets entry to start over",
             config.slot_name,
             store.path().display()
         )));
@@ -640,15 +672,26 @@ pub async fn run(
             ..Default::default()
         })?;
         let snap_sql = crate::pg::sql::connect(db).await?;
-        processor
-            .snapshot(
-                &snap_sql,
-                exported.as_deref(),
-                start_lsn,
-                server.version_num,
-            )
-            .await?;
-        if !processor.sink.flush(Duration::MAX).await {
+        let mut stop = shutdown.clone();
+        tokio::select! {
+            biased;
+            _ = stop.changed() => {
+                // The offsets still say the snapshot is in progress: the next start redoes it.
+                tracing::info!(rows = processor.stats.snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
+                processor.sink.flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+                return Ok(processor.stats);
+            }
+            r = processor.snapshot(&snap_sql, exported.as_deref(), start_lsn, server.version_num) => r?,
+        }
+        let snapshot_acked = tokio::select! {
+            biased;
+            _ = stop.changed() => {
+                tracing::info!("stop requested while waiting for Kafka to acknowledge the snapshot; it will be taken again on the next start");
+                return Ok(processor.stats);
+            }
+            ok = processor.sink.flush(Duration::MAX) => ok,
+        };
+        if !snapshot_acked {
             return Err(Error::kafka(tracker.failure().unwrap_or_else(|| {
                 "snapshot records were not acknowledged".into()
             })));
@@ -743,7 +786,18 @@ pub async fn run(
                 ev = rx.recv() => match ev {
                     None => return Ok(()),
                     Some(StreamEvent::Message { lsn, message, size }) => {
-                        let r = processor.on_message(lsn, message).await;
+                        // Handling a message can wait on Kafka for as long as the broker is
+                        // away; a stop request cancels it (the partial transaction is never
+                        // confirmed, so it is sent again after a restart).
+                        let r = tokio::select! {
+                            biased;
+                            _ = shutdown.changed() => {
+                                tracing::info!("stop requested while waiting on Kafka");
+                                bytes.release(size);
+                                return Ok(());
+                            }
+                            r = processor.on_message(lsn, message) => r,
+                        };
                         bytes.release(size);
                         r?;
                     }

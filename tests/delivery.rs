@@ -328,3 +328,164 @@ async fn a_record_larger_than_kafka_allows_stops_the_connector_with_the_fix_and_
     );
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_bigger_than_the_producer_queue_is_an_error_not_a_hang() {
+    let db = TestDb::create("bigq").await;
+    db.exec("CREATE TABLE public.q (id int PRIMARY KEY, body text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("bigq");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert(
+        "producer.override.queue.buffering.max.kbytes".into(),
+        "1024".into(),
+    );
+    raw.insert(
+        "producer.override.max.request.size".into(),
+        "50000000".into(),
+    );
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO q VALUES (1, repeat('x', 3000000))")
+        .await;
+    let err = tokio::time::timeout(T, c.handle)
+        .await
+        .expect("connector should stop, not hang")
+        .unwrap()
+        .unwrap_err();
+    let msg = err.one_line();
+    assert!(msg.contains("more than the producer queue holds"), "{msg}");
+    assert!(msg.contains("queue.buffering.max.kbytes"), "{msg}");
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_slot_is_not_silently_recreated_when_streaming_had_started() {
+    let db = TestDb::create("slotgone").await;
+    db.exec("CREATE TABLE public.s (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("slotgone");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO s VALUES (1)").await;
+    read_n(&env().kafka, &format!("{prefix}.public.s"), 1, T).await;
+    c.stop().await.unwrap();
+    db.exec(&format!("SELECT pg_drop_replication_slot('{prefix}')"))
+        .await;
+    db.exec("INSERT INTO s VALUES (2)").await;
+    let c = start(&raw);
+    let err = tokio::time::timeout(T, c.handle)
+        .await
+        .expect("connector should stop")
+        .unwrap()
+        .unwrap_err();
+    let msg = err.one_line();
+    assert!(
+        msg.contains(&format!("replication slot {prefix} does not exist")),
+        "{msg}"
+    );
+    assert!(msg.contains("when_needed"), "{msg}");
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_request_is_honoured_while_blocked_on_a_paused_broker() {
+    let _lock = fault_broker_lock().await;
+    let db = TestDb::create("stopblk").await;
+    db.exec("CREATE TABLE public.b (id int PRIMARY KEY, pad text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("stopblk");
+    let mut raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+    raw.insert(
+        "producer.override.queue.buffering.max.messages".into(),
+        "10".into(),
+    );
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO b VALUES (0, 'x')").await;
+    read_n(&env().kafka_fault, &format!("{prefix}.public.b"), 1, T).await;
+    let paused = PausedBroker::pause();
+    db.exec("INSERT INTO b SELECT g, 'p' FROM generate_series(1, 1000) g")
+        .await;
+    let committed = db.current_lsn().await;
+    // Wait until the walsender has sent the whole transaction: the pipeline then holds it
+    // and is stuck on the full producer queue.
+    wait_for("the transaction to be sent to pgcdc", T, || async {
+        let row = db
+            .client
+            .query_opt(
+                "SELECT (r.sent_lsn - '0/0')::int8 FROM pg_stat_replication r \
+                 JOIN pg_replication_slots s ON s.active_pid = r.pid WHERE s.slot_name = $1",
+                &[&prefix],
+            )
+            .await
+            .unwrap();
+        row.and_then(|r| r.get::<_, Option<i64>>(0))
+            .filter(|sent| *sent as u64 >= committed)
+            .map(|_| ())
+    })
+    .await;
+    let started = Instant::now();
+    let stats = c.stop().await.expect("graceful stop");
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "stop took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        db.confirmed_flush(&prefix).await < committed,
+        "nothing unacknowledged was confirmed"
+    );
+    assert!(
+        stats.records < 1001,
+        "the stop came while records were still waiting for Kafka ({} produced)",
+        stats.records
+    );
+    drop(paused);
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_of_a_table_dropped_before_they_are_read_keep_their_key() {
+    let db = TestDb::create("gone").await;
+    db.exec("CREATE TABLE public.gone (id int PRIMARY KEY, v text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("gone");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let c = start(&raw);
+    wait_for("slot creation", T, || async {
+        (db.confirmed_flush(&prefix).await > 0).then_some(())
+    })
+    .await;
+    c.stop().await.unwrap();
+    db.exec("INSERT INTO gone VALUES (1, 'a'); DELETE FROM gone WHERE id = 1; DROP TABLE gone")
+        .await;
+    let c = start(&raw);
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.gone"), 3, T).await;
+    for r in &recs {
+        assert_eq!(
+            r.key_json().expect("a key")["payload"],
+            serde_json::json!({"id":1}),
+            "{}",
+            r.key_str()
+        );
+    }
+    assert!(recs[2].value.is_none(), "tombstone keeps the key");
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

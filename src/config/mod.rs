@@ -807,6 +807,19 @@ impl ConnectorConfig {
                 -1i32,
             ),
         };
+        for (key, n) in [
+            ("topic.creation.default.partitions", kafka.topic_partitions),
+            (
+                "topic.creation.default.replication.factor",
+                kafka.topic_replication_factor,
+            ),
+        ] {
+            if n == 0 {
+                c.problems.push(format!(
+                    "{key}=0 is invalid: use -1 (the broker's default) or a number >= 1"
+                ));
+            }
+        }
         for (k, v) in &kafka.producer {
             if k == "acks" && v != "all" && v != "-1" {
                 c.problems.push(format!("producer acks={v} is invalid: pgcdc confirms a position to PostgreSQL only after acks=all"));

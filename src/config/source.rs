@@ -18,35 +18,42 @@ pub struct ConfigSource {
 /// Parses a Java `.properties` text: `key=value` or `key: value` lines, `#`/`!` comments,
 /// trailing `\` continues a line.
 pub fn parse_properties(text: &str) -> Result<RawConfig> {
+    fn insert(out: &mut RawConfig, entry: &str, line_no: usize) -> Result<()> {
+        let sep = entry.find(['=', ':']).ok_or_else(|| {
+            Error::config(format!(
+                "line {line_no} of the properties file has no '=' or ':' between key and value"
+            ))
+        })?;
+        let key = entry[..sep].trim();
+        if key.is_empty() {
+            return Err(Error::config(format!(
+                "line {line_no} of the properties file has an empty key"
+            )));
+        }
+        out.insert(key.to_string(), entry[sep + 1..].trim().to_string());
+        Ok(())
+    }
     let mut out = RawConfig::new();
     let mut logical = String::new();
+    let mut start_line = 0;
     for (n, line) in text.lines().enumerate() {
         let line = line.trim_start();
-        if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!'))
-        {
-            continue;
+        if logical.is_empty() {
+            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+                continue;
+            }
+            start_line = n + 1;
         }
         if let Some(body) = line.strip_suffix('\\') {
             logical.push_str(body);
             continue;
         }
         logical.push_str(line);
-        let entry = std::mem::take(&mut logical);
-        let sep = entry.find(['=', ':']).ok_or_else(|| {
-            Error::config(format!(
-                "line {} of the properties file has no '=' or ':' between key and value",
-                n + 1
-            ))
-        })?;
-        let key = entry[..sep].trim().to_string();
-        let value = entry[sep + 1..].trim().to_string();
-        if key.is_empty() {
-            return Err(Error::config(format!(
-                "line {} of the properties file has an empty key",
-                n + 1
-            )));
-        }
-        out.insert(key, value);
+        insert(&mut out, &std::mem::take(&mut logical), start_line)?;
+    }
+    // A continuation on the last line still ends the entry.
+    if !logical.is_empty() {
+        insert(&mut out, &logical, start_line)?;
     }
     Ok(out)
 }
@@ -77,6 +84,11 @@ pub fn load_file(path: &Path) -> Result<RawConfig> {
 
 /// Parses config text in any of the accepted formats.
 pub fn parse_config_text(text: &str) -> Result<RawConfig> {
+    if text.trim_start().starts_with('[') {
+        return Err(Error::config(
+            "expected a JSON object ({\"name\": ..., \"config\": {...}} or a flat map), not a JSON array",
+        ));
+    }
     if !text.trim_start().starts_with('{') {
         return parse_properties(text);
     }

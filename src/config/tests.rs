@@ -362,3 +362,28 @@ fn a_pgcdc_environment_variable_matching_no_key_is_reported() {
         vec!["PGCDC_SLOTNAME".to_string()]
     );
 }
+
+#[test]
+fn a_continuation_on_the_last_properties_line_keeps_the_entry() {
+    let raw = parse_properties("name=p\ndatabase.hostname=h\\").unwrap();
+    assert_eq!(raw["database.hostname"], "h");
+}
+
+#[test]
+fn a_json_array_config_is_rejected_as_such() {
+    let err = parse_config_text("[]").unwrap_err();
+    assert!(
+        err.message().contains("not a JSON array"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn zero_partitions_or_replicas_are_rejected() {
+    let msg = problems(&seed_with(&[("topic.creation.default.partitions", "0")]));
+    assert!(
+        msg.contains("topic.creation.default.partitions=0 is invalid"),
+        "{msg}"
+    );
+}

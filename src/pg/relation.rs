@@ -218,6 +218,11 @@ impl TableSchema {
                 );
                 match failure {
                     ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
+                    // A NOT NULL column's schema is required: a null there is not a valid
+                    // record (and JsonConverter would print the column default instead).
+                    ConvertingFailureMode::Warn if !col.optional => Err(Error::conversion(format!(
+                        "{msg}; the column is NOT NULL, so the value cannot be replaced by null (event.converting.failure.handling.mode=warn)"
+                    ))),
                     ConvertingFailureMode::Warn => {
                         tracing::warn!(
                             "{msg}; emitting null (event.converting.failure.handling.mode=warn)"
@@ -322,3 +327,86 @@ impl TableSchema {
 
 /// Relation OID → captured table (`None`: seen but not captured by the filters).
 pub type RelationCache = HashMap<u32, Option<Arc<TableSchema>>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(failure: &str) -> ConnectorConfig {
+        let raw = [
+            ("database.hostname", "h"),
+            ("database.user", "u"),
+            ("database.dbname", "d"),
+            ("topic.prefix", "p"),
+            ("bootstrap.servers", "k:1"),
+            ("event.converting.failure.handling.mode", failure),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        ConnectorConfig::from_map(&raw).unwrap().0
+    }
+
+    fn table(config: &ConnectorConfig) -> TableSchema {
+        let col = |name: &str, not_null: bool| CatalogColumn {
+            name: name.into(),
+            type_oid: 1700,
+            typmod: -1,
+            not_null,
+            default_expr: None,
+            type_name: "numeric".into(),
+            generated: false,
+        };
+        let catalog = vec![col("required", true), col("optional", false)];
+        let published: Vec<(String, u32, i32)> =
+            catalog.iter().map(|c| (c.name.clone(), 1700, -1)).collect();
+        build_table(config, 1, "s", "t", &published, &catalog, &[]).unwrap()
+    }
+
+    #[test]
+    fn warn_mode_nulls_an_unconvertible_value_only_in_a_nullable_column() {
+        let c = config("warn");
+        let t = table(&c);
+        let row = t
+            .row_from_text(&[Some("1"), Some("NaN")], &c.values, c.converting_failure)
+            .unwrap();
+        assert_eq!(row[1], Value::Null);
+        let err = t
+            .row_from_text(&[Some("NaN"), Some("1")], &c.values, c.converting_failure)
+            .unwrap_err();
+        assert!(
+            err.message()
+                .contains("column required (numeric) of table s.t"),
+            "{}",
+            err.message()
+        );
+        assert!(err.message().contains("NOT NULL"), "{}", err.message());
+    }
+
+    #[test]
+    fn fail_mode_stops_on_any_unconvertible_value() {
+        let c = config("fail");
+        let t = table(&c);
+        assert!(t
+            .row_from_text(&[Some("1"), Some("NaN")], &c.values, c.converting_failure)
+            .is_err());
+    }
+
+    #[test]
+    fn every_unsupported_column_of_a_table_is_named_at_once() {
+        let c = config("warn");
+        let published = vec![
+            ("a".to_string(), 600u32, -1),
+            ("b".to_string(), 1186u32, -1),
+            ("c".to_string(), 23u32, -1),
+        ];
+        let err = build_table(&c, 1, "s", "t", &published, &[], &[]).unwrap_err();
+        assert!(
+            err.message().contains(
+                "table s.t: column a has type type OID 600, column b has type type OID 1186"
+            ),
+            "{}",
+            err.message()
+        );
+    }
+}

@@ -628,63 +628,7 @@ impl ReplicationReader {
     /// The next complete frame in the buffer, if any. A server error ends the stream with an
     /// error carrying the SQLSTATE.
     pub fn next_frame(&mut self) -> Result<Option<ReplicationFrame>> {
-        loop {
-            let Some((tag, mut body)) = split_frame(&mut self.buf)? else {
-                return Ok(None);
-            };
-            match tag {
-                b'd' => {
-                    if body.is_empty() {
-                        return Err(Error::protocol("empty CopyData message"));
-                    }
-                    let kind = body.get_u8();
-                    return match kind {
-                        b'w' => {
-                            if body.len() < 24 {
-                                return Err(Error::protocol("truncated XLogData header"));
-                            }
-                            let wal_start = body.get_u64();
-                            let wal_end = body.get_u64();
-                            let send_time = body.get_i64();
-                            Ok(Some(ReplicationFrame::XLogData {
-                                wal_start,
-                                wal_end,
-                                send_time,
-                                data: body,
-                            }))
-                        }
-                        b'k' => {
-                            if body.len() < 17 {
-                                return Err(Error::protocol("truncated primary keepalive"));
-                            }
-                            Ok(Some(ReplicationFrame::Keepalive {
-                                wal_end: body.get_u64(),
-                                send_time: body.get_i64(),
-                                reply_requested: body.get_u8() == 1,
-                            }))
-                        }
-                        other => Err(Error::protocol(format!(
-                            "unknown replication message kind {:?}",
-                            other as char
-                        ))),
-                    };
-                }
-                b'c' => return Ok(Some(ReplicationFrame::CopyDone)),
-                b'E' => {
-                    return Err(server_error(
-                        "the replication stream failed",
-                        parse_error_fields(&body),
-                    ))
-                }
-                b'N' | b'S' => continue,
-                other => {
-                    return Err(Error::protocol(format!(
-                        "unexpected message {:?} in the replication stream",
-                        other as char
-                    )))
-                }
-            }
-        }
+        parse_replication_frame(&mut self.buf)
     }
 
     /// Bytes buffered but not yet parsed.
@@ -764,4 +708,160 @@ pub fn quote_ident(s: &str) -> String {
 /// Quotes an SQL string literal (`'it''s'`).
 pub fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Takes the next complete replication-stream frame out of `buf` (`None` when more bytes are
+/// needed). ErrorResponse becomes an error classified by SQLSTATE; a CommandComplete or
+/// ReadyForQuery (the server ending COPY on shutdown) is a retriable connection error.
+pub fn parse_replication_frame(buf: &mut BytesMut) -> Result<Option<ReplicationFrame>> {
+    loop {
+        let Some((tag, mut body)) = split_frame(buf)? else {
+            return Ok(None);
+        };
+        match tag {
+            b'd' => {
+                if body.is_empty() {
+                    return Err(Error::protocol("empty CopyData message"));
+                }
+                let kind = body.get_u8();
+                return match kind {
+                    b'w' => {
+                        if body.len() < 24 {
+                            return Err(Error::protocol("truncated XLogData header"));
+                        }
+                        let wal_start = body.get_u64();
+                        let wal_end = body.get_u64();
+                        let send_time = body.get_i64();
+                        Ok(Some(ReplicationFrame::XLogData {
+                            wal_start,
+                            wal_end,
+                            send_time,
+                            data: body,
+                        }))
+                    }
+                    b'k' => {
+                        if body.len() < 17 {
+                            return Err(Error::protocol("truncated primary keepalive"));
+                        }
+                        Ok(Some(ReplicationFrame::Keepalive {
+                            wal_end: body.get_u64(),
+                            send_time: body.get_i64(),
+                            reply_requested: body.get_u8() == 1,
+                        }))
+                    }
+                    other => Err(Error::protocol(format!(
+                        "unknown replication message kind {:?}",
+                        other as char
+                    ))),
+                };
+            }
+            b'c' => return Ok(Some(ReplicationFrame::CopyDone)),
+            b'E' => {
+                return Err(server_error(
+                    "the replication stream failed",
+                    parse_error_fields(&body),
+                ))
+            }
+            b'N' | b'S' => continue,
+            // The server ended the COPY without our asking (it is shutting down): the
+            // connection is going away, which is retriable.
+            b'C' | b'Z' => {
+                return Err(Error::connection(
+                    "PostgreSQL ended the replication stream (server shutting down?)",
+                ))
+            }
+            other => {
+                return Err(Error::protocol(format!(
+                    "unexpected message {:?} in the replication stream",
+                    other as char
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![tag];
+        v.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    #[test]
+    fn keepalive_and_xlogdata_frames_are_parsed_and_partial_frames_wait() {
+        let mut keepalive = vec![b'k'];
+        keepalive.extend_from_slice(&42u64.to_be_bytes());
+        keepalive.extend_from_slice(&7i64.to_be_bytes());
+        keepalive.push(1);
+        let mut xlog = vec![b'w'];
+        xlog.extend_from_slice(&100u64.to_be_bytes());
+        xlog.extend_from_slice(&200u64.to_be_bytes());
+        xlog.extend_from_slice(&9i64.to_be_bytes());
+        xlog.extend_from_slice(b"B...");
+        let mut bytes = frame(b'd', &keepalive);
+        bytes.extend(frame(b'd', &xlog));
+        let mut buf = BytesMut::from(&bytes[..bytes.len() - 3]);
+        assert_eq!(
+            parse_replication_frame(&mut buf).unwrap(),
+            Some(ReplicationFrame::Keepalive {
+                wal_end: 42,
+                send_time: 7,
+                reply_requested: true
+            })
+        );
+        assert_eq!(
+            parse_replication_frame(&mut buf).unwrap(),
+            None,
+            "incomplete frame waits for more bytes"
+        );
+        buf.extend_from_slice(&bytes[bytes.len() - 3..]);
+        match parse_replication_frame(&mut buf).unwrap() {
+            Some(ReplicationFrame::XLogData {
+                wal_start: 100,
+                wal_end: 200,
+                data,
+                ..
+            }) => assert_eq!(&data[..], b"B..."),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_server_ending_copy_on_shutdown_is_a_retriable_connection_error() {
+        let mut buf = BytesMut::from(&frame(b'C', b"COPY 0\0")[..]);
+        let err = parse_replication_frame(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Connection);
+        assert!(err.is_retriable());
+    }
+
+    #[test]
+    fn server_errors_are_classified_by_sqlstate() {
+        let body =
+            b"SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0";
+        let mut buf = BytesMut::from(&frame(b'E', body)[..]);
+        let err = parse_replication_frame(&mut buf).unwrap_err();
+        assert!(
+            err.is_retriable(),
+            "admin shutdown is retriable: {}",
+            err.one_line()
+        );
+        let body = b"SERROR\0VERROR\0C55000\0Mcannot read from logical replication slot\0\0";
+        let mut buf = BytesMut::from(&frame(b'E', body)[..]);
+        let err = parse_replication_frame(&mut buf).unwrap_err();
+        assert!(!err.is_retriable());
+        assert!(err.one_line().contains("55000"), "{}", err.one_line());
+    }
+
+    #[test]
+    fn absurd_frame_lengths_are_protocol_errors() {
+        let mut buf = BytesMut::from(&[b'd', 0, 0, 0, 1][..]);
+        assert_eq!(
+            parse_replication_frame(&mut buf).unwrap_err().kind(),
+            ErrorKind::Protocol
+        );
+    }
 }

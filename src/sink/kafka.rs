@@ -166,8 +166,15 @@ impl ProducerContext for SinkContext {
         match result {
             Ok(_) => self.tracker.ack(seq as TxSeq),
             Err((e, msg)) => {
+                let hint = match e.rdkafka_error_code() {
+                    Some(RDKafkaErrorCode::MessageSizeTooLarge) => {
+                        " (the broker or topic limit is lower: raise the topic's max.message.bytes or the broker's message.max.bytes, or exclude the table)"
+                    }
+                    Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (grant pgcdc's principal WRITE on the topic)",
+                    _ => "",
+                };
                 let reason = format!(
-                    "Kafka did not accept a record for topic {}: {e}",
+                    "Kafka did not accept a record for topic {}: {e}{hint}",
                     msg.topic()
                 );
                 tracing::error!(topic = msg.topic(), error = %e, "delivery failed; progress stops here");
@@ -355,6 +362,16 @@ impl KafkaSink {
             match self.producer.send(br) {
                 Ok(()) => return Ok(()),
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
+                    // A full queue with nothing in flight can never make room: the record is
+                    // bigger than the whole queue.
+                    if self.producer.in_flight_count() == 0 {
+                        let size =
+                            record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
+                        return Err(Error::kafka(format!(
+                            "a record for topic {} is {size} bytes, more than the producer queue holds: raise producer.override.queue.buffering.max.kbytes (Java: buffer.memory) above its size, or exclude the table",
+                            record.topic
+                        )));
+                    }
                     // Backpressure: wait for delivery reports to make room, then retry.
                     br = returned;
                     let notified = self.delivered.notified();
