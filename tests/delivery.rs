@@ -21,10 +21,7 @@ async fn confirmed_flush_lsn_does_not_pass_rows_kafka_has_not_acknowledged() {
     let prefix = unique("ackgate");
     let raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO g VALUES (1)").await;
     let topic = format!("{prefix}.public.g");
     read_n(&env().kafka_fault, &topic, 1, T).await;
@@ -104,10 +101,7 @@ async fn status_updates_keep_the_walsender_alive_while_blocked_on_kafka_past_wal
         "5".into(),
     );
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO k VALUES (0, 'x')").await;
     let topic = format!("{prefix}.public.k");
     read_n(&env().kafka_fault, &topic, 1, T).await;
@@ -174,10 +168,7 @@ async fn kill_9_mid_stream_then_restart_loses_no_row() {
             .expect("start pgcdc")
     };
     let mut child = spawn();
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     let topic = format!("{prefix}.public.kk");
     // 200 transactions of 50 rows; kill -9 once some have been delivered.
     let writer_db = db.name.clone();
@@ -236,10 +227,7 @@ async fn keyed_records_land_on_the_partition_kafkas_java_client_would_choose() {
     let topic = format!("{prefix}.public.p");
     create_topic(&env().kafka, &topic, 6).await;
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO p SELECT g, 'c' || g FROM generate_series(1, 300) g")
         .await;
     db.exec("UPDATE p SET code = code || 'x' WHERE id % 3 = 0")
@@ -281,10 +269,7 @@ async fn an_idle_slot_advances_while_unpublished_tables_are_busy() {
     raw.insert("publication.name".into(), prefix.clone());
     raw.insert("table.include.list".into(), "public.captured".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     let start_lsn = db.confirmed_flush(&prefix).await;
     db.exec("INSERT INTO busy (pad) SELECT repeat('x', 1000) FROM generate_series(1, 5000)")
         .await;
@@ -307,10 +292,7 @@ async fn a_record_larger_than_kafka_allows_stops_the_connector_with_the_fix_and_
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("big");
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO big VALUES (1, repeat('x', 2000000))")
         .await;
     let committed = db.current_lsn().await;
@@ -346,10 +328,7 @@ async fn a_record_bigger_than_the_producer_queue_is_an_error_not_a_hang() {
         "50000000".into(),
     );
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO q VALUES (1, repeat('x', 3000000))")
         .await;
     let err = tokio::time::timeout(T, c.handle)
@@ -372,10 +351,7 @@ async fn a_dropped_slot_is_not_silently_recreated_when_streaming_had_started() {
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO s VALUES (1)").await;
     read_n(&env().kafka, &format!("{prefix}.public.s"), 1, T).await;
     c.stop().await.unwrap();
@@ -411,10 +387,7 @@ async fn a_stop_request_is_honoured_while_blocked_on_a_paused_broker() {
         "10".into(),
     );
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO b VALUES (0, 'x')").await;
     read_n(&env().kafka_fault, &format!("{prefix}.public.b"), 1, T).await;
     let paused = PausedBroker::pause();
@@ -468,10 +441,7 @@ async fn changes_of_a_table_dropped_before_they_are_read_keep_their_key() {
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     c.stop().await.unwrap();
     db.exec("INSERT INTO gone VALUES (1, 'a'); DELETE FROM gone WHERE id = 1; DROP TABLE gone")
         .await;

@@ -121,6 +121,17 @@ impl TestDb {
         row.get::<_, i64>(0) as u64
     }
 
+    /// Waits (up to 2 minutes) until the connector has created `slot`: from then on, every
+    /// committed change reaches it.
+    pub async fn wait_for_slot(&self, slot: &str) {
+        wait_for(
+            &format!("slot {slot} to be created"),
+            Duration::from_secs(120),
+            || async { (self.confirmed_flush(slot).await > 0).then_some(()) },
+        )
+        .await;
+    }
+
     /// The slot's `confirmed_flush_lsn` as u64 (0 if absent).
     pub async fn confirmed_flush(&self, slot: &str) -> u64 {
         let row = self

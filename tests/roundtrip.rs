@@ -46,10 +46,7 @@ async fn every_core_type_is_emitted_with_debeziums_schema_and_value() {
     let prefix = unique("types");
     let raw = base_config(&db, &prefix, &env().kafka, dir.path());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec(TYPES_INSERT).await;
     db.exec("INSERT INTO public.types (id) VALUES (2)").await;
     let topic = format!("{prefix}.public.types");
@@ -137,10 +134,7 @@ async fn update_delete_and_primary_key_change_follow_debezium_record_shapes() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("upd");
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO items VALUES (1, 'one', 5, 'n1'), (2, 'two', 6, NULL)")
         .await;
     db.exec("UPDATE items SET name = 'uno' WHERE id = 1").await;
@@ -256,10 +250,7 @@ async fn unchanged_toast_becomes_the_placeholder_unless_replica_identity_full_su
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("toast");
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     // Incompressible text well over the TOAST threshold.
     db.exec(
         "INSERT INTO docs SELECT 1, 0, string_agg(md5(random()::text), ''), \
@@ -302,10 +293,7 @@ async fn tombstones_and_truncates_follow_their_settings() {
     raw.insert("tombstones.on.delete".into(), "false".into());
     raw.insert("skipped.operations".into(), "none".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO a VALUES (1); INSERT INTO b VALUES (1); DELETE FROM a WHERE id = 1")
         .await;
     db.exec("TRUNCATE a, b").await;
@@ -348,10 +336,7 @@ async fn schemas_disabled_writes_only_the_payload() {
     raw.insert("key.converter.schemas.enable".into(), "false".into());
     raw.insert("value.converter.schemas.enable".into(), "false".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO s VALUES (5, 'x')").await;
     let recs = read_n(&env().kafka, &format!("{prefix}.public.s"), 1, T).await;
     assert_eq!(recs[0].key_str(), r#"{"id":5}"#);
@@ -372,10 +357,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO geo VALUES (1, '(1,2)', '1 day')")
         .await;
     let committed = db.current_lsn().await;
@@ -406,10 +388,7 @@ async fn logical_decoding_messages_are_published_on_the_message_topic() {
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("message.prefix.exclude.list".into(), "skip.*".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("SELECT pg_logical_emit_message(false, 'audit', 'hello')")
         .await;
     db.exec("SELECT pg_logical_emit_message(false, 'skipped', 'not published')")

@@ -39,10 +39,7 @@ async fn seed_config_publishes_orders_and_routes_outbox_events_written_in_one_tr
     assert_eq!(raw["table.include.list"], "public.pedidos,public.outbox");
     let aggregate = unique("pedido");
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
 
     db.exec(&format!(
         "BEGIN;

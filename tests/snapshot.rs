@@ -52,10 +52,7 @@ async fn snapshot_then_stream_has_no_gap_and_no_duplicate() {
     })
     .await;
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     // Let the writer run on past the snapshot start, then stop it and add a sentinel.
     wait_for("streamed writes", T, || async {
         let n: i64 = db
@@ -163,10 +160,7 @@ async fn no_data_mode_streams_without_snapshot() {
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
-    wait_for("slot creation", T, || async {
-        (db.confirmed_flush(&prefix).await > 0).then_some(())
-    })
-    .await;
+    db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO s VALUES (3)").await;
     let recs = read_n(&env().kafka, &format!("{prefix}.public.s"), 1, T).await;
     assert_eq!(recs[0].payload()["op"], json!("c"));
