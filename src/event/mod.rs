@@ -138,8 +138,8 @@ pub struct ConnectRecord {
     pub timestamp: Option<i64>,
     /// The table the record came from, for transforms that decide per table.
     pub table: Option<Arc<TableDescriptor>>,
-    /// `op` of the change this record belongs to (`None` for tombstones' own sake is not
-    /// used: a tombstone carries its delete's op).
+    /// `op` of the change this record belongs to (a tombstone carries its delete's `d`);
+    /// `None` for records that are not change events (logical messages).
     pub op: Option<Op>,
 }
 
