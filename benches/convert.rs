@@ -84,8 +84,11 @@ fn run(schemas: bool, n: u64) -> f64 {
         "public",
         "t",
         &published,
-        &catalog,
-        &["id".to_string()],
+        &pgcdc::pg::relation::TableCatalog {
+            columns: catalog,
+            key: vec!["id".to_string()],
+            ..Default::default()
+        },
     )
     .unwrap();
     let opts = RecordOptions::new(true, true, "bench", "run-id");

@@ -102,8 +102,14 @@ impl Processor {
             self.relations.insert(rel.id, None);
             return Ok(());
         }
-        let catalog = relation::catalog_columns(&self.sql, rel.id).await?;
-        let key = if catalog.is_empty() {
+        let published: Vec<(String, u32, i32)> = rel
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.type_oid, c.type_modifier))
+            .collect();
+        let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
+        let mut catalog = relation::read_table_catalog(&self.sql, rel.id, &oids).await?;
+        if catalog.columns.is_empty() {
             // The table is gone from the catalog (dropped after these changes were written):
             // fall back to the key flags of the Relation message, which are the replica
             // identity columns at the time of the change.
@@ -111,19 +117,13 @@ impl Processor {
                 relation = %format!("{}.{}", rel.namespace, rel.name),
                 "table no longer exists in the catalog; using the replica identity of the Relation message as key, without NOT NULL or default information"
             );
-            rel.columns
+            catalog.key = rel
+                .columns
                 .iter()
                 .filter(|c| c.is_key)
                 .map(|c| c.name.clone())
-                .collect()
-        } else {
-            relation::catalog_key(&self.sql, rel.id).await?
-        };
-        let published: Vec<(String, u32, i32)> = rel
-            .columns
-            .iter()
-            .map(|c| (c.name.clone(), c.type_oid, c.type_modifier))
-            .collect();
+                .collect();
+        }
         let table = relation::build_table(
             &self.config,
             rel.id,
@@ -131,7 +131,6 @@ impl Processor {
             &rel.name,
             &published,
             &catalog,
-            &key,
         )?;
         tracing::debug!(relation = %table.full_name(), columns = table.columns.len(), key = table.key.len(), "relation");
         self.relations.insert(rel.id, Some(Arc::new(table)));
@@ -421,13 +420,18 @@ impl Processor {
         let mut pending: Option<(ChangeEvent, bool, bool, usize)> = None; // event, first overall, first in table, table index
         let mut first_overall = true;
         for (ti, t) in tables.iter().enumerate() {
-            let catalog = relation::catalog_columns(snap_sql, t.oid).await?;
-            let key = relation::catalog_key(snap_sql, t.oid).await?;
-            let published: Vec<(String, u32, i32)> = catalog
+            let columns = relation::catalog_columns(snap_sql, t.oid).await?;
+            let published: Vec<(String, u32, i32)> = columns
                 .iter()
                 .filter(|c| !c.generated)
                 .map(|c| (c.name.clone(), c.type_oid, c.typmod))
                 .collect();
+            let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
+            let catalog = relation::TableCatalog {
+                columns,
+                key: relation::catalog_key(snap_sql, t.oid).await?,
+                types: relation::catalog_types(snap_sql, &oids).await?,
+            };
             let table = relation::build_table(
                 &self.config,
                 t.oid,
@@ -435,7 +439,6 @@ impl Processor {
                 &t.table,
                 &published,
                 &catalog,
-                &key,
             )?;
             let names: Vec<String> = published.iter().map(|p| p.0.clone()).collect();
             snapshot::open_cursor(snap_sql, &t.schema, &t.table, &names).await?;

@@ -350,7 +350,7 @@ async fn schemas_disabled_writes_only_the_payload() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column_and_type() {
     let db = TestDb::create("unsup").await;
-    db.exec("CREATE TABLE public.geo (id int PRIMARY KEY, p point, iv interval)")
+    db.exec("CREATE TABLE public.geo (id int PRIMARY KEY, p point, ci circle)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("unsup");
@@ -358,7 +358,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO geo VALUES (1, '(1,2)', '1 day')")
+    db.exec("INSERT INTO geo VALUES (1, '(1,2)', '<(0,0),1>')")
         .await;
     let committed = db.current_lsn().await;
     let err = tokio::time::timeout(T, c.handle)
@@ -368,7 +368,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
         .unwrap_err();
     let msg = err.one_line();
     assert!(
-        msg.contains("table public.geo: column p has type point, column iv has type interval"),
+        msg.contains("table public.geo: column p has type point, column ci has type circle"),
         "{msg}"
     );
     assert!(msg.contains("table.exclude.list"), "{msg}");
@@ -436,6 +436,95 @@ async fn logical_decoding_messages_are_published_on_the_message_topic() {
         (db.confirmed_flush(&prefix).await >= committed).then_some(())
     })
     .await;
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enums_domains_money_intervals_bits_network_and_extension_types_are_emitted() {
+    let db = TestDb::create("moretypes").await;
+    db.exec(
+        "CREATE EXTENSION citext; CREATE EXTENSION ltree;
+         CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+         CREATE DOMAIN price AS numeric(8,2);
+         CREATE DOMAIN cash AS money;
+         CREATE TABLE public.x (
+            id int PRIMARY KEY, m money, c cash, iv interval, tz timetz, b1 bit(1), b bit(7),
+            vb varbit, ip inet, net cidr, mac macaddr, mac8 macaddr8, doc xml, md mood,
+            mds mood[], p price, ci citext, path ltree, ips inet[])",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("moretypes");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "initial".into());
+    db.exec(
+        "INSERT INTO x VALUES (1, '$1,234.11', '7.25', '1 year 2 mons 3 days 04:05:06.78', '13:51:30.123789+02',
+           '1', '1000000', '101', '192.168.2.1/24', '10.0.0.0/8', '08:00:2b:01:02:03', '08:00:2b:01:02:03:04:05',
+           '<a>b</a>', 'ok', '{sad,happy}', 12.5, 'MiXeD', 'Top.Science', '{127.0.0.1,::1}')",
+    )
+    .await;
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec(
+        "INSERT INTO x (id, m, iv, tz, md) VALUES (2, '($0.50)', '-1 days +02:03:00', '23:00:00-02', 'happy')",
+    )
+    .await;
+    let topic = format!("{prefix}.public.x");
+    let recs = read_n(&env().kafka, &topic, 2, T).await;
+    let after = recs[0].payload()["after"].clone();
+    assert_eq!(recs[0].payload()["op"], json!("r"));
+    assert_eq!(
+        after,
+        json!({
+            "id":1,"m":"AeIT","c":"AtU=","iv":37091106780000i64,"tz":"11:51:30.123789Z","b1":true,"b":"QA==",
+            "vb":"BQ==","ip":"192.168.2.1/24","net":"10.0.0.0/8","mac":"08:00:2b:01:02:03",
+            "mac8":"08:00:2b:01:02:03:04:05","doc":"<a>b</a>","md":"ok","mds":["sad","happy"],
+            "p":"BOI=","ci":"MiXeD","path":"Top.Science","ips":["127.0.0.1","::1"]
+        })
+    );
+    let streamed = recs[1].payload()["after"].clone();
+    assert_eq!(
+        streamed["m"],
+        json!("zg=="),
+        "($0.50) is -0.50, unscaled -50"
+    );
+    assert_eq!(streamed["iv"], json!(-86_400_000_000i64 + 7_380_000_000));
+    assert_eq!(streamed["tz"], json!("01:00:00Z"));
+    assert_eq!(streamed["md"], json!("happy"));
+    let value = recs[0].value_json().unwrap();
+    let field = |name: &str| {
+        value["schema"]["fields"][1]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["field"] == json!(name))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        field("md"),
+        json!({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"sad,ok,happy"},"field":"md"})
+    );
+    assert_eq!(
+        field("m"),
+        json!({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"m"})
+    );
+    assert_eq!(
+        field("p")["parameters"],
+        json!({"scale":"2","connect.decimal.precision":"8"}),
+        "a domain over numeric(8,2) keeps its precision and scale"
+    );
+    assert_eq!(field("b")["parameters"], json!({"length":"7"}));
+    assert_eq!(field("vb")["parameters"], json!({"length":"2147483647"}));
+    assert_eq!(field("iv")["name"], json!("io.debezium.time.MicroDuration"));
+    assert_eq!(field("tz")["name"], json!("io.debezium.time.ZonedTime"));
+    assert_eq!(field("doc")["name"], json!("io.debezium.data.Xml"));
+    assert_eq!(field("path")["name"], json!("io.debezium.data.Ltree"));
+    assert_eq!(
+        field("mds")["items"]["name"],
+        json!("io.debezium.data.Enum")
+    );
     c.stop().await.unwrap();
     db.cleanup().await;
 }

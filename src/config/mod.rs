@@ -24,7 +24,7 @@ use std::time::Duration;
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
-use crate::pg::types::{BinaryMode, DecimalMode, TimePrecisionMode, ValueOptions};
+use crate::pg::types::{BinaryMode, DecimalMode, IntervalMode, TimePrecisionMode, ValueOptions};
 use keys::KeyStatus;
 
 pub use source::{
@@ -730,6 +730,15 @@ impl ConnectorConfig {
                 ],
             ),
             placeholder,
+            interval: c.choice(
+                "interval.handling.mode",
+                IntervalMode::Numeric,
+                &[
+                    ("numeric", IntervalMode::Numeric),
+                    ("string", IntervalMode::String),
+                ],
+            ),
+            money_fraction_digits: c.int("money.fraction.digits", 2u32, 0u32),
         };
 
         let mut skipped = SkippedOperations {

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::event::envelope::table_descriptor;
 use crate::event::{Schema, TableDescriptor, Value};
 use crate::pg::pgoutput::{Tuple, TupleValue};
-use crate::pg::types::{parse_default, ColumnType, ValueOptions};
+use crate::pg::types::{parse_default, ColumnType, TypeCatalog, TypeInfo, ValueOptions};
 
 /// One column of a captured table.
 #[derive(Debug, Clone)]
@@ -112,6 +112,79 @@ pub async fn catalog_key(client: &Client, relid: u32) -> Result<Vec<String>> {
         .unwrap_or_default())
 }
 
+/// Reads what the catalog says about `oids` that are not built-in mapped types, following
+/// domains to their base types and arrays to their element types.
+pub async fn catalog_types(client: &Client, oids: &[u32]) -> Result<TypeCatalog> {
+    let mut types = TypeCatalog::new();
+    let mut wanted: Vec<i64> = oids
+        .iter()
+        .filter(|o| ColumnType::from_oid(**o, -1).is_none())
+        .map(|o| *o as i64)
+        .collect();
+    for _ in 0..8 {
+        wanted.retain(|o| !types.contains_key(&(*o as u32)));
+        wanted.sort_unstable();
+        wanted.dedup();
+        if wanted.is_empty() {
+            break;
+        }
+        let rows = client
+            .query(
+                "SELECT t.oid::int8, t.typname::text, t.typtype::text, t.typcategory::text, \
+                        t.typbasetype::int8, t.typtypmod, t.typelem::int8, \
+                        ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) \
+                 FROM pg_type t WHERE t.oid::int8 = ANY($1)",
+                &[&wanted],
+            )
+            .await?;
+        wanted.clear();
+        for r in rows {
+            let info = TypeInfo {
+                name: r.get(1),
+                typtype: r.get::<_, String>(2).bytes().next().unwrap_or(b'b'),
+                category: r.get::<_, String>(3).bytes().next().unwrap_or(b'U'),
+                base_oid: r.get::<_, i64>(4) as u32,
+                base_typmod: r.get(5),
+                elem_oid: r.get::<_, i64>(6) as u32,
+                enum_labels: r.get(7),
+            };
+            for next in [info.base_oid, info.elem_oid] {
+                if next != 0 && ColumnType::from_oid(next, -1).is_none() {
+                    wanted.push(next as i64);
+                }
+            }
+            types.insert(r.get::<_, i64>(0) as u32, info);
+        }
+    }
+    Ok(types)
+}
+
+/// What the catalog says about one table: its columns, key column names and the types of
+/// its columns that need a catalog lookup.
+#[derive(Debug, Clone, Default)]
+pub struct TableCatalog {
+    /// Columns in attribute order.
+    pub columns: Vec<CatalogColumn>,
+    /// Key column names (primary key, else first unique index).
+    pub key: Vec<String>,
+    /// Non-built-in types used by the columns.
+    pub types: TypeCatalog,
+}
+
+/// Reads columns, key and types of relation `relid`; `type_oids` are the published column
+/// types (the Relation message's, or the catalog's for a snapshot).
+pub async fn read_table_catalog(
+    client: &Client,
+    relid: u32,
+    type_oids: &[u32],
+) -> Result<TableCatalog> {
+    Ok(TableCatalog {
+        columns: catalog_columns(client, relid).await?,
+        key: catalog_key(client, relid).await?,
+        types: catalog_types(client, type_oids).await?,
+    })
+}
+
 /// Builds a table from its published columns (`(name, type OID, typmod)` in tuple order),
 /// the catalog columns and the key names.
 pub fn build_table(
@@ -120,9 +193,13 @@ pub fn build_table(
     namespace: &str,
     name: &str,
     published: &[(String, u32, i32)],
-    catalog: &[CatalogColumn],
-    key_names: &[String],
+    table_catalog: &TableCatalog,
 ) -> Result<TableSchema> {
+    let (catalog, key_names, types) = (
+        &table_catalog.columns,
+        &table_catalog.key,
+        &table_catalog.types,
+    );
     let opts = &config.values;
     let mut columns = Vec::with_capacity(published.len());
     let mut field_schemas = Vec::with_capacity(published.len());
@@ -132,7 +209,7 @@ pub fn build_table(
         let type_name = cat
             .map(|c| c.type_name.clone())
             .unwrap_or_else(|| format!("type OID {type_oid}"));
-        let Some(ty) = ColumnType::from_oid(*type_oid, *typmod) else {
+        let Some(ty) = ColumnType::resolve(*type_oid, *typmod, types) else {
             unsupported.push(format!("column {col_name} has type {type_name}"));
             continue;
         };
@@ -360,7 +437,11 @@ mod tests {
         let catalog = vec![col("required", true), col("optional", false)];
         let published: Vec<(String, u32, i32)> =
             catalog.iter().map(|c| (c.name.clone(), 1700, -1)).collect();
-        build_table(config, 1, "s", "t", &published, &catalog, &[]).unwrap()
+        let catalog = TableCatalog {
+            columns: catalog,
+            ..Default::default()
+        };
+        build_table(config, 1, "s", "t", &published, &catalog).unwrap()
     }
 
     #[test]
@@ -397,13 +478,13 @@ mod tests {
         let c = config("warn");
         let published = vec![
             ("a".to_string(), 600u32, -1),
-            ("b".to_string(), 1186u32, -1),
+            ("b".to_string(), 718u32, -1),
             ("c".to_string(), 23u32, -1),
         ];
-        let err = build_table(&c, 1, "s", "t", &published, &[], &[]).unwrap_err();
+        let err = build_table(&c, 1, "s", "t", &published, &TableCatalog::default()).unwrap_err();
         assert!(
             err.message().contains(
-                "table s.t: column a has type type OID 600, column b has type type OID 1186"
+                "table s.t: column a has type type OID 600, column b has type type OID 718"
             ),
             "{}",
             err.message()

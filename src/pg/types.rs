@@ -58,6 +58,19 @@ pub struct ValueOptions {
     pub binary: BinaryMode,
     /// `unavailable.value.placeholder`, already decoded (a `hex:` prefix is hex-decoded).
     pub placeholder: Vec<u8>,
+    /// `interval.handling.mode`.
+    pub interval: IntervalMode,
+    /// `money.fraction.digits`: the scale of MONEY in precise mode.
+    pub money_fraction_digits: u32,
+}
+
+/// `interval.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntervalMode {
+    /// `numeric`: INT64 `io.debezium.time.MicroDuration` (approximate µs).
+    Numeric,
+    /// `string`: `io.debezium.time.Interval`, ISO-8601 `P..Y..M..DT..H..M..S`.
+    String,
 }
 
 impl Default for ValueOptions {
@@ -67,9 +80,34 @@ impl Default for ValueOptions {
             time: TimePrecisionMode::Adaptive,
             binary: BinaryMode::Bytes,
             placeholder: b"__debezium_unavailable_value".to_vec(),
+            interval: IntervalMode::Numeric,
+            money_fraction_digits: 2,
         }
     }
 }
+
+/// What the catalog says about a type that is not one of the built-in types mapped by OID:
+/// extension types (citext, ltree, isbn, ...), enums, domains and arrays of those.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// `typname`.
+    pub name: String,
+    /// `typtype`: `b` base, `d` domain, `e` enum, `c` composite, `r` range, `p` pseudo.
+    pub typtype: u8,
+    /// `typcategory` (`A` for arrays).
+    pub category: u8,
+    /// `typbasetype` of a domain (0 otherwise).
+    pub base_oid: u32,
+    /// `typtypmod` of a domain (its declared length/scale), -1 when none.
+    pub base_typmod: i32,
+    /// `typelem` of an array type (0 otherwise).
+    pub elem_oid: u32,
+    /// Enum labels in `enumsortorder`.
+    pub enum_labels: Vec<String>,
+}
+
+/// Type information by OID, as read from `pg_type`.
+pub type TypeCatalog = std::collections::HashMap<u32, TypeInfo>;
 
 /// Built-in type OIDs used here (from `pg_type.dat`).
 pub mod oid {
@@ -93,6 +131,21 @@ pub mod oid {
     pub const NUMERIC: u32 = 1700;
     pub const UUID: u32 = 2950;
     pub const JSONB: u32 = 3802;
+    pub const XML: u32 = 142;
+    pub const CIDR: u32 = 650;
+    pub const MACADDR8: u32 = 774;
+    pub const MONEY: u32 = 790;
+    pub const MACADDR: u32 = 829;
+    pub const INET: u32 = 869;
+    pub const INTERVAL: u32 = 1186;
+    pub const TIMETZ: u32 = 1266;
+    pub const BIT: u32 = 1560;
+    pub const VARBIT: u32 = 1562;
+    pub const CIDR_ARRAY: u32 = 651;
+    pub const MACADDR8_ARRAY: u32 = 775;
+    pub const MACADDR_ARRAY: u32 = 1040;
+    pub const INET_ARRAY: u32 = 1041;
+    pub const TIMETZ_ARRAY: u32 = 1270;
     pub const BOOL_ARRAY: u32 = 1000;
     pub const BYTEA_ARRAY: u32 = 1001;
     pub const INT2_ARRAY: u32 = 1005;
@@ -152,6 +205,22 @@ pub enum ColumnType {
     Timestamp(u32),
     /// `timestamptz(p)`.
     TimestampTz(u32),
+    /// `money`.
+    Money,
+    /// `interval`.
+    Interval,
+    /// `timetz(p)`.
+    TimeTz(u32),
+    /// `bit(1)` and `varbit(1)`: a boolean.
+    Bit,
+    /// `bit(n)` / `varbit(n)` with n > 1 (2147483647 for unbounded varbit): `io.debezium.data.Bits`.
+    Bits(u32),
+    /// `xml`.
+    Xml,
+    /// `ltree` (extension).
+    Ltree,
+    /// An enum type with its labels in sort order.
+    Enum(std::sync::Arc<Vec<String>>),
     /// One-dimensional array of an element type.
     Array(Box<ColumnType>),
 }
@@ -228,8 +297,83 @@ impl ColumnType {
             TIMESTAMPTZ_ARRAY => {
                 ColumnType::Array(Box::new(ColumnType::TimestampTz(time_precision(typmod))))
             }
+            MONEY => ColumnType::Money,
+            INTERVAL => ColumnType::Interval,
+            TIMETZ => ColumnType::TimeTz(time_precision(typmod)),
+            TIMETZ_ARRAY => ColumnType::Array(Box::new(ColumnType::TimeTz(time_precision(typmod)))),
+            BIT => match typmod {
+                n if n > 1 => ColumnType::Bits(n as u32),
+                _ => ColumnType::Bit,
+            },
+            VARBIT => match typmod {
+                1 => ColumnType::Bit,
+                n if n > 1 => ColumnType::Bits(n as u32),
+                _ => ColumnType::Bits(i32::MAX as u32),
+            },
+            XML => ColumnType::Xml,
+            INET | CIDR | MACADDR | MACADDR8 => ColumnType::Text,
+            INET_ARRAY | CIDR_ARRAY | MACADDR_ARRAY | MACADDR8_ARRAY => {
+                ColumnType::Array(Box::new(ColumnType::Text))
+            }
             _ => return None,
         })
+    }
+
+    /// Like [`ColumnType::from_oid`], and also for types known only through the catalog:
+    /// enums, domains (mapped as their base type; a domain's own length or scale applies when
+    /// the column declares none), extension types (`citext`, `ltree`, the `isn` types), and
+    /// arrays of those. `None` when there is no mapping.
+    pub fn resolve(type_oid: u32, typmod: i32, types: &TypeCatalog) -> Option<ColumnType> {
+        Self::resolve_depth(type_oid, typmod, types, 0)
+    }
+
+    fn resolve_depth(
+        type_oid: u32,
+        typmod: i32,
+        types: &TypeCatalog,
+        depth: u32,
+    ) -> Option<ColumnType> {
+        if let Some(t) = Self::from_oid(type_oid, typmod) {
+            return Some(t);
+        }
+        let info = types.get(&type_oid)?;
+        if depth > 8 {
+            return None;
+        }
+        match info.typtype {
+            b'd' => {
+                let typmod = if typmod >= 0 {
+                    typmod
+                } else {
+                    info.base_typmod
+                };
+                Self::resolve_depth(info.base_oid, typmod, types, depth + 1)
+            }
+            b'e' => Some(ColumnType::Enum(std::sync::Arc::new(
+                info.enum_labels.clone(),
+            ))),
+            _ if info.category == b'A' && info.elem_oid != 0 => {
+                // Arrays of domains are left out, as Debezium leaves them out.
+                if types.get(&info.elem_oid).is_some_and(|e| e.typtype == b'd') {
+                    return None;
+                }
+                let elem = Self::resolve_depth(info.elem_oid, typmod, types, depth + 1)?;
+                match elem {
+                    ColumnType::Array(_)
+                    | ColumnType::Money
+                    | ColumnType::Interval
+                    | ColumnType::Xml
+                    | ColumnType::Bits(_) => None,
+                    e => Some(ColumnType::Array(Box::new(e))),
+                }
+            }
+            _ => match info.name.as_str() {
+                "citext" | "isbn" | "isbn13" | "ismn" | "ismn13" | "issn" | "issn13" | "ean13"
+                | "upc" => Some(ColumnType::Text),
+                "ltree" => Some(ColumnType::Ltree),
+                _ => None,
+            },
+        }
     }
 
     /// The Connect schema of a column of this type (`optional` false; the caller sets
@@ -285,6 +429,37 @@ impl ColumnType {
             },
             ColumnType::TimestampTz(_) => {
                 Schema::new(T::String, false).named("io.debezium.time.ZonedTimestamp")
+            }
+            ColumnType::Money => match opts.decimal {
+                DecimalMode::Double => Schema::new(T::Float64, false),
+                DecimalMode::String => Schema::new(T::String, false),
+                DecimalMode::Precise => Schema::new(T::Bytes, false)
+                    .named("org.apache.kafka.connect.data.Decimal")
+                    .param("scale", opts.money_fraction_digits.to_string()),
+            },
+            ColumnType::Interval => match opts.interval {
+                IntervalMode::Numeric => {
+                    Schema::new(T::Int64, false).named("io.debezium.time.MicroDuration")
+                }
+                IntervalMode::String => {
+                    Schema::new(T::String, false).named("io.debezium.time.Interval")
+                }
+            },
+            ColumnType::TimeTz(_) => {
+                Schema::new(T::String, false).named("io.debezium.time.ZonedTime")
+            }
+            ColumnType::Bit => Schema::new(T::Boolean, false),
+            ColumnType::Bits(n) => Schema::new(T::Bytes, false)
+                .named("io.debezium.data.Bits")
+                .param("length", n.to_string()),
+            ColumnType::Xml => Schema::new(T::String, false).named("io.debezium.data.Xml"),
+            ColumnType::Ltree => Schema::new(T::String, false).named("io.debezium.data.Ltree"),
+            ColumnType::Enum(labels) => Schema::new(T::String, false)
+                .named("io.debezium.data.Enum")
+                .param("allowed", labels.join(",")),
+            // Enum elements keep their schema's optionality as Debezium builds them (required).
+            ColumnType::Array(elem) if matches!(**elem, ColumnType::Enum(_)) => {
+                Schema::array(elem.schema(opts), false)
             }
             ColumnType::Array(elem) => Schema::array(elem.schema(opts).optional(true), false),
         }
@@ -355,6 +530,24 @@ impl ColumnType {
                     Ok(Value::String(format_zoned_timestamp(utc, *p)))
                 }
             },
+            ColumnType::Money => parse_money(text, opts),
+            ColumnType::Interval => {
+                let iv = parse_interval(text)?;
+                Ok(match opts.interval {
+                    IntervalMode::Numeric => Value::Int(iv.micro_duration()),
+                    IntervalMode::String => Value::String(iv.iso_string()),
+                })
+            }
+            ColumnType::TimeTz(_) => Ok(Value::String(parse_zoned_time(text)?)),
+            ColumnType::Bit => match text {
+                "1" => Ok(Value::Bool(true)),
+                "0" => Ok(Value::Bool(false)),
+                _ => Err("not a one-bit string".into()),
+            },
+            ColumnType::Bits(_) => Ok(Value::Bytes(bits_to_bytes(text)?)),
+            ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
+                Ok(Value::String(text.to_string()))
+            }
             ColumnType::Array(elem) => {
                 let items = parse_array(text)?;
                 let mut out = Vec::with_capacity(items.len());
@@ -391,6 +584,17 @@ impl ColumnType {
             ColumnType::Bytea => encode_binary(Vec::new(), opts.binary),
             ColumnType::TimestampTz(p) => Value::String(format_zoned_timestamp(0, *p)),
             ColumnType::Array(_) => Value::Array(Vec::new()),
+            ColumnType::Money => parse_money("0", opts).unwrap_or(Value::Null),
+            ColumnType::Interval => match opts.interval {
+                IntervalMode::Numeric => Value::Int(0),
+                IntervalMode::String => Value::String("P0Y0M0DT0H0M0S".into()),
+            },
+            ColumnType::TimeTz(_) => Value::String("00:00:00Z".into()),
+            ColumnType::Bit => Value::Bool(false),
+            ColumnType::Bits(_) => Value::Bytes(Vec::new()),
+            ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
+                Value::String(String::new())
+            }
         }
     }
 
@@ -400,7 +604,11 @@ impl ColumnType {
     pub fn unavailable_placeholder(&self, opts: &ValueOptions) -> Option<Value> {
         let text = || String::from_utf8_lossy(&opts.placeholder).into_owned();
         Some(match self {
-            ColumnType::Text | ColumnType::Json => Value::String(text()),
+            ColumnType::Text
+            | ColumnType::Json
+            | ColumnType::Xml
+            | ColumnType::Ltree
+            | ColumnType::Enum(_) => Value::String(text()),
             ColumnType::Bytea => match opts.binary {
                 BinaryMode::Bytes => Value::Bytes(opts.placeholder.clone()),
                 BinaryMode::Hex => Value::String(text()),
@@ -914,6 +1122,236 @@ pub fn parse_default(expr: &str, ty: &ColumnType, opts: &ValueOptions) -> Option
     }
 }
 
+/// Parses MONEY text as Debezium does (`PostgresMoney`), more robustly: a leading `-` or
+/// parentheses mark a negative amount; currency symbols and spaces are dropped; with both `.`
+/// and `,` present the last one is the decimal separator, with one kind only it is the decimal
+/// separator when at most two digits follow its last occurrence. Precise mode rounds HALF_UP to
+/// `money.fraction.digits`.
+fn parse_money(text: &str, opts: &ValueOptions) -> Result<Value, String> {
+    let negative = text.contains('-') || text.contains('(');
+    let kept: String = text
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+        .collect();
+    if !kept.bytes().any(|b| b.is_ascii_digit()) {
+        return Err("not a money amount".into());
+    }
+    let last_dot = kept.rfind('.');
+    let last_comma = kept.rfind(',');
+    let decimal_at = match (last_dot, last_comma) {
+        (Some(d), Some(c)) => Some(d.max(c)),
+        (Some(p), None) | (None, Some(p)) => (kept.len() - p - 1 <= 2).then_some(p),
+        (None, None) => None,
+    };
+    let (int_part, frac_part) = match decimal_at {
+        Some(p) => (&kept[..p], &kept[p + 1..]),
+        None => (kept.as_str(), ""),
+    };
+    let int_digits: String = int_part.chars().filter(char::is_ascii_digit).collect();
+    let plain = if frac_part.is_empty() {
+        int_digits
+    } else {
+        format!("{int_digits}.{frac_part}")
+    };
+    let signed = if negative { format!("-{plain}") } else { plain };
+    match opts.decimal {
+        DecimalMode::Double => signed
+            .parse::<f64>()
+            .map(Value::Float64)
+            .map_err(|_| "not a money amount".into()),
+        DecimalMode::String => Ok(Value::String(signed)),
+        DecimalMode::Precise => {
+            let mut parts = split_decimal(&signed)?;
+            let scale = opts.money_fraction_digits;
+            if parts.scale > scale {
+                // HALF_UP rounding on the magnitude.
+                let drop = (parts.scale - scale) as usize;
+                let cut = parts.digits.len().saturating_sub(drop);
+                let round_up = parts.digits.get(cut).is_some_and(|d| *d >= 5);
+                parts.digits.truncate(cut);
+                if round_up {
+                    let mut i = parts.digits.len();
+                    loop {
+                        if i == 0 {
+                            parts.digits.insert(0, 1);
+                            break;
+                        }
+                        i -= 1;
+                        if parts.digits[i] == 9 {
+                            parts.digits[i] = 0;
+                        } else {
+                            parts.digits[i] += 1;
+                            break;
+                        }
+                    }
+                }
+            } else {
+                parts
+                    .digits
+                    .extend(std::iter::repeat_n(0, (scale - parts.scale) as usize));
+            }
+            Ok(Value::Bytes(unscaled_bytes(parts.negative, &parts.digits)))
+        }
+    }
+}
+
+/// An interval as PostgreSQL's `postgres` IntervalStyle prints it, split like pgjdbc's
+/// `PGInterval`: years, months, days, hours, minutes, and seconds with fraction.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Interval {
+    /// Years.
+    pub years: i64,
+    /// Months.
+    pub months: i64,
+    /// Days.
+    pub days: i64,
+    /// Hours.
+    pub hours: i64,
+    /// Minutes.
+    pub minutes: i64,
+    /// Whole seconds.
+    pub seconds: i64,
+    /// Microseconds beyond the whole seconds (same sign as `seconds`).
+    pub micros: i64,
+}
+
+impl Interval {
+    /// Debezium's MicroDuration: months count 30.4375 days, computed in doubles in Debezium's
+    /// order and truncated toward zero.
+    pub fn micro_duration(&self) -> i64 {
+        let seconds = self.seconds as f64 + self.micros as f64 / 1e6;
+        let days = (self.years as f64 * 12.0 + self.months as f64) * 30.4375 + self.days as f64;
+        let secs =
+            ((days * 24.0 + self.hours as f64) * 60.0 + self.minutes as f64) * 60.0 + seconds;
+        (secs * 1e6) as i64
+    }
+
+    /// Debezium's Interval string: `P<y>Y<m>M<d>DT<h>H<mi>M<s>S`, seconds in plain decimal
+    /// without trailing zeros.
+    pub fn iso_string(&self) -> String {
+        let total = self.seconds * 1_000_000 + self.micros;
+        let sign = if total < 0 { "-" } else { "" };
+        let abs = total.unsigned_abs();
+        let whole = abs / 1_000_000;
+        let frac = abs % 1_000_000;
+        let secs = if frac == 0 {
+            format!("{sign}{whole}")
+        } else {
+            let f = format!("{frac:06}");
+            format!("{sign}{whole}.{}", f.trim_end_matches('0'))
+        };
+        format!(
+            "P{}Y{}M{}DT{}H{}M{}S",
+            self.years, self.months, self.days, self.hours, self.minutes, secs
+        )
+    }
+}
+
+/// Parses `interval` output in the `postgres` IntervalStyle: `1 year 2 mons -3 days
+/// +04:05:06.78`, `00:00:00`, `-1 days`, `@`-free.
+pub fn parse_interval(text: &str) -> Result<Interval, String> {
+    let mut iv = Interval::default();
+    let mut tokens = text.split_whitespace().peekable();
+    while let Some(tok) = tokens.next() {
+        if tok.contains(':') {
+            let negative = tok.starts_with('-');
+            let t = tok.trim_start_matches(['-', '+']);
+            let mut parts = t.splitn(3, ':');
+            let h: i64 = num(parts.next().unwrap_or(""), "interval hours")?;
+            let m: i64 = num(parts.next().unwrap_or("0"), "interval minutes")?;
+            let s = parts.next().unwrap_or("0");
+            let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+            let whole: i64 = num(whole, "interval seconds")?;
+            if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return Err("invalid interval fraction".into());
+            }
+            let micros: i64 = if frac.is_empty() {
+                0
+            } else {
+                num::<i64>(frac, "fraction")? * 10i64.pow(6 - frac.len() as u32)
+            };
+            let sign = if negative { -1 } else { 1 };
+            iv.hours = sign * h;
+            iv.minutes = sign * m;
+            iv.seconds = sign * whole;
+            iv.micros = sign * micros;
+            continue;
+        }
+        let n: i64 = num(tok, "interval amount")?;
+        let unit = tokens.next().ok_or("interval amount without a unit")?;
+        match unit.trim_end_matches('s') {
+            "year" => iv.years = n,
+            "mon" => iv.months = n,
+            "day" => iv.days = n,
+            "hour" => iv.hours = n,
+            "min" | "minute" => iv.minutes = n,
+            "sec" | "second" => iv.seconds = n,
+            _ => {
+                return Err(format!(
+                    "unknown interval unit {unit:?} (IntervalStyle must be postgres)"
+                ))
+            }
+        }
+    }
+    Ok(iv)
+}
+
+/// Parses `timetz` output (`13:51:30.123789+02`) into Debezium's ZonedTime: shifted to UTC,
+/// `HH:mm:ss[.fraction]Z` with the fraction only when non-zero, trailing zeros removed.
+pub fn parse_zoned_time(text: &str) -> Result<String, String> {
+    let p = text.rfind(['+', '-']).ok_or("timetz without an offset")?;
+    let micros = parse_time_micros(&text[..p])?;
+    let sign: i64 = if text[p..].starts_with('-') { -1 } else { 1 };
+    let mut parts = text[p + 1..].split(':');
+    let oh: i64 = num(parts.next().unwrap_or(""), "offset hours")?;
+    let om: i64 = parts
+        .next()
+        .map(|v| num(v, "offset minutes"))
+        .transpose()?
+        .unwrap_or(0);
+    let os: i64 = parts
+        .next()
+        .map(|v| num(v, "offset seconds"))
+        .transpose()?
+        .unwrap_or(0);
+    let utc = (micros - sign * (oh * 3600 + om * 60 + os) * 1_000_000).rem_euclid(86_400_000_000);
+    let secs = utc / 1_000_000;
+    let frac = utc % 1_000_000;
+    let mut s = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if frac != 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(f.trim_end_matches('0'));
+    }
+    s.push('Z');
+    Ok(s)
+}
+
+/// Debezium's `io.debezium.data.Bits` bytes: the bit string read as an unsigned binary number
+/// (first character most significant), written least-significant byte first in the fewest
+/// bytes that hold the highest set bit (zero gives no bytes).
+pub fn bits_to_bytes(text: &str) -> Result<Vec<u8>, String> {
+    let bits = text.as_bytes();
+    if !bits.iter().all(|b| *b == b'0' || *b == b'1') {
+        return Err("not a bit string".into());
+    }
+    let mut out = Vec::with_capacity(bits.len() / 8 + 1);
+    let mut chunk_end = bits.len();
+    while chunk_end > 0 {
+        let start = chunk_end.saturating_sub(8);
+        let mut byte = 0u8;
+        for b in &bits[start..chunk_end] {
+            byte = (byte << 1) | (b - b'0');
+        }
+        out.push(byte);
+        chunk_end = start;
+    }
+    while out.last() == Some(&0) {
+        out.pop();
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1110,5 +1548,196 @@ mod tests {
             parse_default("CURRENT_TIMESTAMP", &ColumnType::Timestamp(6), &o),
             Some(Value::Int(0))
         );
+    }
+
+    #[test]
+    fn money_follows_the_decimal_mode_and_fraction_digits() {
+        let o = opts();
+        assert_eq!(
+            ColumnType::Money.parse("$1,234.11", &o).unwrap(),
+            Value::Bytes(vec![0x01, 0xE2, 0x13])
+        );
+        assert_eq!(
+            ColumnType::Money.parse("-$1,234.11", &o).unwrap(),
+            Value::Bytes(vec![0xFE, 0x1D, 0xED])
+        );
+        assert_eq!(
+            ColumnType::Money.parse("($1,234.11)", &o).unwrap(),
+            Value::Bytes(vec![0xFE, 0x1D, 0xED])
+        );
+        assert_eq!(
+            ColumnType::Money.parse("€1.234,56", &o).unwrap(),
+            parse_money("1234.56", &o).unwrap()
+        );
+        let s = ValueOptions {
+            decimal: DecimalMode::String,
+            ..opts()
+        };
+        assert_eq!(
+            ColumnType::Money
+                .parse("$92,233,720,368,547,758.07", &s)
+                .unwrap(),
+            Value::String("92233720368547758.07".into())
+        );
+        let d = ValueOptions {
+            decimal: DecimalMode::Double,
+            ..opts()
+        };
+        assert_eq!(
+            ColumnType::Money.parse("-$0.50", &d).unwrap(),
+            Value::Float64(-0.5)
+        );
+        let one_digit = ValueOptions {
+            money_fraction_digits: 1,
+            ..opts()
+        };
+        assert_eq!(
+            ColumnType::Money.parse("$1.25", &one_digit).unwrap(),
+            Value::Bytes(vec![13]),
+            "HALF_UP to 1.3"
+        );
+        assert_eq!(
+            ColumnType::Money.schema(&o).parameters,
+            vec![("scale".to_string(), "2".to_string())]
+        );
+    }
+
+    #[test]
+    fn intervals_become_micro_durations_or_iso_strings() {
+        let iv = parse_interval("1 year 2 mons 3 days 04:05:06.78").unwrap();
+        assert_eq!(iv.micro_duration(), 37_091_106_780_000);
+        assert_eq!(iv.iso_string(), "P1Y2M3DT4H5M6.78S");
+        assert_eq!(
+            parse_interval("00:00:00").unwrap().iso_string(),
+            "P0Y0M0DT0H0M0S"
+        );
+        let neg = parse_interval("-1 days +02:03:00").unwrap();
+        assert_eq!(neg.iso_string(), "P0Y0M-1DT2H3M0S");
+        let neg_time = parse_interval("-00:00:01.5").unwrap();
+        assert_eq!(neg_time.iso_string(), "P0Y0M0DT0H0M-1.5S");
+        assert_eq!(neg_time.micro_duration(), -1_500_000);
+        assert!(
+            parse_interval("P1D").is_err(),
+            "ISO style input is not the postgres style"
+        );
+    }
+
+    #[test]
+    fn timetz_is_shifted_to_utc_with_only_the_needed_fraction() {
+        assert_eq!(
+            parse_zoned_time("13:51:30.123789+02").unwrap(),
+            "11:51:30.123789Z"
+        );
+        assert_eq!(parse_zoned_time("13:51:30+02").unwrap(), "11:51:30Z");
+        assert_eq!(parse_zoned_time("01:00:00.5-03:30").unwrap(), "04:30:00.5Z");
+        assert_eq!(parse_zoned_time("01:00:00+05").unwrap(), "20:00:00Z");
+    }
+
+    #[test]
+    fn bit_strings_are_little_endian_minimal_bytes() {
+        assert_eq!(bits_to_bytes("11").unwrap(), vec![0x03]);
+        assert_eq!(bits_to_bytes("1000000").unwrap(), vec![0x40]);
+        assert_eq!(
+            bits_to_bytes("000000110000001000000001").unwrap(),
+            vec![0x01, 0x02, 0x03]
+        );
+        assert_eq!(bits_to_bytes("00").unwrap(), Vec::<u8>::new());
+        assert_eq!(
+            bits_to_bytes("1000000000000000000000000000000000000000000000000000000000000000")
+                .unwrap(),
+            vec![0, 0, 0, 0, 0, 0, 0, 0x80]
+        );
+        assert_eq!(
+            bits_to_bytes("111011010001000110000001000000001").unwrap(),
+            vec![0x01, 0x02, 0x23, 0xda, 0x01]
+        );
+        assert_eq!(ColumnType::from_oid(oid::BIT, 1), Some(ColumnType::Bit));
+        assert_eq!(
+            ColumnType::from_oid(oid::VARBIT, -1),
+            Some(ColumnType::Bits(2147483647))
+        );
+    }
+
+    #[test]
+    fn enums_domains_and_extension_types_resolve_through_the_catalog() {
+        let mut types = TypeCatalog::new();
+        let info = |name: &str,
+                    typtype: u8,
+                    category: u8,
+                    base: u32,
+                    base_typmod: i32,
+                    elem: u32,
+                    labels: &[&str]| TypeInfo {
+            name: name.into(),
+            typtype,
+            category,
+            base_oid: base,
+            base_typmod,
+            elem_oid: elem,
+            enum_labels: labels.iter().map(|l| l.to_string()).collect(),
+        };
+        types.insert(
+            90001,
+            info("mood", b'e', b'E', 0, -1, 0, &["sad", "ok", "happy"]),
+        );
+        types.insert(90002, info("_mood", b'b', b'A', 0, -1, 90001, &[]));
+        types.insert(
+            90003,
+            info(
+                "price",
+                b'd',
+                b'N',
+                oid::NUMERIC,
+                ((10 << 16) | 2) + 4,
+                0,
+                &[],
+            ),
+        );
+        types.insert(90004, info("citext", b'b', b'S', 0, -1, 0, &[]));
+        types.insert(90005, info("_price", b'b', b'A', 0, -1, 90003, &[]));
+        types.insert(90006, info("point3", b'c', b'C', 0, -1, 0, &[]));
+        let labels = std::sync::Arc::new(vec![
+            "sad".to_string(),
+            "ok".to_string(),
+            "happy".to_string(),
+        ]);
+        assert_eq!(
+            ColumnType::resolve(90001, -1, &types),
+            Some(ColumnType::Enum(labels.clone()))
+        );
+        assert_eq!(
+            ColumnType::resolve(90002, -1, &types),
+            Some(ColumnType::Array(Box::new(ColumnType::Enum(labels))))
+        );
+        assert_eq!(
+            ColumnType::resolve(90003, -1, &types),
+            Some(ColumnType::Numeric {
+                precision: Some(10),
+                scale: Some(2)
+            }),
+            "a domain's own precision and scale apply"
+        );
+        assert_eq!(
+            ColumnType::resolve(90004, -1, &types),
+            Some(ColumnType::Text)
+        );
+        assert_eq!(
+            ColumnType::resolve(90005, -1, &types),
+            None,
+            "arrays of domains are not mapped"
+        );
+        assert_eq!(
+            ColumnType::resolve(90006, -1, &types),
+            None,
+            "composite types are not mapped"
+        );
+        let enum_schema = ColumnType::resolve(90001, -1, &types)
+            .unwrap()
+            .schema(&opts());
+        assert_eq!(
+            enum_schema.parameters,
+            vec![("allowed".to_string(), "sad,ok,happy".to_string())]
+        );
+        assert_eq!(enum_schema.name.as_deref(), Some("io.debezium.data.Enum"));
     }
 }

@@ -1,0 +1,247 @@
+# Sourced by scripts/debezium/*.sh. The Debezium side of the differential harness:
+#   a third single-node KRaft broker on 127.0.0.1:59096 (controller 59097), state under
+#   target/debezium/broker/, started the way scripts/services.sh starts its brokers and from the
+#   same jars (target/services/kafka/lib);
+#   Kafka Connect standalone (REST 127.0.0.1:58083) with Debezium's PostgreSQL connector,
+#   state under target/debezium/connect/.
+# Every wait polls with a timeout (DBZ_TIMEOUT seconds, default 180), never a fixed sleep.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+DBZ="$ROOT/target/debezium"
+TIMEOUT="${DBZ_TIMEOUT:-180}"
+KAFKA_LIB="$ROOT/target/services/kafka/lib"
+CONNECT_LIB="$DBZ/connect-lib"
+PLUGINS="$DBZ/plugins"
+
+DBZ_BROKER_PORT=59096
+DBZ_CONTROLLER_PORT=59097
+DBZ_REST_PORT=58083
+BROKER_RUN="$DBZ/broker"
+CONNECT_RUN="$DBZ/connect"
+
+log() { printf 'dbz: %s\n' "$*" >&2; }
+die() { printf 'dbz: ERROR: %s\n' "$*" >&2; exit 1; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+
+# Pid from a pid file if that process is alive and its command line contains $2.
+live_pid() {
+  local f=$1 pat=$2 pid
+  [ -s "$f" ] || return 1
+  pid=$(cat "$f")
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$pat" || return 1
+  echo "$pid"
+}
+
+# SIGTERM a pid we started and wait for it to exit (SIGKILL after $2 seconds).
+stop_pid() {
+  local pid=$1 grace=${2:-60} what=$3 deadline
+  kill -TERM "$pid" 2>/dev/null || return 0
+  deadline=$(( $(date +%s) + grace ))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "$what: no clean exit within ${grace}s; SIGKILL $pid"; kill -KILL "$pid" 2>/dev/null || true
+    fi
+    sleep 0.1
+  done
+}
+
+# Launch "$@" in its own session (so it outlives this shell), logging to $2, pid into $1.
+launch() {
+  local pidfile=$1 out=$2; shift 2
+  rm -f "$pidfile"
+  # shellcheck disable=SC2016
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidfile" "$@" </dev/null >>"$out" 2>&1 &
+  local deadline=$(( $(date +%s) + 10 ))
+  until [ -s "$pidfile" ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "launcher did not write $pidfile"
+    sleep 0.05
+  done
+  cat "$pidfile"
+}
+
+# --------------------------------------------------------------------------------------------
+# The third broker
+# --------------------------------------------------------------------------------------------
+
+broker_pid() { live_pid "$BROKER_RUN/kafka.pid" "kafka.Kafka $BROKER_RUN/server.properties"; }
+
+broker_ready() {
+  port_open "$DBZ_BROKER_PORT" || return 1
+  timeout 10 kcat -L -b "127.0.0.1:$DBZ_BROKER_PORT" -m 3 -X socket.connection.setup.timeout.ms=2000 2>/dev/null \
+    | grep -qF "broker 1 at 127.0.0.1:$DBZ_BROKER_PORT"
+}
+
+broker_java_opts() {
+  JOPTS=(-server -Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+         -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15
+         -XX:-UsePerfData -Djava.awt.headless=true "-Djava.io.tmpdir=$BROKER_RUN/tmp"
+         "-DZstdTempFolder=$BROKER_RUN/tmp" "-Dorg.xerial.snappy.tempdir=$BROKER_RUN/tmp"
+         "-Dkafka.logs.dir=$BROKER_RUN/logs" "-Dlog4j2.configurationFile=$BROKER_RUN/log4j2.xml")
+}
+
+# Start the broker on empty storage (a fresh cluster per run: no topics from an earlier run).
+broker_start_fresh() {
+  local t0 pid id p
+  t0=$(now)
+  [ -f "$KAFKA_LIB/.complete" ] || die "no broker jars in $KAFKA_LIB (run: scripts/services.sh start kafka)"
+  if pid=$(broker_pid); then log "broker: stopping the previous one (pid $pid)"; stop_pid "$pid" 60 broker; fi
+  for p in "$DBZ_BROKER_PORT" "$DBZ_CONTROLLER_PORT"; do
+    port_open "$p" && die "broker: port $p is in use by another process"
+  done
+  rm -rf "$BROKER_RUN"
+  mkdir -p "$BROKER_RUN/logs" "$BROKER_RUN/tmp"
+  cat >"$BROKER_RUN/server.properties" <<EOF
+# Written by scripts/debezium/lib.sh on every start: the Debezium side's broker.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:$DBZ_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$DBZ_BROKER_PORT,CONTROLLER://127.0.0.1:$DBZ_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$DBZ_BROKER_PORT,CONTROLLER://127.0.0.1:$DBZ_CONTROLLER_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$BROKER_RUN/data
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=1
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=4
+num.recovery.threads.per.data.dir=1
+EOF
+  cat >"$BROKER_RUN/log4j2.xml" <<'EOF'
+<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="WARN">
+  <Appenders>
+    <File name="server" fileName="${sys:kafka.logs.dir}/server.log" append="true">
+      <PatternLayout pattern="[%d{ISO8601}] %p %m (%c)%n"/>
+    </File>
+  </Appenders>
+  <Loggers>
+    <Root level="INFO"><AppenderRef ref="server"/></Root>
+    <Logger name="kafka.request.logger" level="WARN"/>
+    <Logger name="state.change.logger" level="WARN"/>
+    <Logger name="kafka.log.LogCleaner" level="WARN"/>
+    <Logger name="org.apache.kafka.storage.internals.log" level="WARN"/>
+    <Logger name="org.apache.kafka.clients" level="WARN"/>
+    <Logger name="org.apache.kafka.common.config" level="WARN"/>
+  </Loggers>
+</Configuration>
+EOF
+  broker_java_opts
+  id=$(java -Xmx256m -cp "$KAFKA_LIB/*" kafka.tools.StorageTool random-uuid 2>/dev/null) \
+    || die "kafka.tools.StorageTool random-uuid failed"
+  java "${JOPTS[@]}" -Xmx256m -cp "$KAFKA_LIB/*" kafka.tools.StorageTool format \
+      --standalone --cluster-id="$id" -c "$BROKER_RUN/server.properties" >"$BROKER_RUN/logs/format.log" 2>&1 \
+    || { cat "$BROKER_RUN/logs/format.log" >&2; die "broker: storage format failed"; }
+  pid=$(launch "$BROKER_RUN/kafka.pid" "$BROKER_RUN/logs/stdout.log" \
+        java "${JOPTS[@]}" -cp "$KAFKA_LIB/*" kafka.Kafka "$BROKER_RUN/server.properties")
+  log "broker: starting Kafka (pid $pid) on 127.0.0.1:$DBZ_BROKER_PORT, controller $DBZ_CONTROLLER_PORT"
+  local deadline=$(( $(date +%s) + TIMEOUT ))
+  until broker_ready; do
+    kill -0 "$pid" 2>/dev/null || { tail -n 30 "$BROKER_RUN/logs/stdout.log" "$BROKER_RUN/logs/server.log" >&2 || true; die "broker exited during start-up"; }
+    [ "$(date +%s)" -lt "$deadline" ] || die "broker not ready after ${TIMEOUT}s (logs: $BROKER_RUN/logs)"
+    sleep 0.1
+  done
+  log "broker: ready in $(elapsed "$t0")s"
+}
+
+broker_stop() {
+  local pid
+  if pid=$(broker_pid); then stop_pid "$pid" 60 broker; log "broker: stopped"; else log "broker: not running"; fi
+  rm -f "$BROKER_RUN/kafka.pid"
+}
+
+# --------------------------------------------------------------------------------------------
+# Kafka Connect standalone + Debezium
+# --------------------------------------------------------------------------------------------
+
+connect_pid() { live_pid "$CONNECT_RUN/connect.pid" "ConnectStandalone $CONNECT_RUN/worker.properties"; }
+
+rest() { curl -sS --max-time 5 "http://127.0.0.1:$DBZ_REST_PORT$1"; }
+
+# connect_start CONNECTOR_JSON: a fresh worker (empty offset file) running that connector.
+connect_start() {
+  local conn=$1 pid
+  [ -f "$CONNECT_LIB/.complete" ] && [ -f "$PLUGINS/.complete" ] || die "run scripts/debezium/setup.sh first"
+  if pid=$(connect_pid); then log "connect: stopping the previous worker (pid $pid)"; stop_pid "$pid" 60 connect; fi
+  port_open "$DBZ_REST_PORT" && die "connect: port $DBZ_REST_PORT is in use by another process"
+  rm -rf "$CONNECT_RUN"
+  mkdir -p "$CONNECT_RUN/logs" "$CONNECT_RUN/tmp"
+  cat >"$CONNECT_RUN/worker.properties" <<EOF
+# Written by scripts/debezium/lib.sh: Kafka Connect standalone worker for the Debezium side.
+bootstrap.servers=127.0.0.1:$DBZ_BROKER_PORT
+listeners=http://127.0.0.1:$DBZ_REST_PORT
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=true
+value.converter.schemas.enable=true
+header.converter=org.apache.kafka.connect.storage.SimpleHeaderConverter
+offset.storage.file.filename=$CONNECT_RUN/connect.offsets
+offset.flush.interval.ms=1000
+plugin.path=$PLUGINS
+plugin.discovery=${DBZ_PLUGIN_DISCOVERY:-service_load}
+EOF
+  cat >"$CONNECT_RUN/log4j2.xml" <<'EOF'
+<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="WARN">
+  <Appenders>
+    <File name="connect" fileName="${sys:kafka.logs.dir}/connect.log" append="true">
+      <PatternLayout pattern="[%d{ISO8601}] %p %X{connector.context}%m (%c:%L)%n"/>
+    </File>
+  </Appenders>
+  <Loggers>
+    <Root level="INFO"><AppenderRef ref="connect"/></Root>
+    <Logger name="org.apache.kafka.clients" level="WARN"/>
+    <Logger name="org.apache.kafka.common.config" level="WARN"/>
+    <Logger name="org.reflections" level="ERROR"/>
+  </Loggers>
+</Configuration>
+EOF
+  cp "$conn" "$CONNECT_RUN/connector.json"
+  pid=$(launch "$CONNECT_RUN/connect.pid" "$CONNECT_RUN/logs/stdout.log" \
+        java -server -Xms256m -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData \
+          -Djava.awt.headless=true "-Djava.io.tmpdir=$CONNECT_RUN/tmp" \
+          "-DZstdTempFolder=$CONNECT_RUN/tmp" "-Dorg.xerial.snappy.tempdir=$CONNECT_RUN/tmp" \
+          "-Dkafka.logs.dir=$CONNECT_RUN/logs" "-Dlog4j2.configurationFile=$CONNECT_RUN/log4j2.xml" \
+          -cp "$CONNECT_LIB/*" org.apache.kafka.connect.cli.ConnectStandalone \
+          "$CONNECT_RUN/worker.properties" "$CONNECT_RUN/connector.json")
+  log "connect: starting Kafka Connect standalone (pid $pid), REST 127.0.0.1:$DBZ_REST_PORT"
+}
+
+# connect_wait_running NAME: connector and task 0 RUNNING.
+connect_wait_running() {
+  local name=$1 pid st deadline=$(( $(date +%s) + TIMEOUT ))
+  pid=$(connect_pid) || die "connect: worker not running"
+  while :; do
+    st=$(rest "/connectors/$name/status" 2>/dev/null || true)
+    if printf '%s' "$st" | grep -q '"connector":{"state":"RUNNING"' \
+       && printf '%s' "$st" | grep -q '"tasks":\[{"id":0,"state":"RUNNING"'; then
+      return 0
+    fi
+    if printf '%s' "$st" | grep -q '"state":"FAILED"'; then
+      printf '%s\n' "$st" | sed 's/\\n/\n/g' | head -n 40 >&2
+      die "connect: connector $name FAILED (log: $CONNECT_RUN/logs/connect.log)"
+    fi
+    kill -0 "$pid" 2>/dev/null || { tail -n 40 "$CONNECT_RUN/logs/stdout.log" "$CONNECT_RUN/logs/connect.log" >&2 || true; die "connect: worker exited"; }
+    [ "$(date +%s)" -lt "$deadline" ] || die "connect: $name not RUNNING after ${TIMEOUT}s (last status: $st)"
+    sleep 0.2
+  done
+}
+
+connect_stop() {
+  local pid
+  if pid=$(connect_pid); then stop_pid "$pid" 60 connect; log "connect: stopped"; else log "connect: not running"; fi
+  rm -f "$CONNECT_RUN/connect.pid"
+}
