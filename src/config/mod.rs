@@ -670,30 +670,21 @@ impl ConnectorConfig {
             _ => {}
         }
 
-        let time = match c.get("time.precision.mode") {
-            Some(v)
-                if ["isostring", "microseconds", "nanoseconds"]
-                    .iter()
-                    .any(|m| m.eq_ignore_ascii_case(v)) =>
-            {
-                c.problems.push(format!(
-                    "time.precision.mode={v} is a Debezium mode that pgcdc does not implement yet: use adaptive, adaptive_time_microseconds or connect"
-                ));
-                TimePrecisionMode::Adaptive
-            }
-            _ => c.choice(
-                "time.precision.mode",
-                TimePrecisionMode::Adaptive,
-                &[
-                    ("adaptive", TimePrecisionMode::Adaptive),
-                    (
-                        "adaptive_time_microseconds",
-                        TimePrecisionMode::AdaptiveTimeMicroseconds,
-                    ),
-                    ("connect", TimePrecisionMode::Connect),
-                ],
-            ),
-        };
+        let time = c.choice(
+            "time.precision.mode",
+            TimePrecisionMode::Adaptive,
+            &[
+                ("adaptive", TimePrecisionMode::Adaptive),
+                (
+                    "adaptive_time_microseconds",
+                    TimePrecisionMode::AdaptiveTimeMicroseconds,
+                ),
+                ("connect", TimePrecisionMode::Connect),
+                ("microseconds", TimePrecisionMode::Microseconds),
+                ("nanoseconds", TimePrecisionMode::Nanoseconds),
+                ("isostring", TimePrecisionMode::IsoString),
+            ],
+        );
         let placeholder_text = c.string(
             "unavailable.value.placeholder",
             "__debezium_unavailable_value",

@@ -387,3 +387,23 @@ fn zero_partitions_or_replicas_are_rejected() {
         "{msg}"
     );
 }
+
+#[test]
+fn every_time_precision_mode_of_debezium_3_6_is_accepted() {
+    for mode in [
+        "adaptive",
+        "adaptive_time_microseconds",
+        "connect",
+        "isostring",
+        "microseconds",
+        "nanoseconds",
+    ] {
+        ConnectorConfig::from_map(&seed_with(&[("time.precision.mode", mode)]))
+            .unwrap_or_else(|e| panic!("{mode}: {}", e.message()));
+    }
+    let msg = problems(&seed_with(&[("time.precision.mode", "structured")]));
+    assert!(
+        msg.contains("time.precision.mode=structured is invalid"),
+        "{msg}"
+    );
+}

@@ -32,6 +32,12 @@ pub enum TimePrecisionMode {
     AdaptiveTimeMicroseconds,
     /// `connect`: Kafka Connect's Date, Time (ms) and Timestamp (ms).
     Connect,
+    /// `microseconds`: MicroTime and MicroTimestamp at every precision.
+    Microseconds,
+    /// `nanoseconds`: NanoTime and NanoTimestamp (ns).
+    Nanoseconds,
+    /// `isostring`: IsoDate, IsoTime and IsoTimestamp strings.
+    IsoString,
 }
 
 /// `binary.handling.mode`.
@@ -409,6 +415,9 @@ impl ColumnType {
                 TimePrecisionMode::Connect => {
                     Schema::new(T::Int32, false).named("org.apache.kafka.connect.data.Date")
                 }
+                TimePrecisionMode::IsoString => {
+                    Schema::new(T::String, false).named("io.debezium.time.IsoDate")
+                }
                 _ => Schema::new(T::Int32, false).named("io.debezium.time.Date"),
             },
             ColumnType::Time(p) => match opts.time {
@@ -418,11 +427,26 @@ impl ColumnType {
                 TimePrecisionMode::Adaptive if *p <= 3 => {
                     Schema::new(T::Int32, false).named("io.debezium.time.Time")
                 }
+                TimePrecisionMode::Nanoseconds => {
+                    Schema::new(T::Int64, false).named("io.debezium.time.NanoTime")
+                }
+                TimePrecisionMode::IsoString => {
+                    Schema::new(T::String, false).named("io.debezium.time.IsoTime")
+                }
                 _ => Schema::new(T::Int64, false).named("io.debezium.time.MicroTime"),
             },
             ColumnType::Timestamp(p) => match opts.time {
                 TimePrecisionMode::Connect => {
                     Schema::new(T::Int64, false).named("org.apache.kafka.connect.data.Timestamp")
+                }
+                TimePrecisionMode::Microseconds => {
+                    Schema::new(T::Int64, false).named("io.debezium.time.MicroTimestamp")
+                }
+                TimePrecisionMode::Nanoseconds => {
+                    Schema::new(T::Int64, false).named("io.debezium.time.NanoTimestamp")
+                }
+                TimePrecisionMode::IsoString => {
+                    Schema::new(T::String, false).named("io.debezium.time.IsoTimestamp")
                 }
                 _ if *p <= 3 => Schema::new(T::Int64, false).named("io.debezium.time.Timestamp"),
                 _ => Schema::new(T::Int64, false).named("io.debezium.time.MicroTimestamp"),
@@ -500,24 +524,60 @@ impl ColumnType {
             }
             ColumnType::Date => {
                 let days = parse_date_days(text)?;
-                Ok(Value::Int(days))
+                Ok(match opts.time {
+                    TimePrecisionMode::IsoString => {
+                        Value::String(format!("{}Z", format_date(days)))
+                    }
+                    _ => Value::Int(days),
+                })
             }
             ColumnType::Time(p) => {
                 let micros = parse_time_micros(text)?;
                 Ok(match opts.time {
                     TimePrecisionMode::Connect => Value::Int(micros / 1000),
                     TimePrecisionMode::Adaptive if *p <= 3 => Value::Int(micros / 1000),
+                    TimePrecisionMode::Nanoseconds => Value::Int(micros * 1000),
+                    TimePrecisionMode::IsoString => {
+                        Value::String(format!("{}Z", format_time_trimmed(micros)))
+                    }
                     _ => Value::Int(micros),
                 })
             }
             ColumnType::Timestamp(p) => {
-                let micros = match text {
-                    "infinity" => return Ok(Value::Int(TIMESTAMP_POSITIVE_INFINITY)),
-                    "-infinity" => return Ok(Value::Int(TIMESTAMP_NEGATIVE_INFINITY)),
-                    _ => parse_timestamp_micros(text)?.0,
+                let infinity = match text {
+                    "infinity" => Some(true),
+                    "-infinity" => Some(false),
+                    _ => None,
                 };
+                if let Some(positive) = infinity {
+                    return Ok(match opts.time {
+                        TimePrecisionMode::Nanoseconds => {
+                            Value::Int(if positive { i64::MAX } else { i64::MIN })
+                        }
+                        TimePrecisionMode::IsoString => Value::String(text.to_string()),
+                        _ => Value::Int(if positive {
+                            TIMESTAMP_POSITIVE_INFINITY
+                        } else {
+                            TIMESTAMP_NEGATIVE_INFINITY
+                        }),
+                    });
+                }
+                let micros = parse_timestamp_micros(text)?.0;
                 Ok(match opts.time {
                     TimePrecisionMode::Connect => Value::Int(micros.div_euclid(1000)),
+                    TimePrecisionMode::Microseconds => Value::Int(micros),
+                    TimePrecisionMode::Nanoseconds => Value::Int(micros.checked_mul(1000).ok_or(
+                        "is outside the range NanoTimestamp can hold (years 1677 to 2262)",
+                    )?),
+                    TimePrecisionMode::IsoString => {
+                        let days = micros.div_euclid(86_400_000_000);
+                        let in_day = micros.rem_euclid(86_400_000_000);
+                        Value::String(format!(
+                            "{}T{}Z",
+                            format_date(days),
+                            format_time_trimmed(in_day)
+                        ))
+                    }
                     _ if *p <= 3 => Value::Int(micros.div_euclid(1000)),
                     _ => Value::Int(micros),
                 })
@@ -568,6 +628,19 @@ impl ColumnType {
         match self {
             ColumnType::Bool => Value::Bool(false),
             ColumnType::Int16 | ColumnType::Int32 | ColumnType::Int64 => Value::Int(0),
+            ColumnType::Date | ColumnType::Time(_) | ColumnType::Timestamp(_)
+                if opts.time == TimePrecisionMode::IsoString =>
+            {
+                self.parse(
+                    match self {
+                        ColumnType::Date => "1970-01-01",
+                        ColumnType::Time(_) => "00:00:00",
+                        _ => "1970-01-01 00:00:00",
+                    },
+                    opts,
+                )
+                .unwrap_or(Value::Null)
+            }
             ColumnType::Date | ColumnType::Time(_) | ColumnType::Timestamp(_) => Value::Int(0),
             ColumnType::Float32 => Value::Float32(0.0),
             ColumnType::Float64 => Value::Float64(0.0),
@@ -982,6 +1055,32 @@ pub fn format_zoned_timestamp(utc_micros: i64, precision: u32) -> String {
         s.push_str(&f[..precision.min(6) as usize]);
     }
     s.push('Z');
+    s
+}
+
+/// `YYYY-MM-DD` of a day number (years above 9999 with `+`, BC years negative).
+fn format_date(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    let year = if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    };
+    format!("{year}-{m:02}-{d:02}")
+}
+
+/// `HH:MM:SS[.fraction]` with the fraction only when non-zero, trailing zeros removed.
+fn format_time_trimmed(micros: i64) -> String {
+    let secs = micros / 1_000_000;
+    let frac = micros % 1_000_000;
+    let mut s = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if frac != 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(f.trim_end_matches('0'));
+    }
     s
 }
 
@@ -1739,5 +1838,89 @@ mod tests {
             vec![("allowed".to_string(), "sad,ok,happy".to_string())]
         );
         assert_eq!(enum_schema.name.as_deref(), Some("io.debezium.data.Enum"));
+    }
+
+    #[test]
+    fn isostring_microseconds_and_nanoseconds_modes_follow_debezium() {
+        let iso = ValueOptions {
+            time: TimePrecisionMode::IsoString,
+            ..opts()
+        };
+        assert_eq!(
+            ColumnType::Date.parse("2017-09-15", &iso).unwrap(),
+            Value::String("2017-09-15Z".into())
+        );
+        assert_eq!(
+            ColumnType::Timestamp(0)
+                .parse("2019-07-09 02:28:57", &iso)
+                .unwrap(),
+            Value::String("2019-07-09T02:28:57Z".into())
+        );
+        assert_eq!(
+            ColumnType::Timestamp(1)
+                .parse("2019-07-09 02:28:57.1", &iso)
+                .unwrap(),
+            Value::String("2019-07-09T02:28:57.1Z".into())
+        );
+        assert_eq!(
+            ColumnType::Time(6).parse("04:05:11.789", &iso).unwrap(),
+            Value::String("04:05:11.789Z".into())
+        );
+        assert_eq!(
+            ColumnType::Date.schema(&iso).name.as_deref(),
+            Some("io.debezium.time.IsoDate")
+        );
+        let nano = ValueOptions {
+            time: TimePrecisionMode::Nanoseconds,
+            ..opts()
+        };
+        assert_eq!(
+            ColumnType::Timestamp(6)
+                .parse("2019-07-09 02:28:57.123456", &nano)
+                .unwrap(),
+            Value::Int(1_562_639_337_123_456_000)
+        );
+        assert_eq!(
+            ColumnType::Timestamp(0)
+                .parse("2019-07-09 02:28:57", &nano)
+                .unwrap(),
+            Value::Int(1_562_639_337_000_000_000)
+        );
+        assert_eq!(
+            ColumnType::Time(6).parse("04:05:11.789", &nano).unwrap(),
+            Value::Int(14_711_789_000_000)
+        );
+        assert_eq!(
+            ColumnType::Timestamp(3).parse("infinity", &nano).unwrap(),
+            Value::Int(i64::MAX)
+        );
+        assert_eq!(
+            ColumnType::Timestamp(3).parse("-infinity", &nano).unwrap(),
+            Value::Int(i64::MIN)
+        );
+        assert!(
+            ColumnType::Timestamp(6)
+                .parse("3000-01-01 00:00:00", &nano)
+                .is_err(),
+            "outside NanoTimestamp's range"
+        );
+        assert_eq!(
+            ColumnType::Date.parse("2017-09-15", &nano).unwrap(),
+            Value::Int(17424)
+        );
+        let micro = ValueOptions {
+            time: TimePrecisionMode::Microseconds,
+            ..opts()
+        };
+        assert_eq!(
+            ColumnType::Timestamp(3)
+                .parse("2019-07-09 02:28:57.123", &micro)
+                .unwrap(),
+            Value::Int(1_562_639_337_123_000)
+        );
+        assert_eq!(
+            ColumnType::Time(3).schema(&micro).name.as_deref(),
+            Some("io.debezium.time.MicroTime")
+        );
     }
 }

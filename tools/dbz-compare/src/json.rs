@@ -39,17 +39,6 @@ impl Node {
             _ => None,
         }
     }
-
-    pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            Kind::Obj(_) => "object",
-            Kind::Arr(_) => "array",
-            Kind::Str => "string",
-            Kind::Num => "number",
-            Kind::Bool => "boolean",
-            Kind::Null => "null",
-        }
-    }
 }
 
 /// Decodes a JSON string literal including its quotes.
