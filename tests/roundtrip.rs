@@ -528,3 +528,26 @@ async fn enums_domains_money_intervals_bits_network_and_extension_types_are_emit
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn include_unknown_datatypes_emits_unmapped_values_as_their_text() {
+    let db = TestDb::create("unknown").await;
+    db.exec("CREATE TABLE public.u (id int PRIMARY KEY, c circle)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("unknown");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("include.unknown.datatypes".into(), "true".into());
+    raw.insert("binary.handling.mode".into(), "base64".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO u VALUES (1, '<(10,20),10>')").await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.u"), 1, T).await;
+    assert_eq!(
+        recs[0].payload()["after"]["c"],
+        json!("PCgxMCwyMCksMTA+"),
+        "base64 of <(10,20),10>"
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

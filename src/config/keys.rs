@@ -186,7 +186,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("interval.handling.mode", Implemented),
     ("hstore.handling.mode", NotImplemented(Some("json"))),
     ("money.fraction.digits", Implemented),
-    ("include.unknown.datatypes", NotImplemented(Some("false"))),
+    ("include.unknown.datatypes", Implemented),
     ("unavailable.value.placeholder", Implemented),
     ("schema.name.adjustment.mode", NotImplemented(Some("none"))),
     ("field.name.adjustment.mode", NotImplemented(Some("none"))),

@@ -312,6 +312,9 @@ pub struct ConnectorConfig {
     pub values: ValueOptions,
     /// `event.converting.failure.handling.mode`
     pub converting_failure: ConvertingFailureMode,
+    /// `include.unknown.datatypes`: emit columns of unmapped types as their text through
+    /// `binary.handling.mode` instead of stopping.
+    pub include_unknown_datatypes: bool,
     /// `key.converter.schemas.enable`
     pub key_schemas_enable: bool,
     /// `value.converter.schemas.enable`
@@ -883,6 +886,7 @@ impl ConnectorConfig {
                     ("warn", ConvertingFailureMode::Warn),
                 ],
             ),
+            include_unknown_datatypes: c.boolean("include.unknown.datatypes", false),
             key_schemas_enable: c.boolean("key.converter.schemas.enable", true),
             value_schemas_enable: c.boolean("value.converter.schemas.enable", true),
             extended_headers: c.boolean("extended.headers.enabled", true),

@@ -209,9 +209,13 @@ pub fn build_table(
         let type_name = cat
             .map(|c| c.type_name.clone())
             .unwrap_or_else(|| format!("type OID {type_oid}"));
-        let Some(ty) = ColumnType::resolve(*type_oid, *typmod, types) else {
-            unsupported.push(format!("column {col_name} has type {type_name}"));
-            continue;
+        let ty = match ColumnType::resolve(*type_oid, *typmod, types) {
+            Some(ty) => ty,
+            None if config.include_unknown_datatypes => ColumnType::Unknown,
+            None => {
+                unsupported.push(format!("column {col_name} has type {type_name}"));
+                continue;
+            }
         };
         let optional = !cat.map(|c| c.not_null).unwrap_or(false);
         let default = cat
@@ -230,7 +234,7 @@ pub fn build_table(
     }
     if !unsupported.is_empty() {
         return Err(Error::conversion(format!(
-            "table {namespace}.{name}: {}, which pgcdc does not support yet: exclude the table (table.exclude.list) or change the column type",
+            "table {namespace}.{name}: {}, which pgcdc does not support yet: set include.unknown.datatypes=true to emit such values as their text, exclude the table (table.exclude.list), or change the column type",
             unsupported.join(", ")
         )));
     }

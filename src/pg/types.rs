@@ -227,6 +227,9 @@ pub enum ColumnType {
     Ltree,
     /// An enum type with its labels in sort order.
     Enum(std::sync::Arc<Vec<String>>),
+    /// A type without a mapping, emitted as its text through `binary.handling.mode`
+    /// (`include.unknown.datatypes=true`).
+    Unknown,
     /// One-dimensional array of an element type.
     Array(Box<ColumnType>),
 }
@@ -454,6 +457,10 @@ impl ColumnType {
             ColumnType::TimestampTz(_) => {
                 Schema::new(T::String, false).named("io.debezium.time.ZonedTimestamp")
             }
+            ColumnType::Unknown => match opts.binary {
+                BinaryMode::Bytes => Schema::new(T::Bytes, false),
+                _ => Schema::new(T::String, false),
+            },
             ColumnType::Money => match opts.decimal {
                 DecimalMode::Double => Schema::new(T::Float64, false),
                 DecimalMode::String => Schema::new(T::String, false),
@@ -608,6 +615,7 @@ impl ColumnType {
             ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
                 Ok(Value::String(text.to_string()))
             }
+            ColumnType::Unknown => Ok(encode_binary(text.as_bytes().to_vec(), opts.binary)),
             ColumnType::Array(elem) => {
                 let items = parse_array(text)?;
                 let mut out = Vec::with_capacity(items.len());
@@ -665,6 +673,7 @@ impl ColumnType {
             ColumnType::TimeTz(_) => Value::String("00:00:00Z".into()),
             ColumnType::Bit => Value::Bool(false),
             ColumnType::Bits(_) => Value::Bytes(Vec::new()),
+            ColumnType::Unknown => encode_binary(Vec::new(), opts.binary),
             ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
                 Value::String(String::new())
             }
