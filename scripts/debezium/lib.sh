@@ -245,3 +245,58 @@ connect_stop() {
   if pid=$(connect_pid); then stop_pid "$pid" 60 connect; log "connect: stopped"; else log "connect: not running"; fi
   rm -f "$CONNECT_RUN/connect.pid"
 }
+
+# --------------------------------------------------------------------------------------------
+# The differential run's names and the clean-up shared by run.sh and stop.sh
+# --------------------------------------------------------------------------------------------
+
+PREFIX=diff
+DB=dbz_diff
+NAME=dbz-diff
+SLOT_DBZ=dbz_diff_debezium
+SLOT_PGCDC=dbz_diff_pgcdc
+PG_HOST=127.0.0.1 PG_PORT=54329 PG_USER=postgres PG_PASSWORD=postgres
+PGCDC_KAFKA=127.0.0.1:59092
+DBZ_KAFKA=127.0.0.1:$DBZ_BROKER_PORT
+RUN="$DBZ/run"
+PGCDC_BIN=${PGCDC_BIN:-$ROOT/target/debug/pgcdc}
+COMPARE_MANIFEST="$ROOT/tools/dbz-compare/Cargo.toml"
+COMPARE="$ROOT/tools/dbz-compare/target/release/dbz-compare"
+
+
+export PGPASSWORD=$PG_PASSWORD PGOPTIONS="-c client_min_messages=warning"
+psql_db() { psql -X -q -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$1" "${@:2}"; }
+sql() { psql_db postgres -tAc "$1"; }
+
+pgcdc_pid() { live_pid "$RUN/pgcdc.pid" "$PGCDC_BIN run"; }
+stop_all() {
+  local pid
+  if pid=$(pgcdc_pid); then stop_pid "$pid" 40 pgcdc; log "pgcdc: stopped"; fi
+  rm -f "$RUN/pgcdc.pid"
+  connect_stop
+  broker_stop
+}
+drop_slots() {
+  local s
+  for s in "$SLOT_DBZ" "$SLOT_PGCDC"; do
+    # A slot still held by a walsender of a stopped client goes inactive within moments.
+    local deadline=$(( $(date +%s) + 30 ))
+    while [ "$(sql "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$s' AND active")" != 0 ]; do
+      [ "$(date +%s)" -lt "$deadline" ] || { log "slot $s still active; terminating its walsender"; \
+        sql "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '$s' AND active" >/dev/null; }
+      sleep 0.2
+    done
+    sql "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '$s'" >/dev/null
+  done
+}
+
+# Stop everything the run started and drop what it created in PostgreSQL and on pgcdc's broker.
+# The fetched jars (target/debezium/connect-lib, plugins) stay.
+harness_cleanup() {
+  stop_all || true
+  drop_slots || true
+  sql "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null || true
+  if [ -x "$COMPARE" ]; then
+    "$COMPARE" delete-topics --brokers "$PGCDC_KAFKA" --prefix "$PREFIX." --prefix "__debezium-heartbeat.$PREFIX" >/dev/null 2>&1 || true
+  fi
+}

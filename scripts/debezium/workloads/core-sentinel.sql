@@ -16,3 +16,6 @@ INSERT INTO t_trunc VALUES (999, 'sentinel');
 INSERT INTO t_trunc2 VALUES (999, 'sentinel');
 INSERT INTO "CamelCase" VALUES (999, 'sentinel');
 INSERT INTO inventory.items VALUES ('sentinel', 0, NULL);
+INSERT INTO t_notnull2 VALUES
+  (999, 's', 's', 0, 0, 0, '{}', 0, '2024-01-01 00:00:00', '00:00:00', '2024-01-01 00:00:00+00', '{}', '{}');
+INSERT INTO t_defaults2 (vc) VALUES ('sentinel');

@@ -105,6 +105,45 @@ CREATE TABLE t_notnull (
   opt     text
 );
 
+-- More NOT NULL fallbacks.
+CREATE TABLE t_notnull2 (
+  id       integer PRIMARY KEY,
+  nn_vc    varchar(5) NOT NULL,
+  nn_c     char(3) NOT NULL,
+  nn_f4    real NOT NULL,
+  nn_i8    bigint NOT NULL,
+  nn_oid   oid NOT NULL,
+  nn_j     json NOT NULL,
+  nn_n0    numeric(5) NOT NULL,
+  nn_ts3   timestamp(3) NOT NULL,
+  nn_tm3   time(3) NOT NULL,
+  nn_tstz3 timestamptz(3) NOT NULL,
+  nn_ab    boolean[] NOT NULL,
+  nn_at    text[] NOT NULL
+);
+
+-- More defaults: expressions, arrays, special values, precision variants.
+CREATE TABLE t_defaults2 (
+  id      serial PRIMARY KEY,
+  nu      numeric DEFAULT 1.50,
+  fnan    double precision DEFAULT 'NaN',
+  finf    real DEFAULT '-Infinity',
+  ts3     timestamp(3) DEFAULT '2020-01-01 00:00:00.123',
+  tm3     time(3) DEFAULT '01:02:03.456',
+  tstz3   timestamptz(3) DEFAULT '2020-01-01 00:00:00.1+00',
+  arr     integer[] DEFAULT '{1,2}',
+  tarr    text[] DEFAULT '{}',
+  vc      varchar DEFAULT 'it''s',
+  neg     integer DEFAULT -1,
+  expr    integer DEFAULT (1 + 2),
+  b2      boolean DEFAULT false,
+  u       uuid DEFAULT '11111111-1111-1111-1111-111111111111',
+  d       date DEFAULT CURRENT_DATE,
+  ts      timestamp DEFAULT CURRENT_TIMESTAMP,
+  j       json DEFAULT '[]',
+  by      bytea NOT NULL DEFAULT ''
+);
+
 -- No primary key, REPLICA IDENTITY FULL: null keys, full "before" images.
 CREATE TABLE t_nopk (a integer, b text, c numeric(6,2), d timestamptz);
 ALTER TABLE t_nopk REPLICA IDENTITY FULL;
@@ -188,6 +227,27 @@ INSERT INTO t_notnull VALUES
   (2, 'two', 2, 2, false, 2.5, 2.25, 2.125, 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-01-02', '02:00:00',
    '2024-01-02 02:00:00', '2024-01-02 02:00:00+00', '\x02', '{"two": 2}', '{2,2}', NULL);
 
+INSERT INTO t_notnull2 VALUES
+  (1, 'a', 'b', 1.5, 1, 1, '{}', 1, '2024-01-01 00:00:00.123', '01:02:03.456', '2024-01-01 00:00:00.123+00', '{t}', '{x}'),
+  (2, 'a', 'b', 1.5, 1, 1, '{}', 1, '2024-01-01 00:00:00.123', '01:02:03.456', '2024-01-01 00:00:00.123+00', '{t}', '{x}');
+INSERT INTO t_defaults2 DEFAULT VALUES;
+INSERT INTO t_defaults2 (nu, fnan, finf, ts3, tm3, tstz3, arr, tarr, vc, neg, expr, b2, u, d, ts, j)
+  VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+
+-- Number formatting probes (Java's Float/Double.toString, BigDecimal scales), time[] precision.
+INSERT INTO t_arrays (af4, af8, anu, atm, ad, ats) VALUES
+  ('{1e7,9999999,0.001,0.0001,1e21,3.4028235e38,1.17549435e-38,1.4e-45,0.3,100,16777216,1.1,3.3,-0.0}',
+   '{1e7,9999999,0.001,0.0001,1e21,1e22,1e23,2e-3,123456.789,2.2250738585072014e-308,4.9e-324,0.30000000000000004,100,1e16,1.23e-5,-0.0}',
+   '{0.0,0.00,-0.0,100.00,1.50,1e-5,-1e10}',
+   '{12:34:56.123456,23:59:59.999999,24:00:00,00:00:00.0005}',
+   '{infinity,-infinity,0044-03-15 BC}',
+   '{infinity,-infinity,"0044-03-15 12:00:00 BC"}');
+INSERT INTO t_types (nu, n, ts3, ts0, tm3, tstz3) VALUES
+  ('0.0', 0.00, 'infinity', '-infinity', '00:00:00.001', 'infinity'),
+  ('100.00', -0.00, '1969-12-31 23:59:59.999', 'infinity', '23:59:59.999', '-infinity'),
+  ('-0.0', 100, NULL, NULL, NULL, NULL),
+  ('1.50', NULL, NULL, NULL, NULL, NULL);
+
 INSERT INTO t_nopk VALUES (1, 'one', 1.00, '2024-01-01 00:00:00+00'), (2, NULL, NULL, NULL), (1, 'one', 1.00, '2024-01-01 00:00:00+00');
 
 INSERT INTO t_toast VALUES
@@ -202,4 +262,4 @@ INSERT INTO t_composite VALUES (1, 'a', '2024-01-01 00:00:00+00', 'one'), (2, 'b
 INSERT INTO t_trunc VALUES (1, 'one'), (2, 'two');
 INSERT INTO t_trunc2 VALUES (1, 'one');
 INSERT INTO "CamelCase" VALUES (1, 'Mixed');
-INSERT INTO inventory.items VALUES ('SKU-1', 5, 1.2345), ('SKU-2', DEFAULT, NULL);
+INSERT INTO inventory.items VALUES ('SKU-1', 5, 1.2345), ('SKU-2', DEFAULT, NULL), ('SKU-😀-"q"-\\', 1, 0);

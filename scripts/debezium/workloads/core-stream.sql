@@ -8,6 +8,15 @@ INSERT INTO t_types (b, i2, i4, i8, o, f4, f8, n, n0, n38, nu, t, vc, vcu, c, by
          d, tm, tm3, tm0, ts, ts3, ts0, tstz, tstz3, tstz0 FROM t_types ORDER BY id;
 INSERT INTO t_types (f4, f8, nu) VALUES (-0.0, -0.0, -0.0), (1e-45, 5e-324, 0.000001), (16777217, 9007199254740993, 1e30);
 INSERT INTO t_types DEFAULT VALUES;
+INSERT INTO t_types (nu, n, ts3, ts0, tm3, tstz3) VALUES
+  ('0.0', 0.00, 'infinity', '-infinity', '00:00:00.001', 'infinity'),
+  ('100.00', -0.00, '1969-12-31 23:59:59.999', 'infinity', '23:59:59.999', '-infinity'),
+  ('-0.0', 100, NULL, NULL, NULL, NULL),
+  ('1.50', NULL, NULL, NULL, NULL, NULL);
+INSERT INTO t_defaults2 DEFAULT VALUES;
+INSERT INTO t_defaults2 (nu, fnan, finf, ts3, tm3, tstz3, arr, tarr, vc, neg, expr, b2, u, d, ts, j)
+  VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+DELETE FROM t_notnull2 WHERE id = 2;
 
 INSERT INTO t_arrays (ab, ai2, ai4, ai8, af4, af8, an, anu, at, avc, ac, aby, au, aj, ajb, ad, atm, ats, atstz)
   SELECT ab, ai2, ai4, ai8, af4, af8, an, anu, at, avc, ac, aby, au, aj, ajb, ad, atm, ats, atstz FROM t_arrays ORDER BY id;
@@ -60,6 +69,7 @@ DELETE FROM t_notnull WHERE id = 2;
 DELETE FROM t_nopk WHERE a = 2;
 DELETE FROM t_composite WHERE a = 3;
 DELETE FROM inventory.items WHERE sku = 'SKU-2';
+UPDATE inventory.items SET sku = 'SKU-ü-😀-new' WHERE sku LIKE 'SKU-😀%';
 
 -- A multi-statement transaction across tables, with a logical message inside.
 BEGIN;

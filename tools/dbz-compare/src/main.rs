@@ -753,11 +753,10 @@ fn compare(args: CompareArgs) -> Res<i32> {
     if !groups.is_empty() {
         let mut gs: Vec<(&String, &Group)> = groups.iter().collect();
         gs.sort_by(|x, y| y.1.count.cmp(&x.1.count).then(x.0.cmp(y.0)));
-        let gw = gs.iter().map(|(k, _)| k.len()).max().unwrap_or(10);
         let _ = writeln!(r);
-        let _ = writeln!(r, "differences by field path (records affected, topics affected):");
+        let _ = writeln!(r, "differences by field path (records affected, topics affected, path):");
         for (k, g) in &gs {
-            let _ = writeln!(r, "  {:>6}  {:>3}  {:<gw$}", g.count, g.topics.len(), k);
+            let _ = writeln!(r, "  {:>6}  {:>3}  {}", g.count, g.topics.len(), k);
         }
         let _ = writeln!(r);
         let _ = writeln!(r, "first example of each:");

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Differential run: Debezium 3.6.1.Final (Kafka Connect standalone, JsonConverter) and pgcdc on
+# the same PostgreSQL database, same connector config and topic.prefix, each with its own slot,
+# publication and Kafka broker; then tools/dbz-compare compares every record.
+#
+# Usage: scripts/debezium/run.sh [WORKLOAD]
+#   WORKLOAD  a name under scripts/debezium/workloads/ (default: core) or a path prefix P, for
+#             the files P-setup.sql (schema + snapshot rows, applied before the connectors start),
+#             P-stream.sql (applied once both stream) and P-sentinel.sql (one row per table,
+#             run in one final transaction that both sides must deliver on every topic).
+# Environment:
+#   PGCDC_BIN      pgcdc binary (default target/debug/pgcdc; built with `cargo build --bin pgcdc` if missing)
+#   DBZ_KEEP=1     leave Connect, pgcdc, the broker, slots and database running/in place
+#   DBZ_TIMEOUT    seconds for each wait (default 180)
+#   DBZ_EXTRA_CONFIG  extra connector keys for both sides, as "k=v,k=v"
+# Output: the comparison table on stdout (also in target/debezium/run/report*.txt), every
+# differing record pair in target/debezium/run/diffs.jsonl. Exit status: the comparer's
+# (0 = every record identical after normalisation, 1 = differences, 2 = harness error).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+WORKLOAD=${1:-core}
+case "$WORKLOAD" in
+  */*) W="$WORKLOAD" ;;
+  *) W="$ROOT/scripts/debezium/workloads/$WORKLOAD" ;;
+esac
+W=${W%.sql}; W=${W%-setup}
+for part in setup stream sentinel; do
+  [ -f "$W-$part.sql" ] || die "missing workload file $W-$part.sql"
+done
+
+T0=$(now)
+phase() { log "[$(elapsed "$T0")s] $*"; }
+
+# ------------------------------------------------------------------------------ prerequisites
+phase "prerequisites"
+"$ROOT/scripts/debezium/setup.sh"
+"$ROOT/scripts/services.sh" start pg
+"$ROOT/scripts/services.sh" start kafka
+command -v curl >/dev/null 2>&1 || die "missing: curl"
+if [ ! -x "$COMPARE" ] || [ -n "$(find "$ROOT/tools/dbz-compare/src" "$COMPARE_MANIFEST" -newer "$COMPARE" 2>/dev/null)" ]; then
+  log "building tools/dbz-compare"
+  CARGO_TARGET_DIR="$ROOT/tools/dbz-compare/target" cargo build --quiet --release --manifest-path "$COMPARE_MANIFEST"
+fi
+if [ ! -x "$PGCDC_BIN" ]; then
+  log "building pgcdc (cargo build --bin pgcdc)"
+  cargo build --quiet --bin pgcdc
+fi
+
+# ------------------------------------------------------------------------------ clean slate
+cleanup() {
+  local rc=$?
+  if [ "${DBZ_KEEP:-0}" = 1 ]; then
+    log "DBZ_KEEP=1: leaving Connect (REST 127.0.0.1:$DBZ_REST_PORT), pgcdc, the broker $DBZ_KAFKA, slots and database $DB; scripts/debezium/stop.sh removes them"
+    exit "$rc"
+  fi
+  phase "cleanup"
+  harness_cleanup
+  phase "done (exit $rc)"
+  exit "$rc"
+}
+
+phase "clean slate: database $DB, slots, topics $PREFIX.* on $PGCDC_KAFKA"
+stop_all
+drop_slots
+rm -rf "$RUN"; mkdir -p "$RUN"
+trap cleanup EXIT
+sql "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
+sql "CREATE DATABASE $DB" >/dev/null
+"$COMPARE" delete-topics --brokers "$PGCDC_KAFKA" --prefix "$PREFIX." --prefix "__debezium-heartbeat.$PREFIX"
+phase "applying $(basename "$W")-setup.sql"
+psql_db "$DB" -f "$W-setup.sql" >/dev/null
+
+# ------------------------------------------------------------------------------ connectors
+# One connector config for both sides. Only slot.name, publication.name (here: Debezium's) and the
+# worker-level bootstrap.servers / offset.storage.file.filename differ; pgcdc gets those with --set.
+{
+  printf '{\n  "name": "%s",\n  "config": {\n' "$NAME"
+  printf '    "%s": "%s",\n' \
+    connector.class io.debezium.connector.postgresql.PostgresConnector \
+    tasks.max 1 \
+    database.hostname "$PG_HOST" \
+    database.port "$PG_PORT" \
+    database.user "$PG_USER" \
+    database.password "$PG_PASSWORD" \
+    database.dbname "$DB" \
+    plugin.name pgoutput \
+    slot.name "$SLOT_DBZ" \
+    publication.name "$SLOT_DBZ" \
+    publication.autocreate.mode all_tables \
+    topic.prefix "$PREFIX" \
+    snapshot.mode initial \
+    skipped.operations none \
+    key.converter org.apache.kafka.connect.json.JsonConverter \
+    key.converter.schemas.enable true \
+    value.converter org.apache.kafka.connect.json.JsonConverter \
+    value.converter.schemas.enable true \
+    header.converter org.apache.kafka.connect.storage.SimpleHeaderConverter
+  if [ -n "${DBZ_EXTRA_CONFIG:-}" ]; then
+    IFS=',' read -r -a kvs <<<"$DBZ_EXTRA_CONFIG"
+    for kv in "${kvs[@]}"; do printf '    "%s": "%s",\n' "${kv%%=*}" "${kv#*=}"; done
+  fi
+  printf '    "name": "%s"\n  }\n}\n' "$NAME"
+} >"$RUN/connector.json"
+
+phase "starting pgcdc ($PGCDC_BIN) -> $PGCDC_KAFKA"
+PGCDC_PID=$(PGCDC_LOG=info launch "$RUN/pgcdc.pid" "$RUN/pgcdc.log" \
+  "$PGCDC_BIN" run --config "$RUN/connector.json" \
+    --set slot.name="$SLOT_PGCDC" --set publication.name="$SLOT_PGCDC" \
+    --set bootstrap.servers="$PGCDC_KAFKA" \
+    --set offset.storage.file.filename="$RUN/pgcdc-offsets.json")
+log "pgcdc: pid $PGCDC_PID, log $RUN/pgcdc.log"
+
+phase "starting the Debezium side: broker $DBZ_KAFKA, Kafka Connect + Debezium"
+broker_start_fresh
+connect_start "$RUN/connector.json"
+
+
+slot_active() { [ "$(sql "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$1' AND active")" = 1 ]; }
+
+connect_wait_running "$NAME"
+deadline=$(( $(date +%s) + TIMEOUT ))
+dbz_ok=0 pgcdc_ok=0
+until [ $dbz_ok = 1 ] && [ $pgcdc_ok = 1 ]; do
+  if [ $dbz_ok = 0 ] && grep -q 'Processing messages' "$CONNECT_RUN/logs/connect.log" 2>/dev/null && slot_active "$SLOT_DBZ"; then
+    dbz_ok=1; phase "Debezium is streaming (slot $SLOT_DBZ active)"
+  fi
+  if [ $pgcdc_ok = 0 ] && grep -q 'streaming started' "$RUN/pgcdc.log" 2>/dev/null && slot_active "$SLOT_PGCDC"; then
+    pgcdc_ok=1; phase "pgcdc is streaming (slot $SLOT_PGCDC active)"
+  fi
+  kill -0 "$PGCDC_PID" 2>/dev/null || { tail -n 30 "$RUN/pgcdc.log" >&2; die "pgcdc exited (log: $RUN/pgcdc.log)"; }
+  connect_pid >/dev/null || { tail -n 30 "$CONNECT_RUN/logs/connect.log" >&2; die "Kafka Connect exited"; }
+  if rest "/connectors/$NAME/status" 2>/dev/null | grep -q '"state":"FAILED"'; then
+    rest "/connectors/$NAME/status" | sed 's/\\n/\n/g' | head -n 30 >&2; die "Debezium connector FAILED"
+  fi
+  [ "$(date +%s)" -lt "$deadline" ] || die "not streaming after ${TIMEOUT}s (debezium=$dbz_ok pgcdc=$pgcdc_ok; logs: $CONNECT_RUN/logs/connect.log, $RUN/pgcdc.log)"
+  sleep 0.2
+done
+
+# ------------------------------------------------------------------------------ workload
+phase "applying $(basename "$W")-stream.sql"
+psql_db "$DB" -f "$W-stream.sql" >/dev/null
+
+phase "sentinel transaction ($(basename "$W")-sentinel.sql + a logical message)"
+XID=$({
+  echo 'BEGIN;'
+  echo 'SELECT (pg_current_xact_id()::text::bigint % 4294967296) AS sentinel_xid \gset'
+  cat "$W-sentinel.sql"
+  echo "SELECT pg_logical_emit_message(true, 'dbz-diff-sentinel', 'end') \\g /dev/null"
+  echo 'COMMIT;'
+  echo '\echo :sentinel_xid'
+} | psql_db "$DB" -tA -f - | tail -n 1)
+[[ "$XID" =~ ^[0-9]+$ ]] || die "could not read the sentinel transaction id (got '$XID')"
+mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT '$PREFIX.' || n.nspname || '.' || c.relname
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+    AND n.nspname NOT LIKE 'pg\_%' ORDER BY 1")
+TOPICS+=("$PREFIX.message")
+phase "waiting for transaction $XID on ${#TOPICS[@]} topics on both sides"
+targs=(); for t in "${TOPICS[@]}"; do targs+=(--topic "$t"); done
+"$COMPARE" wait --side "debezium=$DBZ_KAFKA" --side "pgcdc=$PGCDC_KAFKA" --txid "$XID" --timeout "$TIMEOUT" "${targs[@]}" \
+  || die "the sentinel did not arrive everywhere (logs: $CONNECT_RUN/logs/connect.log, $RUN/pgcdc.log)"
+
+# ------------------------------------------------------------------------------ compare
+phase "comparing (normalisation as in docs/debezium-harness.md)"
+{
+  echo "pgcdc: $PGCDC_BIN (built $(date -u -r "$PGCDC_BIN" +%FT%TZ)), repository HEAD $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "debezium: debezium-connector-postgres $(cat "$PLUGINS/.complete" | cut -d: -f2), Kafka Connect $(ls "$CONNECT_LIB" | sed -n 's/^connect-runtime-\(.*\)\.jar$/\1/p'), $(java -version 2>&1 | head -n 1)"
+  echo "workload: $(basename "$W")-{setup,stream,sentinel}.sql"
+} | tee "$RUN/report-header.txt"
+set +e
+"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" \
+  --dump "$RUN/diffs.jsonl" --json-out "$RUN/summary.json" | tee "$RUN/report.txt"
+RC=${PIPESTATUS[0]}
+"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" --strict-source \
+  --dump "$RUN/diffs-strict.jsonl" --json-out "$RUN/summary-strict.json" >"$RUN/report-strict.txt"
+cat "$RUN/report-header.txt" "$RUN/report.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report.txt"
+cat "$RUN/report-header.txt" "$RUN/report-strict.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report-strict.txt"
+set -e
+log "strict-source comparison (streaming txId/lsn/sequence/ts kept): $(grep '^records compared' "$RUN/report-strict.txt") -> $RUN/report-strict.txt"
+phase "finished: comparer exit $RC"
+exit "$RC"
