@@ -337,6 +337,11 @@ impl Processor {
                     return Ok(());
                 }
                 let content = crate::pg::types::encode_binary(content.to_vec(), opts.binary);
+                // A non-transactional message is its own unit: Debezium records it as the last
+                // completed position, which its own source.sequence already shows.
+                if !transactional {
+                    self.last_commit_lsn = Some(lsn);
+                }
                 let (seq, own_tx) = match (&self.tx, transactional) {
                     (Some(tx), true) => (tx.seq, false),
                     (None, true) => {

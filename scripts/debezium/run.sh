@@ -171,10 +171,11 @@ phase "comparing (normalisation as in docs/debezium-harness.md)"
   echo "workload: $(basename "$W")-{setup,stream,sentinel}.sql"
 } | tee "$RUN/report-header.txt"
 set +e
+DELIBERATE="$(dirname "$W")/../deliberate.tsv"
 "$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" \
-  --dump "$RUN/diffs.jsonl" --json-out "$RUN/summary.json" | tee "$RUN/report.txt"
+  --deliberate "$DELIBERATE" --dump "$RUN/diffs.jsonl" --json-out "$RUN/summary.json" | tee "$RUN/report.txt"
 RC=${PIPESTATUS[0]}
-"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" --strict-source \
+"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" --strict-source --deliberate "$DELIBERATE" \
   --dump "$RUN/diffs-strict.jsonl" --json-out "$RUN/summary-strict.json" >"$RUN/report-strict.txt"
 cat "$RUN/report-header.txt" "$RUN/report.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report.txt"
 cat "$RUN/report-header.txt" "$RUN/report-strict.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report-strict.txt"

@@ -327,12 +327,29 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push(b'"');
     let bytes = s.as_bytes();
-    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    // Controls, quote and backslash are escaped; so is every character outside the Basic
+    // Multilingual Plane (4-byte UTF-8, lead byte 0xF0-0xF4), which Jackson writes as a
+    // surrogate pair of \uXXXX escapes as Kafka Connect's JsonConverter uses it.
+    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || b >= 0xF0;
+    let push_u = |out: &mut Vec<u8>, unit: u32| {
+        out.extend_from_slice(b"\\u");
+        for shift in [12, 8, 4, 0] {
+            out.push(HEX[((unit >> shift) & 0xF) as usize]);
+        }
+    };
     let mut start = 0;
     while let Some(off) = bytes[start..].iter().position(|&b| needs_escape(b)) {
         let i = start + off;
         out.extend_from_slice(&bytes[start..i]);
         let b = bytes[i];
+        if b >= 0xF0 {
+            let c = s[i..].chars().next().map_or(0xFFFD, u32::from);
+            let v = c - 0x10000;
+            push_u(out, 0xD800 + (v >> 10));
+            push_u(out, 0xDC00 + (v & 0x3FF));
+            start = i + 4;
+            continue;
+        }
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -378,14 +395,22 @@ pub fn java_float_string(v: f64, single: bool) -> String {
             "0.0".into()
         };
     }
-    let sci = if single {
+    let mut sci = if single {
         format!("{:e}", (v as f32).abs())
     } else {
         format!("{:e}", v.abs())
     };
+    // Java prints at least two significant digits: when the shortest form has one, it takes
+    // the two-digit decimal closest to the value (4.9E-324, not 5.0E-324).
+    if !sci.split_once('e').map_or(sci.as_str(), |(m, _)| m).contains('.') {
+        sci = if single { format!("{:.1e}", (v as f32).abs()) } else { format!("{:.1e}", v.abs()) };
+    }
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let mut digits: String = mant.chars().filter(|c| *c != '.').collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
     let mut s = String::new();
     if v < 0.0 {
         s.push('-');
@@ -443,6 +468,10 @@ mod tests {
             (123456.789, "123456.789"),
             (f64::MAX, "1.7976931348623157E308"),
             (f64::MIN_POSITIVE, "2.2250738585072014E-308"),
+            (5e-324, "4.9E-324"),
+            (1e23, "1.0E23"),
+            (3e10, "3.0E10"),
+            (0.2, "0.2"),
         ];
         for (v, want) in cases {
             assert_eq!(java_float_string(v, false), want, "{v}");
@@ -457,15 +486,16 @@ mod tests {
         assert_eq!(java_float_string(2.71f32 as f64, true), "2.71");
         assert_eq!(java_float_string(1.1f32 as f64, true), "1.1");
         assert_eq!(java_float_string(1e10f32 as f64, true), "1.0E10");
+        assert_eq!(java_float_string(f32::from_bits(1) as f64, true), "1.4E-45");
     }
 
     #[test]
     fn strings_escape_as_jackson_does() {
         let mut out = Vec::new();
-        write_str("a\"b\\c\n\u{1}\u{1f}é/", &mut out);
+        write_str("a\"b\\c\n\u{1}\u{1f}é/😀", &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            r#""a\"b\\c\n\u0001\u001Fé/""#
+            r#""a\"b\\c\n\u0001\u001Fé/\uD83D\uDE00""#
         );
     }
 

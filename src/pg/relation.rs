@@ -387,7 +387,7 @@ impl TableSchema {
     fn fill_required(&self, i: usize, value: Value, image: Image, opts: &ValueOptions) -> Value {
         let col = &self.columns[i];
         if value.is_null() && !col.optional && image == Image::Old {
-            return col.default.clone().unwrap_or_else(|| col.ty.zero(opts));
+            return col.default.clone().unwrap_or_else(|| col.ty.fallback(opts));
         }
         value
     }

@@ -562,11 +562,14 @@ impl ColumnType {
                             Value::Int(if positive { i64::MAX } else { i64::MIN })
                         }
                         TimePrecisionMode::IsoString => Value::String(text.to_string()),
-                        _ => Value::Int(if positive {
-                            TIMESTAMP_POSITIVE_INFINITY
-                        } else {
-                            TIMESTAMP_NEGATIVE_INFINITY
-                        }),
+                        mode => {
+                            let micros = if positive { TIMESTAMP_POSITIVE_INFINITY } else { TIMESTAMP_NEGATIVE_INFINITY };
+                            // Millisecond schemas (connect, and precision <= 3 outside the
+                            // micro modes) carry the sentinel in milliseconds.
+                            let millis = mode == TimePrecisionMode::Connect
+                                || (*p <= 3 && mode != TimePrecisionMode::Microseconds);
+                            Value::Int(if millis { micros / 1000 } else { micros })
+                        }
                     });
                 }
                 let micros = parse_timestamp_micros(text)?.0;
@@ -677,6 +680,20 @@ impl ColumnType {
             ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
                 Value::String(String::new())
             }
+        }
+    }
+
+    /// The value Debezium puts in a NOT NULL column that is NULL in an old image (a key-only
+    /// image of a DEFAULT or INDEX replica identity) and has no default: empty strings (also
+    /// for JSON, UUID, XML and enums), zero numbers, false, empty bytes, the epoch
+    /// (`1970-01-01T00:00:00Z` for zoned timestamps, without a fraction).
+    pub fn fallback(&self, opts: &ValueOptions) -> Value {
+        match self {
+            ColumnType::Text | ColumnType::Json | ColumnType::Uuid | ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
+                Value::String(String::new())
+            }
+            ColumnType::TimestampTz(_) => Value::String("1970-01-01T00:00:00Z".into()),
+            other => other.zero(opts),
         }
     }
 
@@ -905,10 +922,14 @@ fn parse_numeric(
                     Ok(Value::Bytes(unscaled_bytes(parts.negative, &parts.digits)))
                 }
                 _ => {
-                    // VariableScaleDecimal: strip trailing zeros; a negative scale becomes 0.
+                    // VariableScaleDecimal: strip trailing zeros; a negative scale becomes 0,
+                    // and zero has scale 0 (BigDecimal.stripTrailingZeros).
                     while parts.scale > 0 && parts.digits.last() == Some(&0) {
                         parts.digits.pop();
                         parts.scale -= 1;
+                    }
+                    if parts.digits.is_empty() {
+                        parts.scale = 0;
                     }
                     Ok(Value::Struct(vec![
                         Value::Int(parts.scale as i64),
@@ -1167,6 +1188,33 @@ pub fn parse_array(text: &str) -> Result<Vec<Option<String>>, String> {
 /// Debezium derives: literals parsed with the column's converter, function calls and
 /// `CURRENT_*`/`LOCAL*` keywords as the type's zero value, `NULL` and anything else as none.
 pub fn parse_default(expr: &str, ty: &ColumnType, opts: &ValueOptions) -> Option<Value> {
+    // Debezium derives defaults for these types only (not for bytea, unconstrained numeric,
+    // money, arrays, ...).
+    let supported = match ty {
+        ColumnType::Numeric { scale, .. } => scale.is_some(),
+        ColumnType::Bool
+        | ColumnType::Int16
+        | ColumnType::Int32
+        | ColumnType::Int64
+        | ColumnType::Float32
+        | ColumnType::Float64
+        | ColumnType::Text
+        | ColumnType::Json
+        | ColumnType::Xml
+        | ColumnType::Uuid
+        | ColumnType::Date
+        | ColumnType::Time(_)
+        | ColumnType::Timestamp(_)
+        | ColumnType::TimestampTz(_)
+        | ColumnType::Interval
+        | ColumnType::Bit
+        | ColumnType::Bits(_)
+        | ColumnType::Enum(_) => true,
+        _ => false,
+    };
+    if !supported {
+        return None;
+    }
     let e = expr.trim();
     let upper = e.to_ascii_uppercase();
     if upper.starts_with("NULL") {

@@ -66,6 +66,10 @@ enum Cmd {
         /// Seconds to read each side
         #[arg(long, default_value_t = 120)]
         timeout: u64,
+        /// File of deliberate differences: lines `<field path group>\t<reason>`; a record whose
+        /// every difference is listed counts as deliberately different, not as a failure
+        #[arg(long)]
+        deliberate: Option<String>,
     },
     /// Wait until every topic has, on every side, a record whose payload.source.txId is TXID.
     Wait {
@@ -93,8 +97,8 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let rc = match cli.cmd {
-        Cmd::Compare { a, b, prefix, include_prefix, strict_source, dump, json_out, example_chars, timeout } => {
-            compare(CompareArgs { a, b, prefix, include_prefix, strict_source, dump, json_out, example_chars, timeout })
+        Cmd::Compare { a, b, prefix, include_prefix, strict_source, dump, json_out, example_chars, timeout, deliberate } => {
+            compare(CompareArgs { a, b, prefix, include_prefix, strict_source, dump, json_out, example_chars, timeout, deliberate })
         }
         Cmd::Wait { sides, topics, txid, timeout } => wait(&sides, &topics, &txid, timeout),
         Cmd::DeleteTopics { brokers, prefixes, timeout } => delete_topics(&brokers, &prefixes, timeout),
@@ -358,6 +362,7 @@ struct CompareArgs {
     json_out: Option<String>,
     example_chars: usize,
     timeout: u64,
+    deliberate: Option<String>,
 }
 
 struct Diff {
@@ -664,6 +669,20 @@ fn compare(args: CompareArgs) -> Res<i32> {
         None => None,
     };
     let max = args.example_chars;
+    // Deliberate differences: group path -> reason.
+    let deliberate: BTreeMap<String, String> = match &args.deliberate {
+        None => BTreeMap::new(),
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| format!("{p}: {e}"))?
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (path, reason) = l.split_once('\t').unwrap_or((l, ""));
+                (path.trim().to_string(), reason.trim().to_string())
+            })
+            .collect(),
+    };
+    let mut deliberately_different = 0usize;
 
     for tp in &tps {
         let xa = ra.get(tp).unwrap_or(&empty);
@@ -687,6 +706,9 @@ fn compare(args: CompareArgs) -> Res<i32> {
             if diffs.is_empty() {
                 st.identical += 1;
                 continue;
+            }
+            if !deliberate.is_empty() && diffs.iter().all(|d| deliberate.contains_key(&d.group)) {
+                deliberately_different += 1;
             }
             let mut groups_here: BTreeSet<&str> = BTreeSet::new();
             for d in &diffs {
@@ -750,13 +772,22 @@ fn compare(args: CompareArgs) -> Res<i32> {
         r,
         "records compared: {sp}   identical: {si} ({pct:.1}%)   only in A ({an}): {only_a}   only in B ({bn}): {only_b}"
     );
+    let other = sp - si - deliberately_different;
+    if !deliberate.is_empty() {
+        let dpct = if sp > 0 { 100.0 * (si + deliberately_different) as f64 / sp as f64 } else { 0.0 };
+        let _ = writeln!(
+            r,
+            "deliberately different (every difference listed in the deliberate file): {deliberately_different}   identical or deliberate: {dpct:.1}%   other differences: {other}"
+        );
+    }
     if !groups.is_empty() {
         let mut gs: Vec<(&String, &Group)> = groups.iter().collect();
         gs.sort_by(|x, y| y.1.count.cmp(&x.1.count).then(x.0.cmp(y.0)));
         let _ = writeln!(r);
         let _ = writeln!(r, "differences by field path (records affected, topics affected, path):");
         for (k, g) in &gs {
-            let _ = writeln!(r, "  {:>6}  {:>3}  {}", g.count, g.topics.len(), k);
+            let why = deliberate.get(*k).map(|r| format!("   [deliberate: {r}]")).unwrap_or_default();
+            let _ = writeln!(r, "  {:>6}  {:>3}  {}{}", g.count, g.topics.len(), k, why);
         }
         let _ = writeln!(r);
         let _ = writeln!(r, "first example of each:");
@@ -790,5 +821,5 @@ fn compare(args: CompareArgs) -> Res<i32> {
         });
         std::fs::write(p, serde_json::to_string_pretty(&j).unwrap()).map_err(|e| format!("{p}: {e}"))?;
     }
-    Ok(if si == sp && only.is_empty() { 0 } else { 1 })
+    Ok(if other == 0 && only.is_empty() { 0 } else { 1 })
 }
