@@ -261,7 +261,7 @@ DBZ_KAFKA=127.0.0.1:$DBZ_BROKER_PORT
 RUN="$DBZ/run"
 PGCDC_BIN=${PGCDC_BIN:-$ROOT/target/debug/pgcdc}
 COMPARE_MANIFEST="$ROOT/tools/dbz-compare/Cargo.toml"
-COMPARE="$ROOT/tools/dbz-compare/target/release/dbz-compare"
+COMPARE="$ROOT/target/debug/dbz-compare"
 
 
 export PGPASSWORD=$PG_PASSWORD PGOPTIONS="-c client_min_messages=warning"

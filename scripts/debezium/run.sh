@@ -42,7 +42,7 @@ phase "prerequisites"
 command -v curl >/dev/null 2>&1 || die "missing: curl"
 if [ ! -x "$COMPARE" ] || [ -n "$(find "$ROOT/tools/dbz-compare/src" "$COMPARE_MANIFEST" -newer "$COMPARE" 2>/dev/null)" ]; then
   log "building tools/dbz-compare"
-  CARGO_TARGET_DIR="$ROOT/tools/dbz-compare/target" cargo build --quiet --release --manifest-path "$COMPARE_MANIFEST"
+  CARGO_TARGET_DIR="$ROOT/target" cargo build --quiet --manifest-path "$COMPARE_MANIFEST"
 fi
 if [ ! -x "$PGCDC_BIN" ]; then
   log "building pgcdc (cargo build --bin pgcdc)"
