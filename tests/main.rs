@@ -5,6 +5,7 @@
 mod harness;
 
 mod cli;
+mod conformance;
 mod connection;
 mod delivery;
 mod roundtrip;

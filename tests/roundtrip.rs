@@ -350,7 +350,7 @@ async fn schemas_disabled_writes_only_the_payload() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column_and_type() {
     let db = TestDb::create("unsup").await;
-    db.exec("CREATE TABLE public.geo (id int PRIMARY KEY, p point, ci circle)")
+    db.exec("CREATE TABLE public.geo (id int PRIMARY KEY, p lseg, ci circle)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("unsup");
@@ -358,7 +358,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO geo VALUES (1, '(1,2)', '<(0,0),1>')")
+    db.exec("INSERT INTO geo VALUES (1, '[(1,2),(3,4)]', '<(0,0),1>')")
         .await;
     let committed = db.current_lsn().await;
     let err = tokio::time::timeout(T, c.handle)
@@ -368,7 +368,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
         .unwrap_err();
     let msg = err.one_line();
     assert!(
-        msg.contains("table public.geo: column p has type point, column ci has type circle"),
+        msg.contains("table public.geo: column p has type lseg, column ci has type circle"),
         "{msg}"
     );
     assert!(msg.contains("table.exclude.list"), "{msg}");

@@ -184,7 +184,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("time.precision.mode", Implemented),
     ("binary.handling.mode", Implemented),
     ("interval.handling.mode", Implemented),
-    ("hstore.handling.mode", NotImplemented(Some("json"))),
+    ("hstore.handling.mode", Implemented),
     ("money.fraction.digits", Implemented),
     ("include.unknown.datatypes", Implemented),
     ("unavailable.value.placeholder", Implemented),
@@ -196,7 +196,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("datatype.propagate.source.type", NotImplemented(None)),
     ("converters", NotImplemented(None)),
     ("post.processors", NotImplemented(None)),
-    ("schema.refresh.mode", NotImplemented(Some("columns_diff"))),
+    ("schema.refresh.mode", Implemented),
     (
         "sourceinfo.struct.maker",
         NotImplemented(Some(

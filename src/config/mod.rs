@@ -24,7 +24,9 @@ use std::time::Duration;
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
-use crate::pg::types::{BinaryMode, DecimalMode, IntervalMode, TimePrecisionMode, ValueOptions};
+use crate::pg::types::{
+    BinaryMode, DecimalMode, HstoreMode, IntervalMode, TimePrecisionMode, ValueOptions,
+};
 use keys::KeyStatus;
 
 pub use source::{
@@ -733,7 +735,23 @@ impl ConnectorConfig {
                 ],
             ),
             money_fraction_digits: c.int("money.fraction.digits", 2u32, 0u32),
+            hstore: c.choice(
+                "hstore.handling.mode",
+                HstoreMode::Json,
+                &[("json", HstoreMode::Json), ("map", HstoreMode::Map)],
+            ),
         };
+
+        // With pgoutput every schema change arrives as a Relation message, so both refresh modes
+        // give the same records; the value is still checked.
+        c.choice(
+            "schema.refresh.mode",
+            (),
+            &[
+                ("columns_diff", ()),
+                ("columns_diff_exclude_unchanged_toast", ()),
+            ],
+        );
 
         let mut skipped = SkippedOperations {
             truncate: true,

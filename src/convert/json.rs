@@ -402,8 +402,16 @@ pub fn java_float_string(v: f64, single: bool) -> String {
     };
     // Java prints at least two significant digits: when the shortest form has one, it takes
     // the two-digit decimal closest to the value (4.9E-324, not 5.0E-324).
-    if !sci.split_once('e').map_or(sci.as_str(), |(m, _)| m).contains('.') {
-        sci = if single { format!("{:.1e}", (v as f32).abs()) } else { format!("{:.1e}", v.abs()) };
+    if !sci
+        .split_once('e')
+        .map_or(sci.as_str(), |(m, _)| m)
+        .contains('.')
+    {
+        sci = if single {
+            format!("{:.1e}", (v as f32).abs())
+        } else {
+            format!("{:.1e}", v.abs())
+        };
     }
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);

@@ -211,7 +211,7 @@ pub fn build_table(
             .unwrap_or_else(|| format!("type OID {type_oid}"));
         let ty = match ColumnType::resolve(*type_oid, *typmod, types) {
             Some(ty) => ty,
-            None if config.include_unknown_datatypes => ColumnType::Unknown,
+            None if config.include_unknown_datatypes => ColumnType::unknown(*type_oid, types),
             None => {
                 unsupported.push(format!("column {col_name} has type {type_name}"));
                 continue;
@@ -481,14 +481,14 @@ mod tests {
     fn every_unsupported_column_of_a_table_is_named_at_once() {
         let c = config("warn");
         let published = vec![
-            ("a".to_string(), 600u32, -1),
+            ("a".to_string(), 601u32, -1),
             ("b".to_string(), 718u32, -1),
             ("c".to_string(), 23u32, -1),
         ];
         let err = build_table(&c, 1, "s", "t", &published, &TableCatalog::default()).unwrap_err();
         assert!(
             err.message().contains(
-                "table s.t: column a has type type OID 600, column b has type type OID 718"
+                "table s.t: column a has type type OID 601, column b has type type OID 718"
             ),
             "{}",
             err.message()

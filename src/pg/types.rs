@@ -68,6 +68,17 @@ pub struct ValueOptions {
     pub interval: IntervalMode,
     /// `money.fraction.digits`: the scale of MONEY in precise mode.
     pub money_fraction_digits: u32,
+    /// `hstore.handling.mode`.
+    pub hstore: HstoreMode,
+}
+
+/// `hstore.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HstoreMode {
+    /// `json`: `io.debezium.data.Json` text of an object (keys in `java.util.HashMap` order).
+    Json,
+    /// `map`: a Connect map of string keys to optional string values.
+    Map,
 }
 
 /// `interval.handling.mode`.
@@ -86,6 +97,7 @@ impl Default for ValueOptions {
             time: TimePrecisionMode::Adaptive,
             binary: BinaryMode::Bytes,
             placeholder: b"__debezium_unavailable_value".to_vec(),
+            hstore: HstoreMode::Json,
             interval: IntervalMode::Numeric,
             money_fraction_digits: 2,
         }
@@ -138,6 +150,19 @@ pub mod oid {
     pub const UUID: u32 = 2950;
     pub const JSONB: u32 = 3802;
     pub const XML: u32 = 142;
+    pub const POINT: u32 = 600;
+    pub const INT4RANGE: u32 = 3904;
+    pub const INT4RANGE_ARRAY: u32 = 3905;
+    pub const NUMRANGE: u32 = 3906;
+    pub const NUMRANGE_ARRAY: u32 = 3907;
+    pub const TSRANGE: u32 = 3908;
+    pub const TSRANGE_ARRAY: u32 = 3909;
+    pub const TSTZRANGE: u32 = 3910;
+    pub const TSTZRANGE_ARRAY: u32 = 3911;
+    pub const DATERANGE: u32 = 3912;
+    pub const DATERANGE_ARRAY: u32 = 3913;
+    pub const INT8RANGE: u32 = 3926;
+    pub const INT8RANGE_ARRAY: u32 = 3927;
     pub const CIDR: u32 = 650;
     pub const MACADDR8: u32 = 774;
     pub const MONEY: u32 = 790;
@@ -225,6 +250,10 @@ pub enum ColumnType {
     Xml,
     /// `ltree` (extension).
     Ltree,
+    /// `hstore` (extension), per `hstore.handling.mode`.
+    Hstore,
+    /// `point`: `io.debezium.data.geometry.Point`.
+    Point,
     /// An enum type with its labels in sort order.
     Enum(std::sync::Arc<Vec<String>>),
     /// A type without a mapping, emitted as its text through `binary.handling.mode`
@@ -320,7 +349,12 @@ impl ColumnType {
                 _ => ColumnType::Bits(i32::MAX as u32),
             },
             XML => ColumnType::Xml,
-            INET | CIDR | MACADDR | MACADDR8 => ColumnType::Text,
+            // Ranges are emitted as their text, as Debezium does.
+            INET | CIDR | MACADDR | MACADDR8 | INT4RANGE | INT8RANGE | NUMRANGE | TSRANGE
+            | TSTZRANGE | DATERANGE => ColumnType::Text,
+            INT4RANGE_ARRAY | INT8RANGE_ARRAY | NUMRANGE_ARRAY | TSRANGE_ARRAY
+            | TSTZRANGE_ARRAY | DATERANGE_ARRAY => ColumnType::Array(Box::new(ColumnType::Text)),
+            POINT => ColumnType::Point,
             INET_ARRAY | CIDR_ARRAY | MACADDR_ARRAY | MACADDR8_ARRAY => {
                 ColumnType::Array(Box::new(ColumnType::Text))
             }
@@ -380,8 +414,24 @@ impl ColumnType {
                 "citext" | "isbn" | "isbn13" | "ismn" | "ismn13" | "issn" | "issn13" | "ean13"
                 | "upc" => Some(ColumnType::Text),
                 "ltree" => Some(ColumnType::Ltree),
+                "hstore" => Some(ColumnType::Hstore),
                 _ => None,
             },
+        }
+    }
+
+    /// The representation of a type without a mapping under `include.unknown.datatypes=true`:
+    /// its text through `binary.handling.mode`, or for an array of a domain (which Debezium
+    /// does not map either), an array of such element texts.
+    pub fn unknown(type_oid: u32, types: &TypeCatalog) -> ColumnType {
+        match types.get(&type_oid) {
+            Some(info)
+                if info.category == b'A'
+                    && types.get(&info.elem_oid).is_some_and(|e| e.typtype == b'd') =>
+            {
+                ColumnType::Array(Box::new(ColumnType::Unknown))
+            }
+            _ => ColumnType::Unknown,
         }
     }
 
@@ -485,6 +535,30 @@ impl ColumnType {
                 .param("length", n.to_string()),
             ColumnType::Xml => Schema::new(T::String, false).named("io.debezium.data.Xml"),
             ColumnType::Ltree => Schema::new(T::String, false).named("io.debezium.data.Ltree"),
+            ColumnType::Hstore => match opts.hstore {
+                HstoreMode::Json => Schema::new(T::String, false).named("io.debezium.data.Json"),
+                HstoreMode::Map => {
+                    let mut m = Schema::new(T::Map, false);
+                    m.keys = Some(Box::new(Schema::new(T::String, false)));
+                    m.items = Some(Box::new(Schema::new(T::String, true)));
+                    m
+                }
+            },
+            ColumnType::Point => {
+                let mut p = Schema::structure(
+                    "io.debezium.data.geometry.Point",
+                    false,
+                    vec![
+                        Field::new("x", Schema::new(T::Float64, false)),
+                        Field::new("y", Schema::new(T::Float64, false)),
+                        Field::new("wkb", Schema::new(T::Bytes, true)),
+                        Field::new("srid", Schema::new(T::Int32, true)),
+                    ],
+                );
+                p.version = Some(1);
+                p.doc = Some("Geometry (POINT)".into());
+                p
+            }
             ColumnType::Enum(labels) => Schema::new(T::String, false)
                 .named("io.debezium.data.Enum")
                 .param("allowed", labels.join(",")),
@@ -563,7 +637,11 @@ impl ColumnType {
                         }
                         TimePrecisionMode::IsoString => Value::String(text.to_string()),
                         mode => {
-                            let micros = if positive { TIMESTAMP_POSITIVE_INFINITY } else { TIMESTAMP_NEGATIVE_INFINITY };
+                            let micros = if positive {
+                                TIMESTAMP_POSITIVE_INFINITY
+                            } else {
+                                TIMESTAMP_NEGATIVE_INFINITY
+                            };
                             // Millisecond schemas (connect, and precision <= 3 outside the
                             // micro modes) carry the sentinel in milliseconds.
                             let millis = mode == TimePrecisionMode::Connect
@@ -619,6 +697,32 @@ impl ColumnType {
                 Ok(Value::String(text.to_string()))
             }
             ColumnType::Unknown => Ok(encode_binary(text.as_bytes().to_vec(), opts.binary)),
+            ColumnType::Hstore => {
+                let pairs = java_hashmap_order(parse_hstore(text)?);
+                Ok(match opts.hstore {
+                    HstoreMode::Json => Value::String(hstore_json(&pairs)),
+                    HstoreMode::Map => Value::Map(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| (Value::String(k), v.map_or(Value::Null, Value::String)))
+                            .collect(),
+                    ),
+                })
+            }
+            ColumnType::Point => {
+                let (x, y) = parse_point(text)?;
+                let mut wkb = Vec::with_capacity(21);
+                wkb.push(1u8);
+                wkb.extend_from_slice(&1u32.to_le_bytes());
+                wkb.extend_from_slice(&x.to_le_bytes());
+                wkb.extend_from_slice(&y.to_le_bytes());
+                Ok(Value::Struct(vec![
+                    Value::Float64(x),
+                    Value::Float64(y),
+                    Value::Bytes(wkb),
+                    Value::Null,
+                ]))
+            }
             ColumnType::Array(elem) => {
                 let items = parse_array(text)?;
                 let mut out = Vec::with_capacity(items.len());
@@ -680,6 +784,11 @@ impl ColumnType {
             ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
                 Value::String(String::new())
             }
+            ColumnType::Hstore => match opts.hstore {
+                HstoreMode::Json => Value::String("{}".into()),
+                HstoreMode::Map => Value::Map(Vec::new()),
+            },
+            ColumnType::Point => self.parse("(0,0)", opts).unwrap_or(Value::Null),
         }
     }
 
@@ -689,9 +798,12 @@ impl ColumnType {
     /// (`1970-01-01T00:00:00Z` for zoned timestamps, without a fraction).
     pub fn fallback(&self, opts: &ValueOptions) -> Value {
         match self {
-            ColumnType::Text | ColumnType::Json | ColumnType::Uuid | ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
-                Value::String(String::new())
-            }
+            ColumnType::Text
+            | ColumnType::Json
+            | ColumnType::Uuid
+            | ColumnType::Xml
+            | ColumnType::Ltree
+            | ColumnType::Enum(_) => Value::String(String::new()),
             ColumnType::TimestampTz(_) => Value::String("1970-01-01T00:00:00Z".into()),
             other => other.zero(opts),
         }
@@ -708,6 +820,10 @@ impl ColumnType {
             | ColumnType::Xml
             | ColumnType::Ltree
             | ColumnType::Enum(_) => Value::String(text()),
+            ColumnType::Hstore => match opts.hstore {
+                HstoreMode::Json => Value::String(text()),
+                HstoreMode::Map => Value::Map(vec![(Value::String(text()), Value::String(text()))]),
+            },
             ColumnType::Bytea => match opts.binary {
                 BinaryMode::Bytes => Value::Bytes(opts.placeholder.clone()),
                 BinaryMode::Hex => Value::String(text()),
@@ -717,6 +833,8 @@ impl ColumnType {
             ColumnType::Array(elem) => match &**elem {
                 ColumnType::Text | ColumnType::Json => Value::Array(vec![Value::String(text())]),
                 ColumnType::Bytea => Value::Array(vec![Value::Bytes(opts.placeholder.clone())]),
+                // Debezium turns the placeholder into a name-based (version 3) UUID.
+                ColumnType::Uuid => Value::Array(vec![Value::String(uuid_v3(&opts.placeholder))]),
                 ColumnType::Int32 | ColumnType::Int64 | ColumnType::Date => Value::Array(
                     opts.placeholder
                         .iter()
@@ -742,6 +860,146 @@ fn variable_scale_decimal_schema() -> Schema {
     s.version = Some(1);
     s.doc = Some("Variable scaled decimal".into());
     s
+}
+
+/// Parses hstore output text (`"k"=>"v", "k2"=>NULL`) into pairs in text order.
+pub fn parse_hstore(text: &str) -> Result<Vec<(String, Option<String>)>, String> {
+    fn quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<String, String> {
+        if chars.next() != Some('"') {
+            return Err("hstore: expected a quoted string".into());
+        }
+        let mut out = String::new();
+        loop {
+            match chars.next() {
+                Some('\\') => match chars.next() {
+                    Some(c) => out.push(c),
+                    None => return Err("hstore: unterminated escape".into()),
+                },
+                Some('"') => return Ok(out),
+                Some(c) => out.push(c),
+                None => return Err("hstore: unterminated string".into()),
+            }
+        }
+    }
+    let mut pairs = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return Ok(pairs);
+        }
+        let key = quoted(&mut chars)?;
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.next() != Some('=') || chars.next() != Some('>') {
+            return Err("hstore: expected =>".into());
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let value = if chars.peek() == Some(&'"') {
+            Some(quoted(&mut chars)?)
+        } else {
+            let word: String =
+                std::iter::from_fn(|| chars.next_if(|c| c.is_alphabetic())).collect();
+            if !word.eq_ignore_ascii_case("null") {
+                return Err("hstore: expected a quoted value or NULL".into());
+            }
+            None
+        };
+        pairs.push((key, value));
+    }
+}
+
+/// Orders `pairs` (inserted in this order) as a `java.util.HashMap<String, String>` iterates
+/// them: by bucket of the spread `String.hashCode()` in the table size the map grows to, ties in
+/// insertion order. Debezium builds hstore values through such a map, so its JSON text and
+/// Connect map follow this order.
+pub fn java_hashmap_order<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
+    let mut capacity: usize = 16;
+    while pairs.len() * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    let bucket = |k: &str| {
+        let h = k
+            .encode_utf16()
+            .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32)) as u32;
+        ((h ^ (h >> 16)) as usize) & (capacity - 1)
+    };
+    let mut keyed: Vec<(usize, usize, (String, V))> = pairs
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (bucket(&p.0), i, p))
+        .collect();
+    keyed.sort_by_key(|(b, i, _)| (*b, *i));
+    keyed.into_iter().map(|(_, _, p)| p).collect()
+}
+
+/// Compact JSON text of an hstore, as Jackson writes a `Map<String, String>`.
+fn hstore_json(pairs: &[(String, Option<String>)]) -> String {
+    fn string(s: &str, out: &mut String) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+    let mut out = String::from("{");
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        string(k, &mut out);
+        out.push(':');
+        match v {
+            Some(v) => string(v, &mut out),
+            None => out.push_str("null"),
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// `java.util.UUID.nameUUIDFromBytes`: the MD5 of `bytes` with the version set to 3 and the
+/// IETF variant, as `8-4-4-4-12` lower-case hex.
+fn uuid_v3(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    let mut d: [u8; 16] = Md5::digest(bytes).into();
+    d[6] = (d[6] & 0x0f) | 0x30;
+    d[8] = (d[8] & 0x3f) | 0x80;
+    let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// Parses point output text `(x,y)`.
+fn parse_point(text: &str) -> Result<(f64, f64), String> {
+    let inner = text
+        .trim()
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .ok_or("not a point")?;
+    let (x, y) = inner.split_once(',').ok_or("not a point")?;
+    Ok((parse_float(x.trim())?, parse_float(y.trim())?))
 }
 
 fn parse_float(text: &str) -> Result<f64, String> {
@@ -1978,6 +2236,61 @@ mod tests {
         assert_eq!(
             ColumnType::Time(3).schema(&micro).name.as_deref(),
             Some("io.debezium.time.MicroTime")
+        );
+    }
+
+    #[test]
+    fn hstore_text_parses_with_escapes_and_nulls() {
+        assert_eq!(
+            parse_hstore(r#""a"=>"1", "b c"=>NULL, "q"=>"x \"y\" \\ z", "e"=>"""#).unwrap(),
+            vec![
+                ("a".to_string(), Some("1".to_string())),
+                ("b c".to_string(), None),
+                ("q".to_string(), Some(r#"x "y" \ z"#.to_string())),
+                ("e".to_string(), Some(String::new())),
+            ]
+        );
+        assert_eq!(parse_hstore("").unwrap(), vec![]);
+        assert!(parse_hstore(r#""a"=>"#).is_err());
+        assert!(parse_hstore(r#""a"=>"unterminated"#).is_err());
+        assert!(parse_hstore(r#""a" "b""#).is_err());
+    }
+
+    #[test]
+    fn hstore_json_follows_java_hashmap_order() {
+        // Debezium's own test expects key5 before key4 (java.util.HashMap iteration order).
+        let opts = opts();
+        assert_eq!(
+            ColumnType::Hstore
+                .parse(r#""key4"=>"val4", "key5"=>NULL"#, &opts)
+                .unwrap(),
+            Value::String(r#"{"key5":null,"key4":"val4"}"#.into())
+        );
+        // More than 12 keys: the table grows to 32 buckets.
+        let many: Vec<(String, ())> = (0..13).map(|i| (format!("k{i}"), ())).collect();
+        let order: Vec<String> = java_hashmap_order(many).into_iter().map(|p| p.0).collect();
+        // What `new HashMap<>()` with k0..k12 put in order iterates as, on Java 17.
+        assert_eq!(order.join(","), "k0,k1,k2,k3,k4,k5,k11,k6,k10,k7,k8,k12,k9");
+    }
+
+    #[test]
+    fn points_carry_little_endian_wkb_and_uuid_placeholders_are_name_based() {
+        let v = ColumnType::Point.parse("(1,1)", &opts()).unwrap();
+        let Value::Struct(f) = v else {
+            panic!("struct")
+        };
+        assert_eq!(f[0], Value::Float64(1.0));
+        assert_eq!(
+            f[2],
+            Value::Bytes(vec![
+                1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f
+            ])
+        );
+        assert!(ColumnType::Point.parse("(1;1)", &opts()).is_err());
+        // java.util.UUID.nameUUIDFromBytes("__debezium_unavailable_value"), from Debezium's test.
+        assert_eq!(
+            uuid_v3(b"__debezium_unavailable_value"),
+            "b68a35a7-17ad-35b3-af2a-ae46edb4545a"
         );
     }
 }
