@@ -26,6 +26,7 @@ use serde_json::{json, Value as J};
 use crate::harness::*;
 
 const CASES: &str = include_str!("fixtures/conformance/debezium-conformance.jsonl");
+const BUG_CASES: &str = include_str!("fixtures/conformance/bug-cases.jsonl");
 const EXPECTATIONS: &str = include_str!("fixtures/conformance/expectations.json");
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -69,7 +70,11 @@ fn load_cases() -> Vec<Case> {
     let expectations: serde_json::Map<String, J> =
         serde_json::from_str(EXPECTATIONS).expect("expectations.json is JSON");
     let mut cases = Vec::new();
-    for line in CASES.lines().filter(|l| !l.trim().is_empty()) {
+    for line in CASES
+        .lines()
+        .chain(BUG_CASES.lines())
+        .filter(|l| !l.trim().is_empty())
+    {
         let c: J = serde_json::from_str(line).expect("a case is JSON");
         let base_id = c["id"].as_str().expect("id").to_string();
         let base = expectations.get(&base_id).cloned().unwrap_or(json!({}));
@@ -265,9 +270,13 @@ async fn debezium_conformance_cases() {
         results.push(r.expect("case task"));
     }
     results.sort_by_key(|(id, _)| {
-        id.trim_start_matches("DBZ-T-")
-            .parse::<u32>()
-            .unwrap_or(u32::MAX)
+        let n = id
+            .trim_start_matches("DBZ-T-")
+            .split('/')
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(u32::MAX);
+        (n, id.clone())
     });
     let (mut pass, mut refused, mut elsewhere, mut failed) = (0, 0, 0, 0);
     let (mut stops, mut not_run) = (0, 0);
@@ -674,6 +683,15 @@ fn compare_record(e: &J, a: &Rec, ctx: &Ctx, at: &str, out: &mut Vec<String>) {
     for part in ["before", "after"] {
         if let Some(x) = e.get(part) {
             match_value(x, &payload[part], &format!("{at}.{part}"), false, out);
+        }
+    }
+    if let Some(names) = e.get("after_fields").and_then(|n| n.as_array()) {
+        let got: Vec<J> = payload["after"]
+            .as_object()
+            .map(|o| o.keys().map(|k| J::String(k.clone())).collect())
+            .unwrap_or_default();
+        if &got != names {
+            out.push(format!("{at}.after: fields {got:?}, expected {names:?}"));
         }
     }
     if let Some(src) = e.get("source") {

@@ -126,8 +126,13 @@ pub enum SnapshotIsolationMode {
 pub enum ConvertingFailureMode {
     /// Stop with an error naming the relation, column and type.
     Fail,
-    /// Log a warning naming the relation, column and type, and emit null (Debezium's default).
+    /// Log a warning naming the relation, column and type, and emit null (Debezium's default),
+    /// when set explicitly.
     Warn,
+    /// The key is not set: as [`ConvertingFailureMode::Warn`], except that a `numeric` NaN or
+    /// ±Infinity in `decimal.handling.mode=precise` (which a Decimal cannot hold) stops the
+    /// connector naming the column and the fix, instead of becoming null.
+    Default,
 }
 
 /// Change operations, for `skipped.operations`.
@@ -898,7 +903,7 @@ impl ConnectorConfig {
             values,
             converting_failure: c.choice(
                 "event.converting.failure.handling.mode",
-                ConvertingFailureMode::Warn,
+                ConvertingFailureMode::Default,
                 &[
                     ("fail", ConvertingFailureMode::Fail),
                     ("warn", ConvertingFailureMode::Warn),

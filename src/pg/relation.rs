@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::event::envelope::table_descriptor;
 use crate::event::{Schema, TableDescriptor, Value};
 use crate::pg::pgoutput::{Tuple, TupleValue};
-use crate::pg::types::{parse_default, ColumnType, TypeCatalog, TypeInfo, ValueOptions};
+use crate::pg::types::{
+    parse_default, ColumnType, DecimalMode, TypeCatalog, TypeInfo, ValueOptions,
+};
 
 /// One column of a captured table.
 #[derive(Debug, Clone)]
@@ -297,14 +299,20 @@ impl TableSchema {
                     col.type_name,
                     self.full_name()
                 );
+                let special_numeric = matches!(col.ty, ColumnType::Numeric { .. })
+                    && opts.decimal == DecimalMode::Precise
+                    && matches!(text, "NaN" | "Infinity" | "-Infinity");
                 match failure {
                     ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
+                    ConvertingFailureMode::Default if special_numeric => Err(Error::conversion(format!(
+                        "{msg}; a Decimal cannot hold NaN or infinity: set decimal.handling.mode=string (\"NAN\", \"POSITIVE_INFINITY\") or double, or set event.converting.failure.handling.mode=warn to emit null as Debezium does"
+                    ))),
                     // A NOT NULL column's schema is required: a null there is not a valid
                     // record (and JsonConverter would print the column default instead).
-                    ConvertingFailureMode::Warn if !col.optional => Err(Error::conversion(format!(
+                    ConvertingFailureMode::Warn | ConvertingFailureMode::Default if !col.optional => Err(Error::conversion(format!(
                         "{msg}; the column is NOT NULL, so the value cannot be replaced by null (event.converting.failure.handling.mode=warn)"
                     ))),
-                    ConvertingFailureMode::Warn => {
+                    ConvertingFailureMode::Warn | ConvertingFailureMode::Default => {
                         tracing::warn!(
                             "{msg}; emitting null (event.converting.failure.handling.mode=warn)"
                         );
