@@ -105,6 +105,12 @@ pg_ensure_installed() {
     apt_install postgresql postgresql-contrib
   fi
   pg_bin >/dev/null || die "PostgreSQL server binaries still missing under /usr/lib/postgresql/*/bin after apt-get install"
+  bin=$(pg_bin)
+  ext="/usr/share/postgresql/$(basename "$(dirname "$bin")")/extension"
+  if [ ! -f "$ext/postgis.control" ]; then
+    log "PostGIS for PostgreSQL $(basename "$(dirname "$bin")") is not installed (the geometry tests use it)"
+    apt_install "postgresql-$(basename "$(dirname "$bin")")-postgis-3"
+  fi
   id postgres >/dev/null 2>&1 || die "the 'postgres' OS user does not exist (the postgresql package creates it)"
   command -v openssl >/dev/null 2>&1 || apt_install openssl
 }

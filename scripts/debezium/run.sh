@@ -92,6 +92,8 @@ psql_db "$DB" -f "$W-setup.sql" >/dev/null
     publication.autocreate.mode all_tables \
     topic.prefix "$PREFIX" \
     snapshot.mode initial \
+    schema.exclude.list postgis \
+    event.converting.failure.handling.mode warn \
     skipped.operations none \
     key.converter org.apache.kafka.connect.json.JsonConverter \
     key.converter.schemas.enable true \
@@ -156,7 +158,7 @@ XID=$({
 mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT '$PREFIX.' || n.nspname || '.' || c.relname
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-    AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' ORDER BY 1")
+    AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' AND n.nspname <> 'postgis' ORDER BY 1")
 TOPICS+=("$PREFIX.message")
 phase "waiting for transaction $XID on ${#TOPICS[@]} topics on both sides"
 targs=(); for t in "${TOPICS[@]}"; do targs+=(--topic "$t"); done

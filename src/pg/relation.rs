@@ -305,7 +305,7 @@ impl TableSchema {
                 match failure {
                     ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
                     ConvertingFailureMode::Default if special_numeric => Err(Error::conversion(format!(
-                        "{msg}; a Decimal cannot hold NaN or infinity: set decimal.handling.mode=string (\"NAN\", \"POSITIVE_INFINITY\") or double, or set event.converting.failure.handling.mode=warn to emit null as Debezium does"
+                        "{msg} (string gives \"NAN\", \"POSITIVE_INFINITY\", \"NEGATIVE_INFINITY\"), or set event.converting.failure.handling.mode=warn to emit null instead, as Debezium does"
                     ))),
                     // A NOT NULL column's schema is required: a null there is not a valid
                     // record (and JsonConverter would print the column default instead).

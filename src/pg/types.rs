@@ -254,6 +254,10 @@ pub enum ColumnType {
     Hstore,
     /// `point`: `io.debezium.data.geometry.Point`.
     Point,
+    /// PostGIS `geometry`: `io.debezium.data.geometry.Geometry` (EWKB and SRID).
+    Geometry,
+    /// PostGIS `geography`: `io.debezium.data.geometry.Geography` (EWKB and SRID).
+    Geography,
     /// An enum type with its labels in sort order.
     Enum(std::sync::Arc<Vec<String>>),
     /// A type without a mapping, emitted as its text through `binary.handling.mode`
@@ -415,6 +419,8 @@ impl ColumnType {
                 | "upc" => Some(ColumnType::Text),
                 "ltree" => Some(ColumnType::Ltree),
                 "hstore" => Some(ColumnType::Hstore),
+                "geometry" => Some(ColumnType::Geometry),
+                "geography" => Some(ColumnType::Geography),
                 _ => None,
             },
         }
@@ -544,6 +550,24 @@ impl ColumnType {
                     m
                 }
             },
+            ColumnType::Geometry | ColumnType::Geography => {
+                let (name, doc) = if matches!(self, ColumnType::Geometry) {
+                    ("io.debezium.data.geometry.Geometry", "Geometry")
+                } else {
+                    ("io.debezium.data.geometry.Geography", "Geography")
+                };
+                let mut g = Schema::structure(
+                    name,
+                    false,
+                    vec![
+                        Field::new("wkb", Schema::new(T::Bytes, false)),
+                        Field::new("srid", Schema::new(T::Int32, true)),
+                    ],
+                );
+                g.version = Some(1);
+                g.doc = Some(doc.into());
+                g
+            }
             ColumnType::Point => {
                 let mut p = Schema::structure(
                     "io.debezium.data.geometry.Point",
@@ -709,6 +733,14 @@ impl ColumnType {
                     ),
                 })
             }
+            ColumnType::Geometry | ColumnType::Geography => {
+                let wkb = parse_hex(text).ok_or("not hex-encoded EWKB")?;
+                let srid = ewkb_srid(&wkb)?;
+                Ok(Value::Struct(vec![
+                    Value::Bytes(wkb),
+                    srid.map_or(Value::Null, |s| Value::Int(s as i64)),
+                ]))
+            }
             ColumnType::Point => {
                 let (x, y) = parse_point(text)?;
                 let mut wkb = Vec::with_capacity(21);
@@ -724,7 +756,12 @@ impl ColumnType {
                 ]))
             }
             ColumnType::Array(elem) => {
-                let items = parse_array(text)?;
+                // PostGIS types delimit array elements with ':' (their typdelim).
+                let delimiter = match **elem {
+                    ColumnType::Geometry | ColumnType::Geography => b':',
+                    _ => b',',
+                };
+                let items = parse_array_delimited(text, delimiter)?;
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
                     out.push(match item {
@@ -789,6 +826,10 @@ impl ColumnType {
                 HstoreMode::Map => Value::Map(Vec::new()),
             },
             ColumnType::Point => self.parse("(0,0)", opts).unwrap_or(Value::Null),
+            // GEOMETRYCOLLECTION EMPTY.
+            ColumnType::Geometry | ColumnType::Geography => self
+                .parse("010700000000000000", opts)
+                .unwrap_or(Value::Null),
         }
     }
 
@@ -989,6 +1030,47 @@ fn uuid_v3(bytes: &[u8]) -> String {
         &hex[16..20],
         &hex[20..32]
     )
+}
+
+/// Decodes hex text (either case) into bytes; `None` if it is not hex.
+fn parse_hex(text: &str) -> Option<Vec<u8>> {
+    let t = text.as_bytes();
+    if t.len() % 2 != 0 {
+        return None;
+    }
+    t.chunks(2)
+        .map(|p| {
+            let d = |c: u8| (c as char).to_digit(16);
+            Some((d(p[0])? * 16 + d(p[1])?) as u8)
+        })
+        .collect()
+}
+
+/// The SRID embedded in PostGIS EWKB (flag 0x20000000 in the type word), if any.
+fn ewkb_srid(wkb: &[u8]) -> Result<Option<i32>, String> {
+    let word = |at: usize| -> Result<[u8; 4], String> {
+        wkb.get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| "EWKB too short".to_string())
+    };
+    let little = match wkb.first() {
+        Some(1) => true,
+        Some(0) => false,
+        _ => return Err("EWKB has no byte-order mark".into()),
+    };
+    let read = |at: usize| -> Result<u32, String> {
+        let b = word(at)?;
+        Ok(if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        })
+    };
+    if read(1)? & 0x2000_0000 != 0 {
+        Ok(Some(read(5)? as i32))
+    } else {
+        Ok(None)
+    }
 }
 
 /// Parses point output text `(x,y)`.
@@ -1375,6 +1457,11 @@ fn format_time_trimmed(micros: i64) -> String {
 /// Splits a one-dimensional array literal (`{a,"b c",NULL}`) into element texts; `None` is
 /// SQL NULL. Multi-dimensional arrays and explicit bounds are errors.
 pub fn parse_array(text: &str) -> Result<Vec<Option<String>>, String> {
+    parse_array_delimited(text, b',')
+}
+
+/// [`parse_array`] for element types whose `typdelim` is `delimiter`.
+pub fn parse_array_delimited(text: &str, delimiter: u8) -> Result<Vec<Option<String>>, String> {
     let inner = text
         .strip_prefix('{')
         .and_then(|t| t.strip_suffix('}'))
@@ -1415,7 +1502,7 @@ pub fn parse_array(text: &str) -> Result<Vec<Option<String>>, String> {
             }
         } else {
             while let Some(&c) = bytes.get(i) {
-                if c == b',' {
+                if c == delimiter {
                     break;
                 }
                 if c == b'\\' {
@@ -1435,7 +1522,7 @@ pub fn parse_array(text: &str) -> Result<Vec<Option<String>>, String> {
         });
         match bytes.get(i) {
             None => break,
-            Some(b',') => i += 1,
+            Some(&c) if c == delimiter => i += 1,
             Some(_) => return Err("unexpected character after array element".into()),
         }
     }

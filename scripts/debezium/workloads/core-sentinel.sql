@@ -20,3 +20,4 @@ INSERT INTO t_notnull2 VALUES
   (999, 's', 's', 0, 0, 0, '{}', 0, '2024-01-01 00:00:00', '00:00:00', '2024-01-01 00:00:00+00', '{}', '{}');
 INSERT INTO t_defaults2 (vc) VALUES ('sentinel');
 INSERT INTO t_geo_range (hs) VALUES ('"sentinel"=>"1"');
+INSERT INTO t_gis (g) VALUES ('POINT(0 0)');

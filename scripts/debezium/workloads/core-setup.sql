@@ -177,6 +177,12 @@ CREATE TABLE t_geo_range (id serial PRIMARY KEY, hs hstore, hsa hstore[], p poin
   r8 int8range, rn numrange, rts tsrange, rtz tstzrange, rd daterange, ar4 int4range[],
   ttz timetz, ttz0 time(0) with time zone, attz timetz[]);
 
+-- PostGIS (its own schema, excluded from capture).
+CREATE SCHEMA postgis;
+CREATE EXTENSION IF NOT EXISTS postgis SCHEMA postgis;
+CREATE TABLE t_gis (id serial PRIMARY KEY, g postgis.geometry, gp postgis.geometry(Point, 3187),
+  gg postgis.geography(MultiLineString), ga postgis.geometry[]);
+
 -- Characters a Kafka topic name cannot hold (its topic is read by hand, see docs).
 CREATE SCHEMA "Quoted_"" . Schema";
 CREATE TABLE "Quoted_"" . Schema"."Quoted_"" . Table" (pk serial PRIMARY KEY, "Quoted_"" . Text_Column" text);
@@ -281,3 +287,8 @@ INSERT INTO t_geo_range (hs, hsa, p, r4, r8, rn, rts, rtz, rd, ar4, ttz, ttz0, a
    '{"[1,6)","[1,4)"}', '24:00:00+00', '23:59:59.999999+00', '{24:00:00+00,12:00:00+01}'),
   (NULL, NULL, '(-1.5,2.25e10)', 'empty', NULL, NULL, NULL, NULL, NULL, NULL, '00:00:00+00', NULL, NULL);
 INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('snapshot');
+INSERT INTO t_gis (g, gp, gg, ga) VALUES
+  ('POLYGON((166.51 -46.64, 178.52 -46.64, 178.52 -34.45, 166.51 -34.45, 166.51 -46.64))',
+   'SRID=3187;POINT(174.9479 -36.7208)', 'MULTILINESTRING((169.1321 -44.7032, 167.8974 -44.6414))',
+   ARRAY['GEOMETRYCOLLECTION EMPTY'::postgis.geometry, 'SRID=4326;POINT(1 2)'::postgis.geometry]),
+  (NULL, NULL, NULL, NULL);

@@ -95,3 +95,8 @@ INSERT INTO t_trunc2 VALUES (2, 'after truncate');
 INSERT INTO t_geo_range (hs, p, r4, ttz, ttz0) VALUES ('"b"=>"2", "a"=>"1", "c"=>NULL', '(3,4)', '(0,10]', '24:00:00-02', '23:59:59.9+00');
 UPDATE t_geo_range SET hs = hs || '"z"=>"26"'::hstore WHERE id = 1;
 INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('stream');
+
+-- PostGIS.
+INSERT INTO t_gis (g, gp, gg, ga) VALUES ('SRID=4326;LINESTRING(0 0, 1 1)', 'SRID=3187;POINT(1 2)',
+  'MULTILINESTRING((0 0, 1 1))', ARRAY['POINT(3 4)'::postgis.geometry]);
+UPDATE t_gis SET g = 'POINT EMPTY' WHERE id = 2;
