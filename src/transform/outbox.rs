@@ -305,6 +305,14 @@ impl TableSchemas {
 /// cache at 10,000 entries with LRU eviction).
 const CACHE_LIMIT: usize = 10_000;
 
+/// What the routed record keeps of the change record.
+struct Source<'a> {
+    topic: &'a str,
+    table: Option<Arc<crate::event::TableDescriptor>>,
+    op: Option<crate::event::Op>,
+    headers: Vec<Header>,
+}
+
 /// The EventRouter with its caches.
 #[derive(Debug)]
 pub struct EventRouter {
@@ -341,7 +349,7 @@ impl EventRouter {
 
     /// Routes one record; `Ok(None)` drops it. Errors (the connector stops) name columns and
     /// options, never row values.
-    pub fn apply(&mut self, r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let payload_col = self.o.field_payload.as_str();
         if r.value.as_ref().is_none_or(|v| v.is_null()) {
             // Tombstone. pgcdc passes through those of tables without the payload column.
@@ -409,12 +417,19 @@ impl EventRouter {
             ));
         };
         let after_v = after.map(|a| a.1).unwrap_or(&Value::Null);
-        self.route(&r, &env_schema, env, row, after_v).map(Some)
+        let headers = std::mem::take(&mut r.headers);
+        let source = Source {
+            topic: &r.topic,
+            table: r.table.clone(),
+            op: r.op,
+            headers,
+        };
+        self.route(source, &env_schema, env, row, after_v).map(Some)
     }
 
     fn route(
         &mut self,
-        r: &ConnectRecord,
+        r: Source<'_>,
         env_schema: &Arc<Schema>,
         env: &Value,
         row: &Schema,
@@ -482,7 +497,7 @@ impl EventRouter {
         let id_schema = tables
             .column(row, &o.field_id)
             .ok_or_else(|| missing(&o.field_id))?;
-        let mut headers = r.headers.clone();
+        let mut headers = r.headers;
         headers.push(Header {
             key: Arc::from("id"),
             schema: id_schema,
@@ -746,7 +761,7 @@ impl EventRouter {
             value,
             headers,
             timestamp,
-            table: r.table.clone(),
+            table: r.table,
             op: r.op,
         })
     }
