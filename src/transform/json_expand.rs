@@ -86,10 +86,9 @@ pub fn expand(
     empty_arrays: EmptyArrayBehavior,
 ) -> Result<(Schema, Value), ExpandError> {
     if !(text.starts_with('{') || text.starts_with('[')) {
-        let first = text.chars().next().map(String::from).unwrap_or_default();
-        return Err(ExpandError::Skip(format!(
-            "the payload does not start with '{{' or '[' (starts with {first:?})"
-        )));
+        return Err(ExpandError::Skip(
+            "the payload does not start with '{' or '['".into(),
+        ));
     }
     let doc = parse(text).map_err(ExpandError::Skip)?;
     let inf = Inference {
@@ -255,9 +254,8 @@ fn to_value(doc: &Json, schema: &Schema) -> Result<Value, String> {
     let mut values = Vec::with_capacity(schema.fields.len());
     for f in &schema.fields {
         let v = match members.iter().find(|(n, _)| *n == f.name) {
-            Some((_, node)) => {
-                field_value(node, &f.schema).map_err(|e| format!("field {:?}: {e}", f.name))?
-            }
+            // Errors name types only: member names are payload content.
+            Some((_, node)) => field_value(node, &f.schema)?,
             None => Value::Null,
         };
         values.push(v);

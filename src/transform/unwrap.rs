@@ -319,6 +319,11 @@ impl ExtractNewRecordState {
                             "route.by.field {route} is not a field of the before row"
                         ))
                     })?;
+                if topic.0.ty != SchemaType::String {
+                    return Err(self.fail(format_args!(
+                        "route.by.field {route} is not a string column"
+                    )));
+                }
                 if let Some(t) = topic.1.as_str().filter(|t| !t.trim().is_empty()) {
                     out.topic = Arc::from(t);
                 }
@@ -334,7 +339,7 @@ impl ExtractNewRecordState {
         if let Some(route) = &self.o.route_by {
             let vs = out.value_schema.clone();
             let t = match (&vs, &out.value) {
-                (Some(s), Some(v)) => field(s, v, route).map(|(_, v)| v.clone()),
+                (Some(s), Some(v)) => field(s, v, route).map(|(fs, v)| (fs.ty, v.clone())),
                 _ => None,
             }
             .ok_or_else(|| {
@@ -342,7 +347,12 @@ impl ExtractNewRecordState {
                     "route.by.field {route} is not a field of the row"
                 ))
             })?;
-            if let Some(t) = t.as_str().filter(|t| !t.trim().is_empty()) {
+            if t.0 != SchemaType::String {
+                return Err(self.fail(format_args!(
+                    "route.by.field {route} is not a string column"
+                )));
+            }
+            if let Some(t) = t.1.as_str().filter(|t| !t.trim().is_empty()) {
                 out.topic = Arc::from(t);
             }
         }

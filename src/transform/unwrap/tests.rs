@@ -181,6 +181,10 @@ fn route_by_field_uses_the_row_value_and_the_before_row_for_deletes() {
         &*out[0].topic, "db.public.customers",
         "a null value keeps the topic"
     );
+    let mut c = unwrap(&[("route.by.field", "id")]);
+    let r = records(&t(), Op::Create, None, Some(row(1, "a")), 1).remove(0);
+    let e = crate::transform::apply_chain(&mut c, r).expect_err("int column");
+    assert!(e.to_string().contains("not a string column"), "{e}");
 }
 
 #[test]
