@@ -48,6 +48,14 @@
 #                                   (adds overhead; report in target/bench/core-<date>/)
 #   BENCH_NO_BUILD [0]              1: use target/release/pgcdc as it is, never build
 #   BENCH_KEEP_TOPIC [0]            1: keep the run's Kafka topic
+#   BENCH_SERVICES [start]          start: start pg and kafka with scripts/services.sh first;
+#                                   running: use services already running at the addresses of
+#                                   scripts/services.sh env (e.g. started from another checkout)
+#   BENCH_KAFKA_LIB [target/services/kafka/lib]  the broker's jars, to delete topics
+#   BENCH_WORKLOAD [core]           core: table t, one topic; outbox: an outbox table
+#                                   (id uuid, aggregatetype of 10 values, aggregateid, type,
+#                                   jsonb payload of ~500 B) read through the EventRouter into 10
+#                                   topics (scripts/bench-outbox.sh runs both and compares)
 #   PGCDC_LOG [info]                pgcdc log filter
 # shellcheck disable=SC2015  # "check && check || die" is intended: die exits
 set -euo pipefail
@@ -91,6 +99,9 @@ VERIFY=${BENCH_VERIFY:-offsets}
 PERF=${BENCH_PERF:-0}
 NO_BUILD=${BENCH_NO_BUILD:-0}
 KEEP_TOPIC=${BENCH_KEEP_TOPIC:-0}
+WORKLOAD=${BENCH_WORKLOAD:-core}
+SERVICES=${BENCH_SERVICES:-start}
+KAFKA_LIB=${BENCH_KAFKA_LIB:-$ROOT/target/services/kafka/lib}
 export PGCDC_LOG=${PGCDC_LOG:-info}
 
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
@@ -101,20 +112,32 @@ is_uint "$TIMEOUT" && [ "$TIMEOUT" -gt 0 ] || die "BENCH_TIMEOUT=$TIMEOUT: expec
 [[ "$PARTITIONS" =~ ^(-1|[1-9][0-9]*)$ ]] || die "BENCH_PARTITIONS=$PARTITIONS: expected -1 or a positive integer"
 [[ "$DB" =~ ^[a-z_][a-z0-9_]*$ ]] || die "BENCH_DB=$DB: use lower-case letters, digits and _"
 case "$VERIFY" in offsets|full) ;; *) die "BENCH_VERIFY=$VERIFY: expected offsets or full" ;; esac
+case "$SERVICES" in start|running) ;; *) die "BENCH_SERVICES=$SERVICES: expected start or running" ;; esac
+case "$WORKLOAD" in core|outbox) ;; *) die "BENCH_WORKLOAD=$WORKLOAD: expected core or outbox" ;; esac
+[ "$WORKLOAD" = core ] || [ "$VERIFY" = offsets ] || die "BENCH_VERIFY=full is for the core workload only"
 case "$SSLMODE" in disable|allow|prefer|require) ;; *) die "BENCH_PG_SSLMODE=$SSLMODE: expected disable, allow, prefer or require" ;; esac
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$ROOT/target/bench"
-RUN="$OUT/core-$STAMP"
-JSON="$OUT/core-$STAMP.json"
+RUN="$OUT/$WORKLOAD-$STAMP"
+JSON="$OUT/$WORKLOAD-$STAMP.json"
 SLOT_RECV=bench_recvlogical
 SLOT_PGCDC=bench_pgcdc
 PUB=bench_pub
 TABLE=t
 PREFIX="bench$STAMP"          # letters and digits: a valid topic.prefix
 TOPIC="$PREFIX.public.$TABLE"
+TOPICS=("$TOPIC")
+TOPICS_REGEX="${TOPIC//./\\.}"
+if [ "$WORKLOAD" = outbox ]; then
+  TABLE=outbox
+  TOPIC="$PREFIX.outbox.event.Aggregate0"
+  TOPICS=()
+  for i in 0 1 2 3 4 5 6 7 8 9; do TOPICS+=("$PREFIX.outbox.event.Aggregate$i"); done
+  TOPICS_REGEX="$PREFIX\\.outbox\\.event\\..*"
+fi
 PGCDC="$ROOT/target/release/pgcdc"
-TOPIC_REGEX='bench[0-9]{8}T[0-9]{6}Z\.public\.t'
+TOPIC_REGEX='bench[0-9]{8}T[0-9]{6}Z\.(public\.t|outbox\.event\..*)'
 mkdir -p "$OUT"
 
 # Clock in seconds with microseconds, and float helpers.
@@ -144,8 +167,10 @@ need_pkg() { # command package
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 # pg and kafka only: "start all" would also (re)start or SIGCONT the fault-test broker
 # (kafka-fault), which tests stop on purpose, and the bench never uses it.
-scripts/services.sh start pg
-scripts/services.sh start kafka
+if [ "$SERVICES" = start ]; then
+  scripts/services.sh start pg
+  scripts/services.sh start kafka
+fi
 eval "$(scripts/services.sh env)"
 PG_HOST=$PGCDC_TEST_PG_HOST
 PG_PORT=$PGCDC_TEST_PG_PORT
@@ -156,7 +181,7 @@ KAFKA=$PGCDC_TEST_KAFKA
 # Deletes the topics whose whole name matches regex $1 (kcat cannot): bench/DeleteTopics.java,
 # run as a single-file program by the JDK with the broker's own jars. Prints what it deleted.
 delete_topics() {
-  local lib="$ROOT/target/services/kafka/lib" deleted
+  local lib="$KAFKA_LIB" deleted
   if ! command -v java >/dev/null 2>&1 || [ ! -d "$lib" ]; then
     log "WARNING: cannot delete Kafka topics (needs java and $lib); they stay"
     return 0
@@ -270,7 +295,7 @@ cleanup() {
       drop_bench_objects
     fi
     if [ "${TOPIC_MAY_EXIST:-0}" = 1 ] && [ "$KEEP_TOPIC" != 1 ]; then
-      delete_topics "${TOPIC//./\\.}"
+      delete_topics "$TOPICS_REGEX"
     fi
   fi
   [ "$rc" = 0 ] || log "FAILED (exit $rc); logs in $RUN"
@@ -293,15 +318,16 @@ log "creating database $DB, table $TABLE, publication $PUB"
 q postgres -c "CREATE DATABASE $DB"
 q "$DB" <<SQL
 CREATE EXTENSION pg_walinspect;
-CREATE TABLE public.$TABLE (
+CREATE TABLE public.t (
   id bigint PRIMARY KEY,
   n integer NOT NULL,
   amount numeric(12,2) NOT NULL,
   label text NOT NULL,
   created_at timestamptz NOT NULL
 );
-CREATE PUBLICATION $PUB FOR TABLE public.$TABLE;
 SQL
+[ "$WORKLOAD" = core ] || q "$DB" -f "$ROOT/migrations/002_outbox.sql"
+q "$DB" -c "CREATE PUBLICATION $PUB FOR TABLE public.$TABLE"
 
 log "creating slot $SLOT_RECV (pgoutput) and copying it to $SLOT_PGCDC"
 q "$DB" -c "SELECT pg_create_logical_replication_slot('$SLOT_RECV', 'pgoutput')" >/dev/null
@@ -324,7 +350,12 @@ log "loading $ROWS rows: $NTX transactions of up to $TX_ROWS rows"
   for (( i = 0; i < NTX; i++ )); do
     last=$(( first + TX_ROWS - 1 )); [ "$last" -le "$ROWS" ] || last=$ROWS
     echo "BEGIN;"
-    echo "INSERT INTO public.$TABLE SELECT g, g % 1000, (g % 100000) / 100.0, md5(g::text), now() FROM generate_series($first, $last) AS g;"
+    if [ "$WORKLOAD" = outbox ]; then
+      # ~500 B of jsonb per event: an order with four lines and a note.
+      echo "INSERT INTO public.outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 'Aggregate' || (g % 10), g::text, 'OrderPlaced', jsonb_build_object('orderId', g, 'customer', md5(g::text), 'currency', 'EUR', 'lines', (SELECT jsonb_agg(jsonb_build_object('sku', md5((g * 10 + l)::text), 'qty', l, 'price', (g % 997) / 10.0 + l)) FROM generate_series(1, 4) AS l), 'note', rpad(md5((g + 1)::text), 40, '.')) FROM generate_series($first, $last) AS g;"
+    else
+      echo "INSERT INTO public.$TABLE SELECT g, g % 1000, (g % 100000) / 100.0, md5(g::text), now() FROM generate_series($first, $last) AS g;"
+    fi
     if [ "$i" = $(( NTX - 1 )) ]; then
       echo "SELECT 'xid ' || pg_current_xact_id() || ' ' || pg_current_wal_insert_lsn();"
     fi
@@ -428,6 +459,13 @@ jq -n \
     "bootstrap.servers": $kafka,
     "topic.creation.default.partitions": $parts
   } + $producer)}' >"$RUN/connector.json"
+if [ "$WORKLOAD" = outbox ]; then
+  jq --arg prefix "$PREFIX" '.config += {
+    "transforms": "outbox",
+    "transforms.outbox.type": "io.debezium.transforms.outbox.EventRouter",
+    "transforms.outbox.route.topic.replacement": ($prefix + ".outbox.event.${routedByValue}")}' \
+    "$RUN/connector.json" >"$RUN/connector.json.tmp" && mv "$RUN/connector.json.tmp" "$RUN/connector.json"
+fi
 chmod 600 "$RUN/connector.json"   # holds the (local test) database password
 
 SET_ARGS=()
@@ -575,15 +613,17 @@ if [ -n "$ts" ] && t_stream=$(date -d "$ts" +%s.%N 2>/dev/null); then
   STREAM_RATE=$(fdiv "$ROWS" "$(fsub "$t_ack" "$t_stream")")
 fi
 
-# Kafka: records in the topic = sum over partitions of (high - low watermark).
+# Kafka: records in the topic(s) = sum over topics and partitions of (high - low watermark).
 kafka_count() {
-  local parts p hi lo total=0
-  parts=$(kcat -L -b "$KAFKA" -t "$TOPIC" -J -m 10 | jq -r '.topics[0].partitions[].partition')
-  [ -n "$parts" ] || { echo "error"; return; }
-  for p in $parts; do
-    hi=$(kcat -Q -b "$KAFKA" -t "$TOPIC:$p:-1" -m 10 | awk '{ print $NF }')
-    lo=$(kcat -Q -b "$KAFKA" -t "$TOPIC:$p:-2" -m 10 | awk '{ print $NF }')
-    total=$(( total + hi - lo ))
+  local t parts p hi lo total=0
+  for t in "${TOPICS[@]}"; do
+    parts=$(kcat -L -b "$KAFKA" -t "$t" -J -m 10 | jq -r '.topics[0].partitions[].partition')
+    [ -n "$parts" ] || { echo "error"; return; }
+    for p in $parts; do
+      hi=$(kcat -Q -b "$KAFKA" -t "$t:$p:-1" -m 10 | awk '{ print $NF }')
+      lo=$(kcat -Q -b "$KAFKA" -t "$t:$p:-2" -m 10 | awk '{ print $NF }')
+      total=$(( total + hi - lo ))
+    done
   done
   echo "$total"
 }
@@ -650,7 +690,7 @@ fi
 extra_json=$(printf '%s\n' ${EXTRA_ARR[@]+"${EXTRA_ARR[@]}"} | jq -R -s 'split("\n") | map(select(length > 0))')
 
 jq -n \
-  --arg date "$STAMP" --argjson rows "$ROWS" --argjson tx_rows "$TX_ROWS" --argjson ntx "$NTX" \
+ --arg workload "$WORKLOAD" --arg date "$STAMP" --argjson rows "$ROWS" --argjson tx_rows "$TX_ROWS" --argjson ntx "$NTX" \
   --arg commit "$GIT_COMMIT" --argjson dirty "$GIT_DIRTY" --arg bin "$PGCDC" --arg bin_mtime "$BIN_MTIME" \
   --argjson cpus "$(nproc)" --arg loadavg "$LOADAVG" --arg loadavg0 "$LOADAVG_START" \
   --argjson producer "$producer_json" --argjson status "$STATUS_MS" --argjson parts_setting "$PARTITIONS" \
@@ -679,9 +719,9 @@ jq -n \
   --argjson avg_key "$(jnum "$AVG_KEY")" --argjson avg_value "$(jnum "$AVG_VALUE")" \
   --argjson ratio "$(jnum "$RATIO")" --arg run_dir "$RUN" '
 {
-  bench: "core", date: $date, run_dir: $run_dir,
+  bench: $workload, date: $date, run_dir: $run_dir,
   workload: {rows: $rows, rows_per_transaction: $tx_rows, transactions: $ntx,
-             table: "public.t(id bigint pk, n int, amount numeric(12,2), label text, created_at timestamptz)"},
+             table: (if $workload == "outbox" then "public.outbox (migrations/002_outbox.sql), 10 aggregate types, ~500 B jsonb payloads, EventRouter into 10 topics" else "public.t(id bigint pk, n int, amount numeric(12,2), label text, created_at timestamptz)" end)},
   pgcdc_build: {git_commit: $commit, uncommitted_source_files: $dirty, binary: $bin, binary_mtime: $bin_mtime},
   host: {cpus: $cpus, loadavg_at_start: $loadavg0, loadavg_at_end: $loadavg},
   settings: {producer: $producer, forced: {acks: "all", "enable.idempotence": "true"},
@@ -710,7 +750,7 @@ jq -n \
 fmt_producer=$(jq -r 'to_entries | map("\(.key | sub("producer.override."; ""))=\(.value)") | join(" ")' <<<"$producer_json")
 cat <<EOF
 
-=== pgcdc core benchmark ($STAMP) ===
+=== pgcdc $WORKLOAD benchmark ($STAMP) ===
 workload      $ROWS inserts, $NTX transactions x $TX_ROWS rows, table public.$TABLE; load took ${LOAD_S}s
 slots         $SLOT_RECV starts at $LSN_RECV_START, $SLOT_PGCDC at $LSN_PGCDC_START (equal: $SLOTS_EQUAL)
 end LSN       last commit ends at $END_LSN (pg_current_wal_lsn after load: $END_WAL_LSN); $WAL_BYTES WAL bytes
@@ -729,7 +769,7 @@ pgcdc           ${PGCDC_S}s  ->  $PGCDC_RATE events/s  (process start -> last Ka
                 other processes ${OTHER_CPU_S}s; host busy ${HOST_BUSY}% of $(nproc) cpus
   threads       cpu s / waiting for a cpu s: $(head -n 4 "$RUN/threads.tsv" | awk -F'\t' '{ printf "%s%s(x%s) %s/%s", (NR > 1 ? ", " : ""), $1, $2, $3, $4 }')
   exit          $PGCDC_RC after SIGTERM; log: $PGCDC_WARN warnings, $PGCDC_ERR errors
-kafka           $TOPIC: $KAFKA_RECORDS records (expected $ROWS; verified: $VERIFIED); avg key ${AVG_KEY} B, value ${AVG_VALUE} B
+kafka           ${#TOPICS[@]} topic(s) like $TOPIC: $KAFKA_RECORDS records (expected $ROWS; verified: $VERIFIED); avg key ${AVG_KEY} B, value ${AVG_VALUE} B
                 (the topic is deleted on exit unless --keep or BENCH_KEEP_TOPIC=1)
 
 report: $JSON

@@ -33,7 +33,7 @@
 //! - [`pg`]: connections, replication protocol, pgoutput, relations, types, snapshot.
 //! - [`event`]: Connect schemas and values, the Debezium envelope.
 //! - [`convert`]: JsonConverter and header rendering.
-//! - [`transform`]: the outbox EventRouter.
+//! - [`transform`]: transform chains with predicates: the outbox EventRouter, ExtractNewRecordState, RegexRouter.
 //! - [`sink`]: the Kafka producer.
 //! - [`offsets`]: ack tracker and offset file.
 //! - [`pipeline`]: wires everything together.

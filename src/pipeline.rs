@@ -31,7 +31,7 @@ use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
 use crate::pg::wire::WireConnection;
 use crate::pg::{setup, snapshot};
 use crate::sink::kafka::KafkaSink;
-use crate::transform::{apply_chain, Transform};
+use crate::transform::{apply_chain, build_chain, Stage};
 
 /// How long a graceful stop waits for outstanding Kafka acknowledgements.
 pub const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -65,7 +65,7 @@ struct Processor {
     sql: Client,
     relations: RelationCache,
     record_opts: RecordOptions,
-    transforms: Vec<Transform>,
+    transforms: Vec<Stage>,
     converter: RecordConverter,
     sink: KafkaSink,
     tracker: Arc<AckTracker>,
@@ -89,7 +89,7 @@ impl Processor {
 
     /// Transforms, converts and produces one record for transaction `seq`.
     async fn send_record(&mut self, record: ConnectRecord, seq: TxSeq) -> Result<()> {
-        if let Some(record) = apply_chain(&self.transforms, record)? {
+        if let Some(record) = apply_chain(&mut self.transforms, record)? {
             let kafka_record = self.converter.convert(&record);
             self.sink.send(&kafka_record, seq).await?;
             self.stats.records += 1;
@@ -630,11 +630,7 @@ pub async fn run(
             &config.topic_prefix,
             &run_id,
         ),
-        transforms: config
-            .transforms
-            .iter()
-            .map(Transform::from_config)
-            .collect(),
+        transforms: build_chain(&config.transforms),
         converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
         sink,
         tracker: tracker.clone(),

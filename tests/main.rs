@@ -8,6 +8,7 @@ mod cli;
 mod conformance;
 mod connection;
 mod delivery;
+mod outbox;
 mod roundtrip;
 mod seed;
 mod snapshot;

@@ -61,7 +61,7 @@ pub const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 /// The only `connector.class` accepted.
 pub const CONNECTOR_CLASS: &str = "io.debezium.connector.postgresql.PostgresConnector";
 /// The EventRouter transform class.
-pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
+pub const EVENT_ROUTER: &str = crate::transform::EVENT_ROUTER;
 
 /// libpq `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,14 +209,17 @@ impl MessageFilters {
     }
 }
 
-/// A configured single message transform.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TransformConfig {
-    /// `io.debezium.transforms.outbox.EventRouter` with its default options.
-    EventRouter {
-        /// The alias from `transforms`.
-        alias: String,
-    },
+/// A configured single message transform (`transforms.<alias>.*`).
+#[derive(Debug, Clone)]
+pub struct TransformConfig {
+    /// The alias from `transforms`.
+    pub alias: String,
+    /// The transform class and its validated options.
+    pub spec: crate::transform::TransformSpec,
+    /// `transforms.<alias>.predicate`: the predicate's alias and the predicate.
+    pub predicate: Option<(String, crate::transform::predicate::Predicate)>,
+    /// `transforms.<alias>.negate`: apply the transform where the predicate is false.
+    pub negate: bool,
 }
 
 /// Kafka producer settings.
@@ -953,55 +956,123 @@ impl ConnectorConfig {
     }
 }
 
+/// Splits a Connect alias list (`a, b`), reporting empty and duplicate aliases.
+fn alias_list(c: &mut Checker<'_>, key: &str) -> Vec<String> {
+    let Some(list) = c.get(key).filter(|s| !s.is_empty()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for a in list.split(',').map(str::trim) {
+        if a.is_empty() {
+            c.problems.push(format!("{key}={list} has an empty alias"));
+        } else if out.iter().any(|x| x == a) {
+            c.problems
+                .push(format!("{key}={list} lists alias {a:?} twice"));
+        } else {
+            out.push(a.to_string());
+        }
+    }
+    out
+}
+
+/// The options under `<prefix>` (prefix removed), without `skip`.
+fn options_under(raw: &RawConfig, prefix: &str, skip: &[&str]) -> BTreeMap<String, String> {
+    raw.iter()
+        .filter_map(|(k, v)| {
+            let opt = k.strip_prefix(prefix)?;
+            (!skip.contains(&opt)).then(|| (opt.to_string(), v.clone()))
+        })
+        .collect()
+}
+
+/// `predicates` and `transforms`, as Kafka Connect reads them: every alias needs a `type`;
+/// a transform's `predicate` must name a listed predicate; `negate` needs a `predicate`.
 fn parse_transforms(c: &mut Checker<'_>) -> Vec<TransformConfig> {
-    let mut out = Vec::new();
-    let Some(list) = c.get("transforms").filter(|s| !s.is_empty()) else {
-        if let Some(k) = c.raw.keys().find(|k| k.starts_with("transforms.")) {
+    use crate::transform::{predicate::Predicate, TransformSpec};
+    let raw = c.raw;
+    let predicate_aliases = alias_list(c, "predicates");
+    let mut predicates = Vec::new();
+    for alias in &predicate_aliases {
+        let prefix = format!("predicates.{alias}.");
+        let type_key = format!("{prefix}type");
+        let Some(ty) = c.get(&type_key).filter(|s| !s.is_empty()) else {
+            c.problems.push(format!(
+                "{type_key} is required: the class of predicate {alias:?}"
+            ));
+            continue;
+        };
+        match Predicate::parse(ty, &prefix, &options_under(raw, &prefix, &["type"])) {
+            Ok(p) => predicates.push((alias.clone(), p)),
+            Err(problems) => c.problems.extend(problems),
+        }
+    }
+    for k in raw.keys() {
+        if let Some(rest) = k.strip_prefix("predicates.") {
+            let alias = rest.split('.').next().unwrap_or("");
+            if !predicate_aliases.iter().any(|a| a == alias) {
+                c.problems.push(format!(
+                    "{k} belongs to predicate {alias:?}, which is not listed in predicates"
+                ));
+            }
+        }
+    }
+
+    let aliases = alias_list(c, "transforms");
+    if aliases.is_empty() {
+        if let Some(k) = raw.keys().find(|k| k.starts_with("transforms.")) {
             c.problems.push(format!(
                 "{k} is set but transforms is empty: list the transform aliases in transforms"
             ));
         }
-        return out;
-    };
-    let aliases: Vec<String> = list
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
+        return Vec::new();
+    }
+    let mut out = Vec::new();
     for alias in &aliases {
-        let type_key = format!("transforms.{alias}.type");
+        let prefix = format!("transforms.{alias}.");
+        let type_key = format!("{prefix}type");
         let Some(ty) = c.get(&type_key).filter(|s| !s.is_empty()) else {
             c.problems.push(format!(
                 "{type_key} is required: the class of transform {alias:?}"
             ));
             continue;
         };
-        match ty {
-            EVENT_ROUTER => {
-                // Options keep their defaults in this build; any other value would change output.
-                let prefix = format!("transforms.{alias}.");
-                for (k, v) in c.raw.iter() {
-                    let Some(opt) = k.strip_prefix(&prefix) else { continue };
-                    if opt == "type" {
-                        continue;
-                    }
-                    let default = EVENT_ROUTER_DEFAULTS.iter().find(|(o, _)| *o == opt).map(|(_, d)| *d);
-                    match default {
-                        Some(d) if d == v.trim() => {}
-                        Some(d) => c.problems.push(format!(
-                            "{k}={v} is an EventRouter option that pgcdc does not implement yet: remove it or use Debezium's default {d:?}"
-                        )),
-                        None => c.problems.push(format!("{k} is not an option of {EVENT_ROUTER}")),
-                    }
+        let negate = c.boolean(&format!("{prefix}negate"), false);
+        let predicate = match c
+            .get(&format!("{prefix}predicate"))
+            .filter(|s| !s.is_empty())
+        {
+            None => {
+                if c.get(&format!("{prefix}negate")).is_some() {
+                    c.problems.push(format!(
+                        "{prefix}negate is set but there is no {prefix}predicate defining a predicate to negate"
+                    ));
                 }
-                out.push(TransformConfig::EventRouter { alias: alias.clone() });
+                None
             }
-            other => c.problems.push(format!(
-                "{type_key}={other} is not implemented: pgcdc supports {EVENT_ROUTER} (remove transform {alias:?} or change its type)"
-            )),
+            Some(p) => match predicates.iter().find(|(a, _)| a == p) {
+                Some(found) => Some(found.clone()),
+                None => {
+                    if !predicate_aliases.iter().any(|a| a == p) {
+                        c.problems.push(format!(
+                            "{prefix}predicate={p} names a predicate that is not listed in predicates"
+                        ));
+                    }
+                    None
+                }
+            },
+        };
+        let opts = options_under(raw, &prefix, &["type", "predicate", "negate"]);
+        match TransformSpec::parse(ty, &prefix, &opts) {
+            Ok(spec) => out.push(TransformConfig {
+                alias: alias.clone(),
+                spec,
+                predicate,
+                negate,
+            }),
+            Err(problems) => c.problems.extend(problems),
         }
     }
-    for k in c.raw.keys() {
+    for k in raw.keys() {
         if let Some(rest) = k.strip_prefix("transforms.") {
             let alias = rest.split('.').next().unwrap_or("");
             if !aliases.iter().any(|a| a == alias) {
@@ -1013,28 +1084,6 @@ fn parse_transforms(c: &mut Checker<'_>) -> Vec<TransformConfig> {
     }
     out
 }
-
-/// EventRouter options and their Debezium defaults (accepted when set to the default).
-const EVENT_ROUTER_DEFAULTS: &[(&str, &str)] = &[
-    ("table.field.event.id", "id"),
-    ("table.field.event.key", "aggregateid"),
-    ("table.field.event.type", "type"),
-    ("table.field.event.payload", "payload"),
-    ("table.field.event.timestamp", ""),
-    ("table.fields.additional.placement", ""),
-    ("table.field.additional.missing", "error"),
-    ("table.field.event.schema.version", ""),
-    ("route.by.field", "aggregatetype"),
-    ("route.topic.regex", "(?<routedByValue>.*)"),
-    ("route.topic.replacement", "outbox.event.${routedByValue}"),
-    ("route.tombstone.on.empty.payload", "false"),
-    ("table.op.invalid.behavior", "warn"),
-    ("table.expand.json.payload", "false"),
-    ("table.json.payload.null.behavior", "ignore"),
-    ("tracing.span.context.field", "tracingspancontext"),
-    ("tracing.operation.name", "debezium-read"),
-    ("tracing.with.context.field.only", "false"),
-];
 
 #[cfg(test)]
 mod tests;

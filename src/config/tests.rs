@@ -55,12 +55,13 @@ fn the_seed_config_runs_unchanged_with_connection_keys_added() {
         c.key_schemas_enable && c.value_schemas_enable,
         "JsonConverter defaults to schemas.enable=true"
     );
-    assert_eq!(
-        c.transforms,
-        vec![TransformConfig::EventRouter {
-            alias: "outbox".into()
-        }]
-    );
+    assert_eq!(c.transforms.len(), 1);
+    assert_eq!(c.transforms[0].alias, "outbox");
+    assert!(matches!(
+        c.transforms[0].spec,
+        crate::transform::TransformSpec::EventRouter(_)
+    ));
+    assert!(c.transforms[0].predicate.is_none());
     assert!(c.filters.is_captured("public", "pedidos"));
     assert!(c.filters.is_captured("public", "outbox"));
     assert!(!c.filters.is_captured("public", "clientes"));
@@ -198,16 +199,221 @@ fn transforms_of_unknown_type_are_errors_naming_the_type() {
         msg.contains("transforms.route.type=org.example.Route is not implemented"),
         "{msg}"
     );
-    let msg = problems(&seed_with(&[("transforms.outbox.route.by.field", "kind")]));
+    let msg = problems(&seed_with(&[
+        ("predicates", "p"),
+        ("predicates.p.type", "org.example.Pred"),
+        ("transforms.outbox.predicate", "p"),
+    ]));
     assert!(
-        msg.contains("transforms.outbox.route.by.field=kind"),
+        msg.contains("predicates.p.type=org.example.Pred is not implemented"),
         "{msg}"
     );
-    assert!(ConnectorConfig::from_map(&seed_with(&[(
-        "transforms.outbox.route.by.field",
-        "aggregatetype"
-    )]))
-    .is_ok());
+}
+
+#[test]
+fn event_router_options_are_validated_at_startup() {
+    // DBZ-T-155, DBZ-T-169 and the other invalid values: each a startup error naming the key.
+    for (key, value, expect) in [
+        (
+            "table.op.invalid.behavior",
+            "invalidOption",
+            "allowed values are warn, error, fatal",
+        ),
+        (
+            "table.fields.additional.placement",
+            "type",
+            "is not column:placement",
+        ),
+        (
+            "table.fields.additional.placement",
+            "type:body",
+            "allowed are header, envelope, partition",
+        ),
+        (
+            "table.fields.additional.placement",
+            "type:envelope:payload",
+            "places two fields named \"payload\"",
+        ),
+        (
+            "route.topic.regex",
+            " [[a-z]",
+            "is not a regular expression",
+        ),
+        ("route.topic.replacement", "x.${nope}", "does not define"),
+        (
+            "table.field.additional.missing",
+            "skip",
+            "allowed values are error, ignore",
+        ),
+        (
+            "table.json.payload.null.behavior",
+            "keep",
+            "allowed values are ignore, optional_bytes",
+        ),
+        (
+            "route.tombstone.on.empty.payload",
+            "yes",
+            "allowed values are true, false",
+        ),
+        (
+            "tracing.with.context.field.only",
+            "true",
+            "no OpenTelemetry tracing",
+        ),
+        ("tracing.operation.name", "x", "no OpenTelemetry tracing"),
+        (
+            "no.such.option",
+            "1",
+            "is not an option of io.debezium.transforms.outbox.EventRouter",
+        ),
+    ] {
+        let full = format!("transforms.outbox.{key}");
+        let msg = problems(&seed_with(&[(full.as_str(), value)]));
+        assert!(msg.contains(&full), "{key}: {msg}");
+        assert!(msg.contains(expect), "{key}: {msg}");
+    }
+    // An explicitly empty placement list is invalid too (Debezium: ConfigException).
+    let msg = problems(&seed_with(&[(
+        "transforms.outbox.table.fields.additional.placement",
+        "",
+    )]));
+    assert!(msg.contains("table.fields.additional.placement"), "{msg}");
+    for (key, value) in [
+        ("route.by.field", "kind"),
+        (
+            "table.fields.additional.placement",
+            "type:header:eventType, part:partition",
+        ),
+        ("table.op.invalid.behavior", "FATAL"),
+        ("table.expand.json.payload", "true"),
+        ("tracing.operation.name", "debezium-read"),
+        ("table.field.event.type", "kind"),
+    ] {
+        let full = format!("transforms.outbox.{key}");
+        if let Err(e) = ConnectorConfig::from_map(&seed_with(&[(full.as_str(), value)])) {
+            panic!("{full}={value}: {}", e.message());
+        }
+    }
+}
+
+#[test]
+fn transform_chains_with_predicates_are_read_as_kafka_connect_reads_them() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("transforms", "unwrap, outbox ,route"),
+        (
+            "transforms.unwrap.type",
+            "io.debezium.transforms.ExtractNewRecordState",
+        ),
+        ("transforms.unwrap.predicate", "isOutbox"),
+        ("transforms.unwrap.negate", "true"),
+        ("transforms.unwrap.add.fields", "op,source.lsn:pos"),
+        ("transforms.outbox.predicate", "isOutbox"),
+        (
+            "transforms.route.type",
+            "org.apache.kafka.connect.transforms.RegexRouter",
+        ),
+        ("transforms.route.regex", "outbox\\.event\\.(.*)"),
+        ("transforms.route.replacement", "events.$1"),
+        ("predicates", "isOutbox,tomb"),
+        (
+            "predicates.isOutbox.type",
+            "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+        ),
+        ("predicates.isOutbox.pattern", ".*\\.outbox"),
+        (
+            "predicates.tomb.type",
+            "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+        ),
+    ]))
+    .unwrap_or_else(|e| panic!("{}", e.message()));
+    let aliases: Vec<&str> = c.transforms.iter().map(|t| t.alias.as_str()).collect();
+    assert_eq!(aliases, ["unwrap", "outbox", "route"]);
+    assert!(c.transforms[0].negate);
+    assert_eq!(
+        c.transforms[0].predicate.as_ref().map(|p| p.0.as_str()),
+        Some("isOutbox")
+    );
+    assert!(!c.transforms[1].negate);
+
+    for (pairs, expect) in [
+        (
+            vec![("transforms.outbox.negate", "true")],
+            "no transforms.outbox.predicate",
+        ),
+        (
+            vec![("transforms.outbox.predicate", "nope")],
+            "not listed in predicates",
+        ),
+        (vec![("predicates", "p")], "predicates.p.type is required"),
+        (
+            vec![
+                ("predicates", "p"),
+                (
+                    "predicates.p.type",
+                    "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+                ),
+            ],
+            "predicates.p.pattern is required",
+        ),
+        (
+            vec![
+                ("predicates", "p"),
+                (
+                    "predicates.p.type",
+                    "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+                ),
+            ],
+            "predicates.p.name is required",
+        ),
+        (vec![("predicates.q.type", "x")], "not listed in predicates"),
+        (vec![("transforms", "outbox,outbox")], "twice"),
+        (
+            vec![
+                ("transforms", "outbox,r"),
+                (
+                    "transforms.r.type",
+                    "org.apache.kafka.connect.transforms.RegexRouter",
+                ),
+            ],
+            "transforms.r.regex is required",
+        ),
+        (
+            vec![
+                ("transforms", "outbox,u"),
+                (
+                    "transforms.u.type",
+                    "io.debezium.transforms.ExtractNewRecordState",
+                ),
+                ("transforms.u.drop.tombstones", "false"),
+            ],
+            "transforms.u.drop.tombstones=false was removed",
+        ),
+        (
+            vec![
+                ("transforms", "outbox,u"),
+                (
+                    "transforms.u.type",
+                    "io.debezium.transforms.ExtractNewRecordState",
+                ),
+                ("transforms.u.delete.tombstone.handling.mode", "keep"),
+            ],
+            "allowed values are drop, tombstone, rewrite",
+        ),
+        (
+            vec![
+                ("transforms", "outbox,u"),
+                (
+                    "transforms.u.type",
+                    "io.debezium.transforms.ExtractNewRecordState",
+                ),
+                ("transforms.u.drop.fields.header.name", "h"),
+            ],
+            "transforms.u.drop.fields.header.name=h is not implemented",
+        ),
+    ] {
+        let msg = problems(&seed_with(&pairs));
+        assert!(msg.contains(expect), "{pairs:?}: {msg}");
+    }
 }
 
 #[test]

@@ -1,44 +1,416 @@
-//! Single message transforms, applied in `transforms` order to each record. Pure functions
-//! of records and config: no I/O.
+//! Single message transforms and predicates, applied as Kafka Connect applies them: in
+//! `transforms` order, each one only to the records its predicate (optionally negated)
+//! selects. Pure functions of records and config: no I/O.
+//!
+//! Implemented transforms: Debezium's outbox `EventRouter` ([`outbox`]) and
+//! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]). Predicates:
+//! Kafka's `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
+//! Options are parsed and checked here, at startup; an option pgcdc does not implement is a
+//! startup error naming it, never ignored.
 
+pub mod json_expand;
 pub mod outbox;
+pub mod predicate;
+pub mod regex_router;
+pub mod unwrap;
+
+use std::collections::BTreeMap;
 
 use crate::config::TransformConfig;
 use crate::error::Result;
-use crate::event::ConnectRecord;
+use crate::event::{ConnectRecord, Schema, Value};
 
-/// A configured transform.
+/// `io.debezium.transforms.outbox.EventRouter`.
+pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
+/// `io.debezium.transforms.ExtractNewRecordState`.
+pub const EXTRACT_NEW_RECORD_STATE: &str = "io.debezium.transforms.ExtractNewRecordState";
+/// `org.apache.kafka.connect.transforms.RegexRouter`.
+pub const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
+/// Every transform class pgcdc implements.
+pub const TRANSFORM_TYPES: &[&str] = &[EVENT_ROUTER, EXTRACT_NEW_RECORD_STATE, REGEX_ROUTER];
+
+/// A transform's options, parsed and validated at startup.
+#[derive(Debug, Clone)]
+pub enum TransformSpec {
+    /// The outbox EventRouter.
+    EventRouter(outbox::RouterOptions),
+    /// ExtractNewRecordState.
+    ExtractNewRecordState(unwrap::UnwrapOptions),
+    /// RegexRouter.
+    RegexRouter(regex_router::RegexRouter),
+}
+
+impl TransformSpec {
+    /// Parses the options of a transform of class `class` (`opts` are the
+    /// `transforms.<alias>.*` keys without that prefix, `type`, `predicate` and `negate`
+    /// removed). Errors list every problem, each naming its full key.
+    pub fn parse(
+        class: &str,
+        prefix: &str,
+        opts: &BTreeMap<String, String>,
+    ) -> std::result::Result<Self, Vec<String>> {
+        let mut o = Options::new(prefix, opts);
+        let spec = match class {
+            EVENT_ROUTER => outbox::RouterOptions::parse(&mut o).map(TransformSpec::EventRouter),
+            EXTRACT_NEW_RECORD_STATE => {
+                unwrap::UnwrapOptions::parse(&mut o).map(TransformSpec::ExtractNewRecordState)
+            }
+            REGEX_ROUTER => {
+                regex_router::RegexRouter::parse(&mut o).map(TransformSpec::RegexRouter)
+            }
+            other => {
+                return Err(vec![format!(
+                    "{prefix}type={other} is not implemented: pgcdc supports {}",
+                    TRANSFORM_TYPES.join(", ")
+                )])
+            }
+        };
+        let problems = o.finish(class);
+        match spec {
+            Some(s) if problems.is_empty() => Ok(s),
+            _ => Err(problems),
+        }
+    }
+}
+
+/// A configured transform with its runtime state (schema caches).
 #[derive(Debug)]
 pub enum Transform {
-    /// Debezium's outbox EventRouter.
-    EventRouter(outbox::EventRouter),
+    /// Debezium's outbox EventRouter (boxed: it carries its options and caches).
+    EventRouter(Box<outbox::EventRouter>),
+    /// Debezium's ExtractNewRecordState.
+    ExtractNewRecordState(unwrap::ExtractNewRecordState),
+    /// Kafka's RegexRouter.
+    RegexRouter(regex_router::RegexRouter),
 }
 
 impl Transform {
-    /// Builds the transform from its config.
-    pub fn from_config(c: &TransformConfig) -> Self {
-        match c {
-            TransformConfig::EventRouter { alias } => {
-                Transform::EventRouter(outbox::EventRouter::new(alias))
-            }
-        }
-    }
-
     /// Applies the transform; `Ok(None)` drops the record.
-    pub fn apply(&self, r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    pub fn apply(&mut self, r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         match self {
             Transform::EventRouter(t) => t.apply(r),
+            Transform::ExtractNewRecordState(t) => t.apply(r),
+            Transform::RegexRouter(t) => Ok(Some(t.apply(r))),
         }
     }
 }
 
-/// Applies `chain` in order; stops at the first transform that drops the record.
-pub fn apply_chain(chain: &[Transform], mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
-    for t in chain {
-        match t.apply(r)? {
+/// One stage of a chain: a transform, and the predicate that decides whether it applies.
+#[derive(Debug)]
+pub struct Stage {
+    /// The alias from `transforms`.
+    pub alias: String,
+    transform: Transform,
+    predicate: Option<predicate::Predicate>,
+    negate: bool,
+}
+
+impl Stage {
+    /// Builds the stage from its config.
+    pub fn from_config(c: &TransformConfig) -> Self {
+        let transform = match &c.spec {
+            TransformSpec::EventRouter(o) => {
+                Transform::EventRouter(Box::new(outbox::EventRouter::new(&c.alias, o.clone())))
+            }
+            TransformSpec::ExtractNewRecordState(o) => Transform::ExtractNewRecordState(
+                unwrap::ExtractNewRecordState::new(&c.alias, o.clone()),
+            ),
+            TransformSpec::RegexRouter(r) => Transform::RegexRouter(r.clone()),
+        };
+        Stage {
+            alias: c.alias.clone(),
+            transform,
+            predicate: c.predicate.as_ref().map(|(_, p)| p.clone()),
+            negate: c.negate,
+        }
+    }
+
+    /// Applies the transform when there is no predicate, or when the predicate's result
+    /// differs from `negate` (Kafka Connect's rule); otherwise passes the record on unchanged.
+    pub fn apply(&mut self, r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+        let selected = match &self.predicate {
+            None => true,
+            Some(p) => p.test(&r) != self.negate,
+        };
+        if selected {
+            self.transform.apply(r)
+        } else {
+            Ok(Some(r))
+        }
+    }
+}
+
+/// Builds the chain of `configs`, in order.
+pub fn build_chain(configs: &[TransformConfig]) -> Vec<Stage> {
+    configs.iter().map(Stage::from_config).collect()
+}
+
+/// Applies `chain` in order; stops at the first stage that drops the record.
+pub fn apply_chain(chain: &mut [Stage], mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    for s in chain.iter_mut() {
+        match s.apply(r)? {
             Some(next) => r = next,
             None => return Ok(None),
         }
     }
     Ok(Some(r))
+}
+
+/// Option reader for one transform or predicate, collecting every problem. Values are
+/// trimmed; an empty value counts as unset (the option's default applies).
+#[derive(Debug)]
+pub struct Options<'a> {
+    prefix: String,
+    values: &'a BTreeMap<String, String>,
+    seen: Vec<String>,
+    /// Problems found so far, each naming the full key.
+    pub problems: Vec<String>,
+}
+
+impl<'a> Options<'a> {
+    /// A reader of `values` (option name → value) whose keys are shown as `<prefix><option>`.
+    pub fn new(prefix: &str, values: &'a BTreeMap<String, String>) -> Self {
+        Options {
+            prefix: prefix.to_string(),
+            values,
+            seen: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The full key of `name`.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Records a problem about option `name`.
+    pub fn problem(&mut self, name: &str, msg: impl std::fmt::Display) {
+        let key = self.key(name);
+        self.problems.push(format!("{key}{msg}"));
+    }
+
+    /// The raw (trimmed) value of `name`, `None` when unset; marks the option as known.
+    pub fn raw(&mut self, name: &str) -> Option<&'a str> {
+        self.seen.push(name.to_string());
+        self.values.get(name).map(|v| v.trim())
+    }
+
+    /// The value of `name`, `None` when unset or empty.
+    pub fn get(&mut self, name: &str) -> Option<&'a str> {
+        self.raw(name).filter(|v| !v.is_empty())
+    }
+
+    /// The value of `name`, or `default`.
+    pub fn string(&mut self, name: &str, default: &str) -> String {
+        self.get(name).unwrap_or(default).to_string()
+    }
+
+    /// A boolean option (`true`/`false`, any case).
+    pub fn boolean(&mut self, name: &str, default: bool) -> bool {
+        match self.get(name) {
+            None => default,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                self.problem(
+                    name,
+                    format!("={v} is invalid: allowed values are true, false"),
+                );
+                default
+            }
+        }
+    }
+
+    /// An enumerated option (names compared without case).
+    pub fn choice<T: Copy>(&mut self, name: &str, default: T, allowed: &[(&str, T)]) -> T {
+        match self.get(name) {
+            None => default,
+            Some(v) => match allowed.iter().find(|(n, _)| n.eq_ignore_ascii_case(v)) {
+                Some((_, t)) => *t,
+                None => {
+                    let names: Vec<&str> = allowed.iter().map(|(n, _)| *n).collect();
+                    self.problem(
+                        name,
+                        format!("={v} is invalid: allowed values are {}", names.join(", ")),
+                    );
+                    default
+                }
+            },
+        }
+    }
+
+    /// Accepts option `name` only at `default` (or unset): pgcdc does not implement other
+    /// values, and `why` says why.
+    pub fn only_default(&mut self, name: &str, default: &str, why: &str) {
+        if let Some(v) = self.get(name) {
+            if !v.eq_ignore_ascii_case(default) {
+                self.problem(
+                    name,
+                    format!("={v} is not implemented by pgcdc ({why}): remove it or set Debezium's default {default:?}"),
+                );
+            }
+        }
+    }
+
+    /// Ends parsing: every option that was never read is reported as unknown to `class`.
+    pub fn finish(mut self, class: &str) -> Vec<String> {
+        for k in self.values.keys() {
+            if !self.seen.iter().any(|s| s == k) {
+                self.problems.push(format!(
+                    "{}{k} is not an option of {class} (Debezium 3.6.1 / Kafka 4)",
+                    self.prefix
+                ));
+            }
+        }
+        self.problems
+    }
+}
+
+/// `true` when the record's value schema is a Debezium change-event envelope (its name ends
+/// in `.Envelope`), as Debezium's `SmtManager.isValidEnvelope` decides.
+pub(crate) fn is_envelope(r: &ConnectRecord) -> bool {
+    r.value_schema
+        .as_ref()
+        .and_then(|s| s.name.as_deref())
+        .is_some_and(|n| n.ends_with(".Envelope"))
+}
+
+/// Field `name` of a struct value: its schema and value. `None` when the schema has no such
+/// field (a positional value shorter than the schema reads as null).
+pub(crate) fn field<'a>(
+    schema: &'a Schema,
+    value: &'a Value,
+    name: &str,
+) -> Option<(&'a Schema, &'a Value)> {
+    let i = schema.field_index(name)?;
+    let v = match value {
+        Value::Struct(vs) => vs.get(i).unwrap_or(&Value::Null),
+        _ => &Value::Null,
+    };
+    Some((&schema.fields[i].schema, v))
+}
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use crate::event::{Op, SchemaType, Value};
+
+    fn outbox_and_orders() -> (
+        std::sync::Arc<crate::event::TableDescriptor>,
+        std::sync::Arc<crate::event::TableDescriptor>,
+    ) {
+        (
+            table("public", "outbox", outbox_columns()),
+            table(
+                "public",
+                "orders",
+                vec![
+                    col("id", SchemaType::Int32, false),
+                    col("total", SchemaType::Int64, true),
+                ],
+            ),
+        )
+    }
+
+    fn outbox_row(agg: &str) -> Vec<Value> {
+        vec![
+            s("6f1c2d3e-0000-4000-8000-000000000001"),
+            s(agg),
+            s("1"),
+            s("T"),
+            s("{}"),
+            Value::Null,
+        ]
+    }
+
+    #[test]
+    fn predicates_select_records_and_negate_inverts_them() {
+        let (outbox, orders) = outbox_and_orders();
+        let mut c = chain(&[
+            ("transforms", "outbox,unwrap,rename"),
+            ("transforms.outbox.type", super::EVENT_ROUTER),
+            ("transforms.outbox.predicate", "isOutbox"),
+            ("transforms.unwrap.type", super::EXTRACT_NEW_RECORD_STATE),
+            ("transforms.unwrap.predicate", "isOutbox"),
+            ("transforms.unwrap.negate", "true"),
+            ("transforms.rename.type", super::REGEX_ROUTER),
+            ("transforms.rename.regex", "outbox\\.event\\.(.*)"),
+            ("transforms.rename.replacement", "events.$1"),
+            ("predicates", "isOutbox"),
+            (
+                "predicates.isOutbox.type",
+                super::predicate::TOPIC_NAME_MATCHES,
+            ),
+            ("predicates.isOutbox.pattern", "db\\.public\\.outbox"),
+        ]);
+        let mut recs = vec![super::testutil::insert(&outbox, outbox_row("Order"))];
+        recs.extend(records(
+            &orders,
+            Op::Create,
+            None,
+            Some(vec![Value::Int(7), Value::Int(10)]),
+            1,
+        ));
+        recs.extend(records(
+            &orders,
+            Op::Delete,
+            Some(vec![Value::Int(7), Value::Int(10)]),
+            None,
+            1,
+        ));
+        let out = run(&mut c, recs);
+        let summary: Vec<(String, Option<String>)> = out
+            .iter()
+            .map(|r| (r.topic.to_string(), render(r, false).1))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("events.Order".to_string(), Some(r#""{}""#.to_string())),
+                (
+                    "db.public.orders".to_string(),
+                    Some(r#"{"id":7,"total":10}"#.to_string())
+                ),
+                ("db.public.orders".to_string(), Some("null".to_string())),
+            ]
+        );
+    }
+
+    #[test]
+    fn has_header_key_and_record_is_tombstone_predicates() {
+        let (_, orders) = outbox_and_orders();
+        let mut c = chain(&[
+            ("transforms", "route,route2"),
+            ("transforms.route.type", super::REGEX_ROUTER),
+            ("transforms.route.regex", "(.*)"),
+            ("transforms.route.replacement", "$1.tomb"),
+            ("transforms.route.predicate", "tomb"),
+            ("transforms.route2.type", super::REGEX_ROUTER),
+            ("transforms.route2.regex", "(.*)orders"),
+            ("transforms.route2.replacement", "$1with-header"),
+            ("transforms.route2.predicate", "hdr"),
+            ("predicates", "tomb,hdr"),
+            (
+                "predicates.tomb.type",
+                super::predicate::RECORD_IS_TOMBSTONE,
+            ),
+            ("predicates.hdr.type", super::predicate::HAS_HEADER_KEY),
+            ("predicates.hdr.name", "__debezium.context.taskId"),
+        ]);
+        let recs = records(
+            &orders,
+            Op::Delete,
+            Some(vec![Value::Int(7), Value::Int(10)]),
+            None,
+            1,
+        );
+        let topics: Vec<String> = run(&mut c, recs)
+            .iter()
+            .map(|r| r.topic.to_string())
+            .collect();
+        assert_eq!(topics, ["db.public.with-header", "db.public.orders.tomb"]);
+    }
 }
