@@ -7,6 +7,7 @@ mod harness;
 mod cli;
 mod connection;
 mod delivery;
+mod records;
 mod roundtrip;
 mod seed;
 mod snapshot;

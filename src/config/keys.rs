@@ -116,16 +116,10 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ),
     ("topic.delimiter", Implemented),
     ("topic.cache.size", Framework),
-    (
-        "topic.heartbeat.prefix",
-        NotImplemented(Some("__debezium-heartbeat")),
-    ),
-    ("topic.heartbeat.name", NotImplemented(None)),
-    ("topic.transaction", NotImplemented(Some("transaction"))),
-    (
-        "heartbeat.topics.prefix",
-        NotImplemented(Some("__debezium-heartbeat")),
-    ),
+    ("topic.heartbeat.prefix", Implemented),
+    ("topic.heartbeat.name", Implemented),
+    ("topic.transaction", Implemented),
+    ("heartbeat.topics.prefix", Implemented),
     // snapshot
     ("snapshot.mode", Implemented),
     (
@@ -204,10 +198,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
         )),
     ),
     ("extended.headers.enabled", Implemented),
-    (
-        "provide.transaction.metadata",
-        NotImplemented(Some("false")),
-    ),
+    ("provide.transaction.metadata", Implemented),
     (
         "transaction.metadata.factory",
         NotImplemented(Some(
@@ -221,8 +212,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("poll.interval.ms", Framework),
     ("queue.provider.type", NotImplemented(Some("memory"))),
     ("query.fetch.size", Framework),
-    ("heartbeat.interval.ms", NotImplemented(Some("0"))),
-    ("heartbeat.action.query", NotImplemented(None)),
+    ("heartbeat.interval.ms", Implemented),
+    ("heartbeat.action.query", Implemented),
     ("retriable.restart.connector.wait.ms", Implemented),
     ("errors.max.retries", Implemented),
     (

@@ -15,6 +15,7 @@
 //! problem at once, each naming the key, the value (never for secrets) and what is allowed.
 
 pub mod keys;
+pub mod records;
 mod source;
 
 use std::collections::BTreeMap;
@@ -337,6 +338,8 @@ pub struct ConnectorConfig {
     pub errors_max_retries: i64,
     /// `retriable.restart.connector.wait.ms`
     pub restart_wait: Duration,
+    /// Record-level features: transaction metadata, heartbeats.
+    pub records: records::RecordConfig,
 }
 
 /// A warning found while loading (unknown key, deprecated value).
@@ -838,6 +841,8 @@ impl ConnectorConfig {
         }
 
         let max_queue_bytes = c.int("max.queue.size.in.bytes", 0usize, 0usize);
+        let topic_delimiter = c.string("topic.delimiter", ".");
+        let record_config = records::parse(&mut c, &topic_prefix, &topic_delimiter, &mut warnings);
         let config = ConnectorConfig {
             name,
             database,
@@ -857,7 +862,7 @@ impl ConnectorConfig {
             filters,
             message_filters,
             topic_prefix,
-            topic_delimiter: c.string("topic.delimiter", "."),
+            topic_delimiter,
             tombstones_on_delete: c.boolean("tombstones.on.delete", true),
             skipped_operations: skipped,
             status_update_interval: Duration::from_millis(c.int(
@@ -912,6 +917,7 @@ impl ConnectorConfig {
                 DEFAULT_RESTART_WAIT_MS,
                 0,
             )),
+            records: record_config,
         };
         if c.problems.is_empty() {
             Ok((config, warnings))

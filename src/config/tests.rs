@@ -120,19 +120,25 @@ fn only_pgoutput_is_accepted_as_plugin_and_absent_means_pgoutput() {
 
 #[test]
 fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() {
-    let msg = problems(&seed_with(&[("provide.transaction.metadata", "true")]));
-    assert!(msg.contains("provide.transaction.metadata=true is a Debezium/Kafka Connect setting that pgcdc does not implement yet"), "{msg}");
-    assert!(msg.contains("\"false\""), "{msg}");
+    let msg = problems(&seed_with(&[("snapshot.delay.ms", "5")]));
     assert!(
-        ConnectorConfig::from_map(&seed_with(&[("provide.transaction.metadata", "false")])).is_ok()
+        msg.contains(
+            "snapshot.delay.ms=5 is a Debezium/Kafka Connect setting that pgcdc does not implement yet"
+        ),
+        "{msg}"
     );
-    let msg = problems(&seed_with(&[("message.key.columns", "public.pedidos:id")]));
-    assert!(msg.contains("message.key.columns"), "{msg}");
+    assert!(msg.contains("\"0\""), "{msg}");
+    assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.delay.ms", "0")])).is_ok());
+    let msg = problems(&seed_with(&[("signal.data.collection", "public.signals")]));
+    assert!(msg.contains("signal.data.collection"), "{msg}");
     let msg = problems(&seed_with(&[(
-        "column.mask.with.5.chars",
-        "public.pedidos.status",
+        "snapshot.select.statement.overrides.public.pedidos",
+        "SELECT 1",
     )]));
-    assert!(msg.contains("column.mask.with.5.chars"), "{msg}");
+    assert!(
+        msg.contains("snapshot.select.statement.overrides.public.pedidos"),
+        "{msg}"
+    );
 }
 
 #[test]
