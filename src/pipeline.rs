@@ -222,6 +222,9 @@ impl Processor {
             .collect();
         let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
         let mut catalog = relation::read_table_catalog(&self.sql, rel.id, &oids).await?;
+        if self.config.records.columns.needs_source_types() {
+            catalog.source_types = crate::pg::columns::read_types(&self.sql, &oids).await?;
+        }
         if catalog.columns.is_empty() {
             // The table is gone from the catalog (dropped after these changes were written):
             // fall back to the key flags of the Relation message, which are the replica
@@ -367,13 +370,14 @@ impl Processor {
                     return Ok(());
                 }
                 let after = table.row_from_tuple(&new, None, Image::New, &opts, failure)?;
+                let key = table.key_of(&after);
                 let ev = ChangeEvent {
                     table: table.descriptor.clone(),
                     op: Op::Create,
-                    key: table.key_of(&after),
+                    key,
                     old_key: None,
                     before: None,
-                    after: Some(after),
+                    after: Some(table.value_row(after)),
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
@@ -412,8 +416,8 @@ impl Processor {
                     op: Op::Update,
                     key,
                     old_key,
-                    before,
-                    after: Some(after),
+                    before: before.map(|b| table.value_row(b)),
+                    after: Some(table.value_row(after)),
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
@@ -431,12 +435,13 @@ impl Processor {
                     OldTuple::Full(t) | OldTuple::Key(t) => t,
                 };
                 let before = table.row_from_tuple(tuple, None, Image::Old, &opts, failure)?;
+                let key = table.key_of(&before);
                 let ev = ChangeEvent {
                     table: table.descriptor.clone(),
                     op: Op::Delete,
-                    key: table.key_of(&before),
+                    key,
                     old_key: None,
-                    before: Some(before),
+                    before: Some(table.value_row(before)),
                     after: None,
                     source: self.source(lsn)?,
                 };
@@ -595,6 +600,11 @@ impl Processor {
                 columns,
                 key: relation::catalog_key(snap_sql, t.oid).await?,
                 types: relation::catalog_types(snap_sql, &oids).await?,
+                source_types: if self.config.records.columns.needs_source_types() {
+                    crate::pg::columns::read_types(snap_sql, &oids).await?
+                } else {
+                    Default::default()
+                },
             };
             let table = relation::build_table(
                 &self.config,
@@ -626,13 +636,14 @@ impl Processor {
                 for row in rows {
                     let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
                     let after = table.row_from_text(&refs, &opts, failure)?;
+                    let key = table.key_of(&after);
                     let ev = ChangeEvent {
                         table: table.descriptor.clone(),
                         op: Op::Read,
-                        key: table.key_of(&after),
+                        key,
                         old_key: None,
                         before: None,
-                        after: Some(after),
+                        after: Some(table.value_row(after)),
                         source: SourceInfo {
                             name: self.name.clone(),
                             db: self.db.clone(),

@@ -412,3 +412,329 @@ fn list_topics(brokers: &str) -> Vec<String> {
         .expect("metadata");
     md.topics().iter().map(|t| t.name().to_string()).collect()
 }
+
+const S1S2_SETUP: &str = "CREATE SCHEMA s1; CREATE SCHEMA s2;
+    CREATE TABLE s1.a (pk SERIAL, aa integer, PRIMARY KEY(pk));
+    CREATE TABLE s2.a (pk SERIAL, aa integer, bb varchar(20), PRIMARY KEY(pk));
+    INSERT INTO s1.a (aa) VALUES (1); INSERT INTO s2.a (aa) VALUES (1);";
+
+/// The schema of the value field `field` of a schemas-enabled envelope, as compact JSON.
+fn field_schema(rec: &Rec, field: &str) -> String {
+    let v = rec.value_json().unwrap();
+    let fields = v["schema"]["fields"][1]["fields"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let f = fields
+        .iter()
+        .find(|f| f["field"] == json!(field))
+        .unwrap_or_else(|| panic!("no field {field} in {fields:?}"));
+    serde_json::to_string(f).unwrap()
+}
+
+/// The field names of the value's row schema.
+fn row_fields(rec: &Rec) -> Vec<String> {
+    let v = rec.value_json().unwrap();
+    v["schema"]["fields"][1]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_key_columns_replace_or_create_the_key() {
+    // DBZ-T-107, plus a table without a primary key given one, and streamed rows.
+    let db = TestDb::create("msgkey").await;
+    db.exec(S1S2_SETUP).await;
+    db.exec("CREATE TABLE s1.nokey (code text NOT NULL, v int); ALTER TABLE s1.nokey REPLICA IDENTITY FULL; INSERT INTO s1.nokey VALUES ('x', 1)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("msgkey");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("schema.include.list".into(), "s1,s2".into());
+    raw.insert(
+        "message.key.columns".into(),
+        "(.*)1.a:pk,aa; s1.nokey:code".into(),
+    );
+    let c = start(&raw);
+    let s1 = read_n(&env().kafka, &format!("{prefix}.s1.a"), 1, T).await;
+    let s2 = read_n(&env().kafka, &format!("{prefix}.s2.a"), 1, T).await;
+    let nk = read_n(&env().kafka, &format!("{prefix}.s1.nokey"), 1, T).await;
+    assert_eq!(
+        s1[0].key_str(),
+        format!(
+            r#"{{"schema":{{"type":"struct","fields":[{{"type":"int32","optional":false,"default":0,"field":"pk"}},{{"type":"int32","optional":true,"field":"aa"}}],"optional":false,"name":"{prefix}.s1.a.Key"}},"payload":{{"pk":1,"aa":1}}}}"#
+        )
+    );
+    assert_eq!(
+        s2[0].key_str(),
+        format!(
+            r#"{{"schema":{{"type":"struct","fields":[{{"type":"int32","optional":false,"default":0,"field":"pk"}}],"optional":false,"name":"{prefix}.s2.a.Key"}},"payload":{{"pk":1}}}}"#
+        )
+    );
+    assert_eq!(nk[0].key_json().unwrap()["payload"], json!({"code": "x"}));
+    // Streamed changes use the same key, the value keeps every column.
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO s1.a (aa) VALUES (7); DELETE FROM s1.nokey")
+        .await;
+    let s1 = read_n(&env().kafka, &format!("{prefix}.s1.a"), 2, T).await;
+    assert_eq!(
+        s1[1].key_json().unwrap()["payload"],
+        json!({"pk": 2, "aa": 7})
+    );
+    assert_eq!(s1[1].payload()["after"], json!({"pk": 2, "aa": 7}));
+    let nk = read_n(&env().kafka, &format!("{prefix}.s1.nokey"), 3, T).await;
+    assert_eq!(nk[1].key_json().unwrap()["payload"], json!({"code": "x"}));
+    assert_eq!(nk[1].payload()["op"], json!("d"));
+    assert_eq!(nk[2].value, None, "tombstone with the custom key");
+    assert_eq!(nk[2].key_json().unwrap()["payload"], json!({"code": "x"}));
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn masked_columns_carry_the_mask_in_every_image() {
+    // DBZ-T-136.
+    let db = TestDb::create("mask").await;
+    db.exec(S1S2_SETUP).await;
+    db.exec("ALTER TABLE s2.a REPLICA IDENTITY FULL").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("mask");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("column.mask.with.5.chars".into(), "s2.a.bb".into());
+    let c = start(&raw);
+    let topic = format!("{prefix}.s2.a");
+    read_n(&env().kafka, &topic, 1, T).await;
+    db.wait_for_slot(&prefix).await;
+    db.exec(
+        "INSERT INTO s2.a (aa,bb) VALUES (1, 'test'); UPDATE s2.a SET aa=2, bb='hello' WHERE pk=2;",
+    )
+    .await;
+    let recs = read_n(&env().kafka, &topic, 3, T).await;
+    c.assert_running();
+    let afters: Vec<serde_json::Value> =
+        recs.iter().map(|r| r.payload()["after"].clone()).collect();
+    assert_eq!(
+        afters,
+        vec![
+            json!({"pk":1,"aa":1,"bb":"*****"}),
+            json!({"pk":2,"aa":1,"bb":"*****"}),
+            json!({"pk":2,"aa":2,"bb":"*****"}),
+        ]
+    );
+    assert_eq!(
+        recs[2].payload()["before"],
+        json!({"pk":2,"aa":1,"bb":"*****"})
+    );
+    assert_eq!(
+        field_schema(&recs[0], "bb"),
+        r#"{"type":"string","optional":true,"parameters":{"masked":"true"},"field":"bb"}"#
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hashed_columns_match_debeziums_digest() {
+    // DBZ-T-137.
+    let db = TestDb::create("hash").await;
+    db.exec(S1S2_SETUP).await;
+    db.exec("CREATE TABLE s2.b (pk SERIAL, bb varchar(255), PRIMARY KEY(pk));")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("hash");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert(
+        "column.mask.hash.SHA-256.with.salt.CzQMA0cB5K".into(),
+        "s2.a.bb, s2.b.bb".into(),
+    );
+    let c = start(&raw);
+    let topic = format!("{prefix}.s2.a");
+    read_n(&env().kafka, &topic, 1, T).await;
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO s2.a (aa,bb) VALUES (1, 'test'); UPDATE s2.a SET aa=2, bb='hello' WHERE pk=2; INSERT INTO s2.b (bb) VALUES ('hello');")
+        .await;
+    let recs = read_n(&env().kafka, &topic, 3, T).await;
+    let b = read_n(&env().kafka, &format!("{prefix}.s2.b"), 1, T).await;
+    c.assert_running();
+    let bbs: Vec<serde_json::Value> = recs
+        .iter()
+        .map(|r| r.payload()["after"]["bb"].clone())
+        .collect();
+    assert_eq!(
+        bbs,
+        vec![
+            json!(null),
+            json!("8e68c68edbbac316dfe2"),
+            json!("b4d39ab0d198fb4cac8b")
+        ]
+    );
+    assert_eq!(
+        b[0].payload()["after"],
+        json!({"pk":1,"bb":"b4d39ab0d198fb4cac8b2f023da74f670bcaf192dcc79b5d6361b7ae6b2fafdf"})
+    );
+    assert_eq!(b[0].payload()["before"], json!(null));
+    assert_eq!(
+        field_schema(&b[0], "bb"),
+        r#"{"type":"string","optional":true,"parameters":{"masked":"true"},"field":"bb"}"#
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_column_include_list_shapes_the_value_but_not_the_key() {
+    // DBZ-T-139.
+    let db = TestDb::create("colinc").await;
+    db.exec(S1S2_SETUP).await;
+    db.exec("ALTER TABLE s1.a ADD COLUMN bb integer; ALTER TABLE s1.a ADD COLUMN cc char(12); INSERT INTO s1.a (aa, bb) VALUES (2, 2);")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("colinc");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("column.mask.with.5.chars".into(), ".+cc".into());
+    raw.insert("column.include.list".into(), ".+aa,.+cc".into());
+    let c = start(&raw);
+    let topic = format!("{prefix}.s1.a");
+    let recs = read_n(&env().kafka, &topic, 2, T).await;
+    assert_eq!(row_fields(&recs[0]), ["aa", "cc"]);
+    assert_eq!(recs[0].payload()["after"], json!({"aa":1,"cc":"*****"}));
+    assert_eq!(recs[1].payload()["after"], json!({"aa":2,"cc":"*****"}));
+    assert_eq!(recs[1].key_json().unwrap()["payload"], json!({"pk": 2}));
+    // Streaming: the same shape; an excluded column's change still produces an event.
+    db.wait_for_slot(&prefix).await;
+    db.exec("UPDATE s1.a SET bb = 3 WHERE pk = 2").await;
+    let recs = read_n(&env().kafka, &topic, 3, T).await;
+    assert_eq!(recs[2].payload()["after"], json!({"aa":2,"cc":"*****"}));
+    assert_eq!(recs[2].payload()["op"], json!("u"));
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn excluded_columns_and_truncation() {
+    let db = TestDb::create("colexc").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY, secret text, note text, code varchar(2), n int, b bytea)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("colexc");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("column.exclude.list".into(), "public.t.secret".into());
+    raw.insert(
+        "column.truncate.to.3.chars".into(),
+        "public.t.note,public.t.code,public.t.n,public.t.b".into(),
+    );
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1, 'hide me', 'žšabcdef', 'ab', 123456, '\\x0102030405')")
+        .await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.t"), 1, T).await;
+    assert_eq!(row_fields(&recs[0]), ["id", "note", "code", "n", "b"]);
+    assert_eq!(
+        recs[0].payload()["after"],
+        json!({"id":1,"note":"žša","code":"ab","n":123456,"b":"AQID"})
+    );
+    // As Debezium: the parameter wherever the column may be longer than the cut (text, int4
+    // with length 10, bytea), not on varchar(2).
+    assert_eq!(
+        field_schema(&recs[0], "note"),
+        r#"{"type":"string","optional":true,"parameters":{"truncateLength":"3"},"field":"note"}"#
+    );
+    assert_eq!(
+        field_schema(&recs[0], "code"),
+        r#"{"type":"string","optional":true,"field":"code"}"#
+    );
+    assert_eq!(
+        field_schema(&recs[0], "n"),
+        r#"{"type":"int32","optional":true,"parameters":{"truncateLength":"3"},"field":"n"}"#
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn source_column_types_propagate_by_column_name() {
+    // DBZ-T-23 (without the citext column, which the case does not check).
+    let db = TestDb::create("propcol").await;
+    db.exec("CREATE TABLE string_table (pk SERIAL, vc VARCHAR(2), vcv CHARACTER VARYING(2), ch CHARACTER(4), c CHAR(3), t TEXT, b BYTEA, bnn BYTEA NOT NULL, PRIMARY KEY(pk))")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("propcol");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("column.propagate.source.type".into(), ".*vc.*".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO string_table (vc, vcv, ch, c, t, b, bnn) VALUES ('žš', 'bb', 'cdef', 'abc', 'some text', E'\\\\000\\\\001\\\\002'::bytea, E'\\\\003\\\\004\\\\005'::bytea)")
+        .await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.string_table"), 1, T).await;
+    assert_eq!(recs[0].payload()["after"]["vc"], json!("žš"));
+    for f in ["vc", "vcv"] {
+        assert_eq!(
+            field_schema(&recs[0], f),
+            format!(
+                r#"{{"type":"string","optional":true,"parameters":{{"__debezium.source.column.type":"VARCHAR","__debezium.source.column.length":"2","__debezium.source.column.scale":"0","__debezium.source.column.name":"{f}"}},"field":"{f}"}}"#
+            )
+        );
+    }
+    assert_eq!(
+        field_schema(&recs[0], "ch"),
+        r#"{"type":"string","optional":true,"field":"ch"}"#
+    );
+    // The key schema never carries mapper parameters.
+    assert_eq!(
+        recs[0].key_json().unwrap()["schema"]["fields"][0],
+        json!({"type":"int32","optional":false,"default":0,"field":"pk"})
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn source_column_types_propagate_by_data_type() {
+    // DBZ-T-25.
+    let db = TestDb::create("propdt").await;
+    db.exec("CREATE TABLE test_table (id SERIAL, c1 INT, c2 INT, c3a NUMERIC(5,2), c3b VARCHAR(128), f1 float(10), f2 decimal(8,4), primary key (id))")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("propdt");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert(
+        "datatype.propagate.source.type".into(),
+        r".+\.NUMERIC,.+\.VARCHAR,.+\.FLOAT4".into(),
+    );
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO test_table (id,c1,c2,c3a,c3b,f1,f2) values (1, 123, 456, 789.01, 'test', 1.228, 234.56);")
+        .await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.test_table"), 1, T).await;
+    let r = &recs[0];
+    assert_eq!(
+        field_schema(r, "id"),
+        r#"{"type":"int32","optional":false,"default":0,"field":"id"}"#
+    );
+    assert_eq!(
+        field_schema(r, "c1"),
+        r#"{"type":"int32","optional":true,"field":"c1"}"#
+    );
+    assert_eq!(
+        field_schema(r, "c3a"),
+        r#"{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"5","__debezium.source.column.type":"NUMERIC","__debezium.source.column.length":"5","__debezium.source.column.scale":"2","__debezium.source.column.name":"c3a"},"field":"c3a"}"#
+    );
+    assert_eq!(
+        field_schema(r, "c3b"),
+        r#"{"type":"string","optional":true,"parameters":{"__debezium.source.column.type":"VARCHAR","__debezium.source.column.length":"128","__debezium.source.column.scale":"0","__debezium.source.column.name":"c3b"},"field":"c3b"}"#
+    );
+    assert_eq!(
+        field_schema(r, "f1"),
+        r#"{"type":"float","optional":true,"parameters":{"__debezium.source.column.type":"FLOAT4","__debezium.source.column.length":"8","__debezium.source.column.scale":"8","__debezium.source.column.name":"f1"},"field":"f1"}"#
+    );
+    assert_eq!(
+        field_schema(r, "f2"),
+        r#"{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"4","connect.decimal.precision":"8","__debezium.source.column.type":"NUMERIC","__debezium.source.column.length":"8","__debezium.source.column.scale":"4","__debezium.source.column.name":"f2"},"field":"f2"}"#
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

@@ -98,8 +98,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("schema.exclude.list", Implemented),
     ("table.include.list", Implemented),
     ("table.exclude.list", Implemented),
-    ("column.include.list", NotImplemented(None)),
-    ("column.exclude.list", NotImplemented(None)),
+    ("column.include.list", Implemented),
+    ("column.exclude.list", Implemented),
     ("table.ignore.builtin", Implemented),
     ("message.prefix.include.list", Implemented),
     ("message.prefix.exclude.list", Implemented),
@@ -107,7 +107,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
         "skip.messages.without.change",
         NotImplemented(Some("false")),
     ),
-    ("message.key.columns", NotImplemented(None)),
+    ("message.key.columns", Implemented),
     // topics
     ("topic.prefix", Implemented),
     (
@@ -186,8 +186,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("field.name.adjustment.mode", NotImplemented(Some("none"))),
     ("tombstones.on.delete", Implemented),
     ("skipped.operations", Implemented),
-    ("column.propagate.source.type", NotImplemented(None)),
-    ("datatype.propagate.source.type", NotImplemented(None)),
+    ("column.propagate.source.type", Implemented),
+    ("datatype.propagate.source.type", Implemented),
     ("converters", NotImplemented(None)),
     ("post.processors", NotImplemented(None)),
     ("schema.refresh.mode", NotImplemented(Some("columns_diff"))),
@@ -255,8 +255,8 @@ pub const PREFIXES: &[(&str, KeyStatus)] = &[
     ("admin.override.", Framework),
     ("predicates.", NotImplemented(None)),
     ("topic.creation.", NotImplemented(None)),
-    ("column.mask.", NotImplemented(None)),
-    ("column.truncate.", NotImplemented(None)),
+    ("column.mask.", Implemented),
+    ("column.truncate.", Implemented),
     ("snapshot.select.statement.overrides.", NotImplemented(None)),
     ("driver.", NotImplemented(None)),
 ];
@@ -319,8 +319,9 @@ mod tests {
     #[test]
     fn prefixes_classify_families() {
         assert_eq!(status("producer.override.linger.ms"), Some(Implemented));
+        assert_eq!(status("column.mask.with.5.chars"), Some(Implemented));
         assert_eq!(
-            status("column.mask.with.5.chars"),
+            status("snapshot.select.statement.overrides.public.t"),
             Some(NotImplemented(None))
         );
         assert_eq!(status("no.such.key"), None);
