@@ -94,6 +94,9 @@ struct Processor {
     /// may confirm.
     idle_position: u64,
     last_commit: CommitInfo,
+    /// Table size of Debezium's per-transaction collection map, which only grows during a
+    /// run (it decides the order of `data_collections`).
+    tx_map_capacity: usize,
     stats: RunStats,
 }
 
@@ -312,7 +315,7 @@ impl Processor {
                     xid,
                     commit_time_us,
                     origin: None,
-                    counters: TransactionCounters::default(),
+                    counters: TransactionCounters::with_capacity(self.tx_map_capacity),
                 });
                 if let Some(topic) = self.transaction_topic.clone() {
                     let record = meta::begin_record(
@@ -328,6 +331,7 @@ impl Processor {
                     .tx
                     .take()
                     .ok_or_else(|| Error::protocol("COMMIT without BEGIN"))?;
+                self.tx_map_capacity = tx.counters.capacity();
                 if let Some(topic) = self.transaction_topic.clone() {
                     let record = meta::end_record(
                         &topic,
@@ -828,6 +832,7 @@ pub async fn run(
             next_due: tokio::time::Instant::now() + h.interval,
         }),
         idle_position: start_lsn_hint.0,
+        tx_map_capacity: meta::JAVA_HASH_MAP_INITIAL_CAPACITY,
         last_commit: CommitInfo {
             end_lsn: start_lsn_hint.0,
             ..Default::default()

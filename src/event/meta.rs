@@ -65,16 +65,49 @@ pub fn transaction_value_schema() -> &'static Arc<Schema> {
     })
 }
 
+/// The initial table size of a `java.util.HashMap`.
+pub const JAVA_HASH_MAP_INITIAL_CAPACITY: usize = 16;
+
 /// The counters of one open transaction, as Debezium's `TransactionContext` keeps them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TransactionCounters {
     total: i64,
     /// Data collections in first-seen order with their event counts. A logical decoding
     /// message is a collection of its own each time (Debezium makes a new id per message).
     collections: Vec<(String, i64)>,
+    /// Table size of Debezium's per-collection `HashMap`. The map is cleared, never shrunk,
+    /// between transactions, so the size carries over from earlier transactions of the run.
+    capacity: usize,
+}
+
+impl Default for TransactionCounters {
+    fn default() -> Self {
+        Self::with_capacity(JAVA_HASH_MAP_INITIAL_CAPACITY)
+    }
 }
 
 impl TransactionCounters {
+    /// Counters whose map starts with table size `capacity` (a power of two >= 16).
+    pub fn with_capacity(capacity: usize) -> Self {
+        TransactionCounters {
+            total: 0,
+            collections: Vec::new(),
+            capacity: capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY),
+        }
+    }
+
+    /// The map's table size now (to carry into the next transaction).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Doubles the table size as `HashMap` does once it holds more than 3/4 of it.
+    fn grow(&mut self) {
+        while self.collections.len() * 4 > self.capacity * 3 {
+            self.capacity *= 2;
+        }
+    }
+
     /// Counts one event of `collection` (`schema.table`) and returns
     /// `(total_order, data_collection_order)`, both 1-based.
     pub fn table_event(&mut self, collection: &str) -> (i64, i64) {
@@ -86,6 +119,7 @@ impl TransactionCounters {
             }
             None => {
                 self.collections.push((collection.to_string(), 1));
+                self.grow();
                 1
             }
         };
@@ -97,6 +131,7 @@ impl TransactionCounters {
         self.total += 1;
         self.collections
             .push((LOGICAL_MESSAGE_COLLECTION.to_string(), 1));
+        self.grow();
         (self.total, 1)
     }
 
@@ -107,7 +142,10 @@ impl TransactionCounters {
 
     /// `data_collections` entries in the order Debezium's `HashMap` iterates them.
     pub fn collections_in_java_order(&self) -> Vec<(&str, i64)> {
-        let order = java_hash_map_order(self.collections.iter().map(|(c, _)| c.as_str()));
+        let order = java_hash_map_order(
+            self.collections.iter().map(|(c, _)| c.as_str()),
+            self.capacity,
+        );
         order
             .into_iter()
             .map(|i| (self.collections[i].0.as_str(), self.collections[i].1))
@@ -123,17 +161,20 @@ pub fn java_string_hash(s: &str) -> i32 {
 }
 
 /// The iteration order of a `java.util.HashMap<String, _>` filled with `keys` in this order
-/// (indices into `keys`): by bucket (`(h ^ h >>> 16) & (capacity - 1)`, capacity the
-/// smallest power of two >= 16 that holds the entries at load factor 0.75), then by
-/// insertion order within a bucket.
-pub fn java_hash_map_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<usize> {
+/// (indices into `keys`): by bucket (`(h ^ h >>> 16) & (capacity - 1)`), then by insertion
+/// order within a bucket. The table size is `min_capacity`, doubled while the entries fill
+/// more than 3/4 of it.
+pub fn java_hash_map_order<'a>(
+    keys: impl Iterator<Item = &'a str>,
+    min_capacity: usize,
+) -> Vec<usize> {
     let hashes: Vec<u32> = keys
         .map(|k| {
             let h = java_string_hash(k) as u32;
             h ^ (h >> 16)
         })
         .collect();
-    let mut capacity: usize = 16;
+    let mut capacity: usize = min_capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY);
     while hashes.len() * 4 > capacity * 3 {
         capacity *= 2;
     }
@@ -279,15 +320,37 @@ mod tests {
     fn hash_map_order_is_by_bucket_then_insertion() {
         // Buckets (16 slots): "s1.a" -> 4, "s2.a" -> 7, "hello" -> 11.
         assert_eq!(
-            java_hash_map_order(["hello", "s2.a", "s1.a"].iter().copied()),
+            java_hash_map_order(["hello", "s2.a", "s1.a"].iter().copied(), 16),
             vec![2, 1, 0]
+        );
+        // "public.t" is in bucket 5 of 16 but 21 of 32: after "s2.a" (7) in a bigger map.
+        assert_eq!(
+            java_hash_map_order(["public.t", "s2.a"].iter().copied(), 16),
+            vec![0, 1]
+        );
+        assert_eq!(
+            java_hash_map_order(["public.t", "s2.a"].iter().copied(), 32),
+            vec![1, 0]
+        );
+        // 13 entries make a 16-slot map grow to 32, and the size carries over.
+        let mut c = TransactionCounters::default();
+        for i in 0..13 {
+            c.table_event(&format!("t{i}"));
+        }
+        assert_eq!(c.capacity(), 32);
+        let mut next = TransactionCounters::with_capacity(c.capacity());
+        next.table_event("public.t");
+        next.table_event("s2.a");
+        assert_eq!(
+            next.collections_in_java_order(),
+            vec![("s2.a", 1), ("public.t", 1)]
         );
         // Two keys in the same bucket keep insertion order.
         let same = ["Aa", "BB"]; // equal Java hash codes
         assert_eq!(java_string_hash("Aa"), java_string_hash("BB"));
-        assert_eq!(java_hash_map_order(same.iter().copied()), vec![0, 1]);
+        assert_eq!(java_hash_map_order(same.iter().copied(), 16), vec![0, 1]);
         assert_eq!(
-            java_hash_map_order(["BB", "Aa"].iter().copied()),
+            java_hash_map_order(["BB", "Aa"].iter().copied(), 16),
             vec![0, 1]
         );
     }
