@@ -738,3 +738,51 @@ async fn source_column_types_propagate_by_data_type() {
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_heartbeat_action_query_follows_debeziums_sqlstate_policy() {
+    // 42P01 (undefined table) stops the connector; other errors (here 22012, division by
+    // zero) are logged and streaming goes on.
+    let db = TestDb::create("hbfail").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("hbfail");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("heartbeat.interval.ms".into(), "100".into());
+    raw.insert("heartbeat.action.query".into(), "SELECT 1/0".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    read_n(
+        &env().kafka,
+        &format!("__debezium-heartbeat.{prefix}"),
+        2,
+        T,
+    )
+    .await;
+    db.exec("INSERT INTO t VALUES (1)").await;
+    read_n(&env().kafka, &format!("{prefix}.public.t"), 1, T).await;
+    c.assert_running();
+    c.stop().await.unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("hbfail");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("heartbeat.interval.ms".into(), "100".into());
+    raw.insert(
+        "heartbeat.action.query".into(),
+        "INSERT INTO no_such_table VALUES (1)".into(),
+    );
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let c = start(&raw);
+    let result = tokio::time::timeout(T, c.handle)
+        .await
+        .expect("the connector stops")
+        .expect("task");
+    let err = result.expect_err("an undefined table in the action query is fatal");
+    assert!(
+        err.message().contains("heartbeat.action.query failed") && err.message().contains("42P01"),
+        "{}",
+        err.message()
+    );
+    db.cleanup().await;
+}
