@@ -786,3 +786,66 @@ async fn a_failing_heartbeat_action_query_follows_debeziums_sqlstate_policy() {
     );
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn propagated_types_of_domains_enums_and_enum_arrays() {
+    // DBZ-T-73/74/76 (enum, enum array) and DBZ-T-80/82 (domain, domain of a domain).
+    let db = TestDb::create("propdom").await;
+    db.exec(
+        "CREATE DOMAIN numeric82 AS numeric(8,2); CREATE DOMAIN numericex AS numeric82;
+         CREATE TYPE test_type AS ENUM ('V1','V2');
+         CREATE TABLE alias_table (pk SERIAL, value numericex, mood test_type NOT NULL, moods test_type[] NOT NULL, PRIMARY KEY (pk));",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("propdom");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("decimal.handling.mode".into(), "double".into());
+    raw.insert(
+        "column.propagate.source.type".into(),
+        "public.alias_table.value,public.alias_table.mood.*".into(),
+    );
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO alias_table (value, mood, moods) VALUES (123.45, 'V2', '{V1,V2}')")
+        .await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.alias_table"), 1, T).await;
+    let r = &recs[0];
+    assert_eq!(
+        r.payload()["after"],
+        json!({"pk":1,"value":123.45,"mood":"V2","moods":["V1","V2"]})
+    );
+    assert_eq!(
+        field_schema(r, "value"),
+        r#"{"type":"double","optional":true,"parameters":{"__debezium.source.column.type":"NUMERICEX","__debezium.source.column.length":"8","__debezium.source.column.scale":"2","__debezium.source.column.name":"value"},"field":"value"}"#
+    );
+    let tail = |field: &str| -> Vec<(String, String)> {
+        let f: serde_json::Value = serde_json::from_str(&field_schema(r, field)).unwrap();
+        let params = f["parameters"].as_object().unwrap();
+        let all: Vec<(String, String)> = params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect();
+        // The type's own parameters (an enum's `allowed`) come first.
+        if field == "mood" {
+            assert_eq!(all[0], ("allowed".to_string(), "V1,V2".to_string()));
+        }
+        all[all.len() - 4..].to_vec()
+    };
+    let expect = |ty: &str, name: &str| -> Vec<(String, String)> {
+        [
+            ("__debezium.source.column.type", ty),
+            ("__debezium.source.column.length", "2147483647"),
+            ("__debezium.source.column.scale", "0"),
+            ("__debezium.source.column.name", name),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    };
+    assert_eq!(tail("mood"), expect("TEST_TYPE", "mood"));
+    assert_eq!(tail("moods"), expect("_TEST_TYPE", "moods"));
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
