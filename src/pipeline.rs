@@ -68,6 +68,10 @@ struct HeartbeatState {
     topic: Arc<str>,
     interval: Duration,
     action_query: Option<String>,
+    /// The connection `heartbeat.action.query` runs on, opened at its first use; a
+    /// connection of its own, as in Debezium, so that a slow or failing query does not
+    /// touch the catalog lookups.
+    action_conn: Option<Client>,
     next_due: tokio::time::Instant,
 }
 
@@ -174,12 +178,21 @@ impl Processor {
         Ok(())
     }
 
-    /// Runs `heartbeat.action.query` on the regular connection. As Debezium 3.6.1 does for
-    /// PostgreSQL: SQLSTATE 57P01 (admin shutdown) and 42P01 (undefined table) stop the
-    /// connector, 57P03 (cannot connect now) and a broken connection restart it, any other
-    /// error is logged and the stream goes on.
-    async fn heartbeat_action(&self, query: &str) -> Result<()> {
-        let Err(e) = self.sql.batch_execute(query).await else {
+    /// Runs `heartbeat.action.query` on the heartbeat connection (opened when first needed).
+    /// As Debezium 3.6.1 does for PostgreSQL: SQLSTATE 57P01 (admin shutdown) and 42P01
+    /// (undefined table) stop the connector, 57P03 (cannot connect now) and a broken
+    /// connection restart it, any other error is logged and the stream goes on.
+    async fn heartbeat_action(&mut self, query: &str) -> Result<()> {
+        let Some(hb) = self.heartbeat.as_mut() else {
+            return Ok(());
+        };
+        if hb.action_conn.as_ref().is_none_or(Client::is_closed) {
+            hb.action_conn = Some(crate::pg::sql::connect(&self.config.database).await?);
+        }
+        let Some(conn) = hb.action_conn.as_ref() else {
+            return Ok(());
+        };
+        let Err(e) = conn.batch_execute(query).await else {
             return Ok(());
         };
         let code = e.as_db_error().map(|d| d.code().code().to_string());
@@ -829,6 +842,7 @@ pub async fn run(
             topic: Arc::from(crate::event::sanitize_topic(&h.topic)),
             interval: h.interval,
             action_query: h.action_query.clone(),
+            action_conn: None,
             next_due: tokio::time::Instant::now() + h.interval,
         }),
         idle_position: start_lsn_hint.0,

@@ -24,7 +24,7 @@ pub struct HeartbeatConfig {
     pub interval: Duration,
     /// The heartbeat topic.
     pub topic: String,
-    /// `heartbeat.action.query`: SQL run on the regular connection with every heartbeat.
+    /// `heartbeat.action.query`: SQL run on a connection of its own with every heartbeat.
     pub action_query: Option<String>,
 }
 
