@@ -21,7 +21,8 @@ use crate::config::{ConnectorConfig, SnapshotMode};
 use crate::convert::RecordConverter;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::envelope::{change_records, message_record, message_value_schema, RecordOptions};
-use crate::event::{ChangeEvent, ConnectRecord, Op, SourceInfo};
+use crate::event::meta::{self, TransactionCounters};
+use crate::event::{ChangeEvent, ConnectRecord, Op, SourceInfo, Value};
 use crate::offsets::ack::{AckTracker, CommitInfo, TxSeq};
 use crate::offsets::store::{OffsetStore, Offsets};
 use crate::pg::lsn::Lsn;
@@ -58,6 +59,20 @@ struct OpenTx {
     xid: u32,
     commit_time_us: i64,
     origin: Option<(String, u64)>,
+    /// Event counters for transaction metadata (`provide.transaction.metadata`).
+    counters: TransactionCounters,
+}
+
+/// Heartbeat state: the topic and when the next scheduled heartbeat is due.
+struct HeartbeatState {
+    topic: Arc<str>,
+    interval: Duration,
+    action_query: Option<String>,
+    /// The connection `heartbeat.action.query` runs on, opened at its first use; a
+    /// connection of its own, as in Debezium, so that a slow or failing query does not
+    /// touch the catalog lookups.
+    action_conn: Option<Client>,
+    next_due: tokio::time::Instant,
 }
 
 struct Processor {
@@ -75,16 +90,130 @@ struct Processor {
     last_commit_lsn: Option<u64>,
     last_commit_time_us: Option<i64>,
     message_schema: Arc<crate::event::Schema>,
+    /// The transaction metadata topic, when `provide.transaction.metadata` is on.
+    transaction_topic: Option<Arc<str>>,
+    heartbeat: Option<HeartbeatState>,
+    /// The newest position up to which everything was processed with no transaction open
+    /// (last commit end, or a keepalive's `wal_end` seen while idle): what an idle heartbeat
+    /// may confirm.
+    idle_position: u64,
+    last_commit: CommitInfo,
+    /// Table size of Debezium's per-transaction collection map, which only grows during a
+    /// run (it decides the order of `data_collections`).
+    tx_map_capacity: usize,
     stats: RunStats,
 }
 
 impl Processor {
     /// Produces the records of one change event for transaction `seq`.
     async fn emit(&mut self, ev: ChangeEvent, seq: TxSeq) -> Result<()> {
-        for record in change_records(ev, &self.record_opts) {
+        let lsn = ev.source.lsn.unwrap_or(0);
+        for mut record in change_records(ev, &self.record_opts) {
+            self.add_transaction_block(&mut record, lsn);
             self.send_record(record, seq).await?;
         }
         Ok(())
+    }
+
+    /// With `provide.transaction.metadata`, counts a streamed change record that has a value
+    /// (tombstones are not counted, as in Debezium) and fills its envelope's `transaction`
+    /// block: id `<xid>:<lsn>`, total and per-table order.
+    fn add_transaction_block(&mut self, record: &mut ConnectRecord, lsn: u64) {
+        if self.transaction_topic.is_none() {
+            return;
+        }
+        let (Some(tx), Some(table), Some(Value::Struct(fields))) = (
+            self.tx.as_mut(),
+            record.table.as_ref(),
+            record.value.as_mut(),
+        ) else {
+            return;
+        };
+        let collection = format!("{}.{}", table.schema, table.table);
+        let (total, order) = tx.counters.table_event(&collection);
+        if let Some(slot) = fields.get_mut(3) {
+            *slot = meta::transaction_block(meta::transaction_id(tx.xid, lsn), total, order);
+        }
+    }
+
+    /// Emits a heartbeat when one is due (or when `force`), then runs
+    /// `heartbeat.action.query`. Inside a transaction the heartbeat counts as one of its
+    /// records; otherwise it is a unit of its own that completes at the idle position, so
+    /// that its acknowledgement lets the slot advance, never past unacknowledged records.
+    async fn heartbeat(&mut self, force: bool) -> Result<()> {
+        let Some(hb) = self.heartbeat.as_mut() else {
+            return Ok(());
+        };
+        let now = tokio::time::Instant::now();
+        if !force {
+            if now < hb.next_due {
+                return Ok(());
+            }
+            hb.next_due = now + hb.interval;
+        }
+        let record = meta::heartbeat_record(
+            &hb.topic,
+            &self.config.topic_prefix,
+            crate::event::envelope::now_nanos() / 1_000_000,
+        );
+        let query = hb.action_query.clone();
+        match self.tx.as_ref().map(|t| t.seq) {
+            Some(seq) => self.send_record(record, seq).await?,
+            None => {
+                let seq = self.tracker.begin();
+                self.send_record(record, seq).await?;
+                self.tracker.commit(
+                    seq,
+                    CommitInfo {
+                        end_lsn: self.idle_position,
+                        ..self.last_commit
+                    },
+                );
+            }
+        }
+        tracing::debug!(lsn = %Lsn(self.idle_position), in_transaction = self.tx.is_some(), "heartbeat");
+        if let Some(q) = query {
+            self.heartbeat_action(&q).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs `heartbeat.action.query` on the heartbeat connection (opened when first needed).
+    /// As Debezium 3.6.1 does for PostgreSQL: SQLSTATE 57P01 (admin shutdown) and 42P01
+    /// (undefined table) stop the connector, 57P03 (cannot connect now) and a broken
+    /// connection restart it, any other error is logged and the stream goes on.
+    async fn heartbeat_action(&mut self, query: &str) -> Result<()> {
+        let Some(hb) = self.heartbeat.as_mut() else {
+            return Ok(());
+        };
+        if hb.action_conn.as_ref().is_none_or(Client::is_closed) {
+            hb.action_conn = Some(crate::pg::sql::connect(&self.config.database).await?);
+        }
+        let Some(conn) = hb.action_conn.as_ref() else {
+            return Ok(());
+        };
+        let Err(e) = conn.batch_execute(query).await else {
+            return Ok(());
+        };
+        let code = e.as_db_error().map(|d| d.code().code().to_string());
+        match code.as_deref() {
+            // A database error is not retriable (see Error::is_retriable).
+            Some("57P01") | Some("42P01") => {
+                Err(Error::from(e).with_context("heartbeat.action.query failed"))
+            }
+            Some("57P03") | None => Err(Error::connection(format!(
+                "heartbeat.action.query failed (SQLSTATE {})",
+                code.as_deref().unwrap_or("none: connection lost")
+            ))
+            .with_source(e)),
+            Some(other) => {
+                tracing::warn!(
+                    sqlstate = other,
+                    "heartbeat.action.query failed; continuing, as Debezium does for this error"
+                );
+                Ok(())
+            }
+        }
     }
 
     /// Transforms, converts and produces one record for transaction `seq`.
@@ -109,6 +238,9 @@ impl Processor {
             .collect();
         let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
         let mut catalog = relation::read_table_catalog(&self.sql, rel.id, &oids).await?;
+        if self.config.records.columns.needs_source_types() {
+            catalog.source_types = crate::pg::columns::read_types(&self.sql, &oids).await?;
+        }
         if catalog.columns.is_empty() {
             // The table is gone from the catalog (dropped after these changes were written):
             // fall back to the key flags of the Relation message, which are the replica
@@ -189,18 +321,39 @@ impl Processor {
                         Lsn(lsn)
                     )));
                 }
+                let commit_time_us = commit_time + PG_EPOCH_OFFSET_MICROS;
+                let seq = self.tracker.begin();
                 self.tx = Some(OpenTx {
-                    seq: self.tracker.begin(),
+                    seq,
                     xid,
-                    commit_time_us: commit_time + PG_EPOCH_OFFSET_MICROS,
+                    commit_time_us,
                     origin: None,
+                    counters: TransactionCounters::with_capacity(self.tx_map_capacity),
                 });
+                if let Some(topic) = self.transaction_topic.clone() {
+                    let record = meta::begin_record(
+                        &topic,
+                        meta::transaction_id(xid, lsn),
+                        commit_time_us.div_euclid(1000),
+                    );
+                    self.send_record(record, seq).await?;
+                }
             }
             Message::Commit { end_lsn, .. } => {
                 let tx = self
                     .tx
                     .take()
                     .ok_or_else(|| Error::protocol("COMMIT without BEGIN"))?;
+                self.tx_map_capacity = tx.counters.capacity();
+                if let Some(topic) = self.transaction_topic.clone() {
+                    let record = meta::end_record(
+                        &topic,
+                        meta::transaction_id(tx.xid, lsn),
+                        tx.commit_time_us.div_euclid(1000),
+                        &tx.counters,
+                    );
+                    self.send_record(record, tx.seq).await?;
+                }
                 self.tracker.commit(
                     tx.seq,
                     CommitInfo {
@@ -211,6 +364,12 @@ impl Processor {
                 );
                 self.last_commit_lsn = Some(end_lsn);
                 self.last_commit_time_us = Some(tx.commit_time_us);
+                self.last_commit = CommitInfo {
+                    end_lsn,
+                    xid: tx.xid,
+                    commit_time_us: tx.commit_time_us,
+                };
+                self.idle_position = self.idle_position.max(end_lsn);
                 self.stats.transactions += 1;
             }
             Message::Origin { commit_lsn, name } => {
@@ -228,13 +387,14 @@ impl Processor {
                     return Ok(());
                 }
                 let after = table.row_from_tuple(&new, None, Image::New, &opts, failure)?;
+                let key = table.key_of(&after);
                 let ev = ChangeEvent {
                     table: table.descriptor.clone(),
                     op: Op::Create,
-                    key: table.key_of(&after),
+                    key,
                     old_key: None,
                     before: None,
-                    after: Some(after),
+                    after: Some(table.value_row(after)),
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
@@ -273,8 +433,8 @@ impl Processor {
                     op: Op::Update,
                     key,
                     old_key,
-                    before,
-                    after: Some(after),
+                    before: before.map(|b| table.value_row(b)),
+                    after: Some(table.value_row(after)),
                     source: self.source(lsn)?,
                 };
                 let seq = self.seq()?;
@@ -292,12 +452,13 @@ impl Processor {
                     OldTuple::Full(t) | OldTuple::Key(t) => t,
                 };
                 let before = table.row_from_tuple(tuple, None, Image::Old, &opts, failure)?;
+                let key = table.key_of(&before);
                 let ev = ChangeEvent {
                     table: table.descriptor.clone(),
                     op: Op::Delete,
-                    key: table.key_of(&before),
+                    key,
                     old_key: None,
-                    before: Some(before),
+                    before: Some(table.value_row(before)),
                     after: None,
                     source: self.source(lsn)?,
                 };
@@ -374,23 +535,43 @@ impl Processor {
                     origin: None,
                     origin_lsn: None,
                 };
-                let record = message_record(
+                let mut record = message_record(
                     &self.config.topic_prefix,
                     &source,
                     &prefix,
                     content,
                     self.message_schema.clone(),
                 );
+                // A transactional message counts in the transaction metadata, each message a
+                // data collection of its own (Debezium's LogicalDecodingMessageId).
+                if let (true, Some(tx), Some(Value::Struct(fields))) = (
+                    self.transaction_topic.is_some() && transactional,
+                    self.tx.as_mut(),
+                    record.value.as_mut(),
+                ) {
+                    let (total, order) = tx.counters.message_event();
+                    if let Some(slot) = fields.get_mut(3) {
+                        *slot = meta::transaction_block(
+                            meta::transaction_id(tx.xid, lsn),
+                            total,
+                            order,
+                        );
+                    }
+                }
                 self.send_record(record, seq).await?;
                 if own_tx {
+                    let end_lsn = message_lsn.max(lsn);
                     self.tracker.commit(
                         seq,
                         CommitInfo {
-                            end_lsn: message_lsn.max(lsn),
+                            end_lsn,
                             xid: 0,
                             commit_time_us: source.ts_us,
                         },
                     );
+                    if self.tx.is_none() {
+                        self.idle_position = self.idle_position.max(end_lsn);
+                    }
                 }
                 self.stats.change_events += 1;
             }
@@ -436,6 +617,11 @@ impl Processor {
                 columns,
                 key: relation::catalog_key(snap_sql, t.oid).await?,
                 types: relation::catalog_types(snap_sql, &oids).await?,
+                source_types: if self.config.records.columns.needs_source_types() {
+                    crate::pg::columns::read_types(snap_sql, &oids).await?
+                } else {
+                    Default::default()
+                },
             };
             let table = relation::build_table(
                 &self.config,
@@ -467,13 +653,14 @@ impl Processor {
                 for row in rows {
                     let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
                     let after = table.row_from_text(&refs, &opts, failure)?;
+                    let key = table.key_of(&after);
                     let ev = ChangeEvent {
                         table: table.descriptor.clone(),
                         op: Op::Read,
-                        key: table.key_of(&after),
+                        key,
                         old_key: None,
                         before: None,
-                        after: Some(after),
+                        after: Some(table.value_row(after)),
                         source: SourceInfo {
                             name: self.name.clone(),
                             db: self.db.clone(),
@@ -546,6 +733,7 @@ pub async fn run(
     let sql = crate::pg::sql::connect(db).await?;
     let server = setup::check_server(&sql, needs_stream).await?;
     setup::ensure_publication(&sql, &config).await?;
+    setup::apply_replica_identity_autoset(&sql, &config).await?;
     setup::warn_replica_identity(&sql, &config).await?;
 
     let mut slot = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
@@ -642,6 +830,24 @@ pub async fn run(
         message_schema: message_value_schema(
             config.values.binary != crate::pg::types::BinaryMode::Bytes,
         ),
+        transaction_topic: config.records.transaction_metadata.then(|| {
+            Arc::from(crate::event::sanitize_topic(
+                &config.records.transaction_topic,
+            ))
+        }),
+        heartbeat: config.records.heartbeat.as_ref().map(|h| HeartbeatState {
+            topic: Arc::from(crate::event::sanitize_topic(&h.topic)),
+            interval: h.interval,
+            action_query: h.action_query.clone(),
+            action_conn: None,
+            next_due: tokio::time::Instant::now() + h.interval,
+        }),
+        idle_position: start_lsn_hint.0,
+        tx_map_capacity: meta::JAVA_HASH_MAP_INITIAL_CAPACITY,
+        last_commit: CommitInfo {
+            end_lsn: start_lsn_hint.0,
+            ..Default::default()
+        },
         stats: RunStats::default(),
     };
 
@@ -665,6 +871,7 @@ pub async fn run(
             })?;
         exported = r.get(0, "snapshot_name").map(str::to_string);
         tracker.idle(start_lsn.0);
+        processor.idle_position = start_lsn.0;
         tracing::info!(slot = %config.slot_name, lsn = %start_lsn, "created replication slot");
     }
 
@@ -708,6 +915,13 @@ pub async fn run(
             ..Default::default()
         })?;
         tracing::info!(rows = processor.stats.snapshot_rows, lsn = %start_lsn, "snapshot completed and acknowledged");
+        // Debezium sends a heartbeat (and runs the action query) as soon as a snapshot is
+        // complete, whatever the interval.
+        processor.idle_position = processor.idle_position.max(start_lsn.0);
+        processor.heartbeat(true).await?;
+        if repl.is_none() && processor.heartbeat.is_some() {
+            processor.sink.flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+        }
     }
     let Some(mut repl) = repl else {
         tracing::info!("snapshot.mode=initial_only: snapshot done, not streaming");
@@ -808,10 +1022,25 @@ pub async fn run(
                     Some(StreamEvent::Keepalive { wal_end }) => {
                         if processor.tx.is_none() {
                             tracker.idle(wal_end);
+                            processor.idle_position = processor.idle_position.max(wal_end);
                         }
                     }
                 },
+                // Scheduled heartbeats while nothing arrives.
+                _ = tokio::time::sleep_until(processor.heartbeat.as_ref().map_or_else(tokio::time::Instant::now, |h| h.next_due)), if processor.heartbeat.is_some() => {}
                 _ = offsets_tick.tick() => save_offsets(&mut saved_commit, &tracker)?,
+            }
+            // Debezium checks for a due heartbeat after every event, commit and idle loop.
+            if processor.heartbeat.is_some() {
+                let r = tokio::select! {
+                    biased;
+                    _ = shutdown.changed() => {
+                        tracing::info!("stop requested while sending a heartbeat");
+                        return Ok(());
+                    }
+                    r = processor.heartbeat(false) => r,
+                };
+                r?;
             }
             if let Some(f) = tracker.failure() {
                 return Err(Error::kafka(f));

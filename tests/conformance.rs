@@ -38,6 +38,8 @@ struct Case {
     config: BTreeMap<String, String>,
     statements: Vec<String>,
     expected: Vec<J>,
+    /// Queries that must return true (polled until the read timeout) while the connector runs.
+    assert_sql: Vec<String>,
     status: Status,
 }
 
@@ -153,6 +155,7 @@ fn load_cases() -> Vec<Case> {
                     .as_array()
                     .cloned()
                     .unwrap_or_default(),
+                assert_sql: strings(e.get("assert_sql").cloned().unwrap_or(J::Null)),
                 status,
             });
         }
@@ -164,9 +167,18 @@ fn load_cases() -> Vec<Case> {
 /// → `initial` (the first variant).
 fn config_value(v: &J) -> String {
     match v {
+        // Annotations follow a one-word value; SQL and lists of names are kept whole.
         J::String(s) => {
-            let s = s.split(" (").next().unwrap_or(s);
-            s.split(" | ").next().unwrap_or(s).trim().to_string()
+            let word = |w: &str| !w.trim().contains(' ');
+            let s = match s.split_once(" (") {
+                Some((v, _)) if word(v) => v,
+                _ => s,
+            };
+            let s = match s.split_once(" | ") {
+                Some((v, _)) if word(v) => v,
+                _ => s,
+            };
+            s.trim().to_string()
         }
         other => other.to_string(),
     }
@@ -442,7 +454,15 @@ async fn run_in(case: &Case, db: &TestDb, n: u64) -> Outcome {
         };
     }
     // Expected events per topic, in order.
-    let expected: Vec<J> = case.expected.iter().map(|e| ph.apply_json(e)).collect();
+    // `test_server`, Debezium's test prefix, stands for this case's prefix in names and values.
+    let expected: Vec<J> = case
+        .expected
+        .iter()
+        .map(|e| {
+            let text = serde_json::to_string(&ph.apply_json(e)).unwrap();
+            serde_json::from_str(&text.replace("test_server", &prefix)).unwrap()
+        })
+        .collect();
     let mut topics: Vec<String> = Vec::new();
     let mut per_topic: HashMap<String, Vec<J>> = HashMap::new();
     let mut topic =
@@ -470,6 +490,25 @@ async fn run_in(case: &Case, db: &TestDb, n: u64) -> Outcome {
     };
     let got = tokio::task::block_in_place(|| collect(&topics, &wanted, expects_reads, handle_done));
     let mut problems = Vec::new();
+    for sql in &case.assert_sql {
+        let deadline = Instant::now() + READ_TIMEOUT;
+        loop {
+            let holds = db
+                .client
+                .query_one(sql.as_str(), &[])
+                .await
+                .map(|r| r.get::<_, bool>(0))
+                .unwrap_or(false);
+            if holds {
+                break;
+            }
+            if running.handle.is_finished() || Instant::now() > deadline {
+                problems.push(format!("never true: {sql}"));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     if snapshot_mode == "initial_only" {
         // The connector ends after the snapshot; it must end cleanly.
         if let Err(e) = running.stop().await {
@@ -551,17 +590,24 @@ fn collect(
     let start = Instant::now();
     let mut out: HashMap<String, Vec<Rec>> = HashMap::new();
     let mut assigned: Vec<String> = Vec::new();
+    // Once the connector has ended, what it produced is complete; its topics may still take a
+    // moment to show in metadata, so look for them a little longer before giving up.
+    let mut ended_at: Option<Instant> = None;
     loop {
+        if ended_at.is_none() && connector_done() {
+            ended_at = Some(Instant::now());
+        }
+        let grace_over = ended_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
         let done = topics
             .iter()
             .all(|t| out.get(t).map_or(0, |v| v.len()) >= wanted[t]);
         if done || start.elapsed() > READ_TIMEOUT {
             return out;
         }
-        if connector_done() && assigned.len() == topics.len() {
+        if ended_at.is_some() && assigned.len() == topics.len() {
             // Drain what is there, then stop waiting.
             let mut idle = 0;
-            while idle < 5 {
+            while idle < 20 {
                 match consumer.poll(Duration::from_millis(100)) {
                     Some(m) => push(&mut out, m.expect("consume"), keep_reads),
                     None => idle += 1,
@@ -605,7 +651,7 @@ fn collect(
                 out.clear();
                 consumer.assign(&tpl).expect("assign");
             }
-            if assigned.len() < topics.len() && connector_done() {
+            if assigned.len() < topics.len() && grace_over {
                 return out;
             }
         }
@@ -657,13 +703,15 @@ fn compare_record(e: &J, a: &Rec, ctx: &Ctx, at: &str, out: &mut Vec<String>) {
     let value = a.value_json();
     let payload = value.as_ref().map(|v| v["payload"].clone());
     // A tombstone: op null and value null.
-    let is_tombstone_expected = e.get("op").is_some_and(|o| o.is_null())
-        || (e.get("value").is_some_and(|v| v.is_null()) && e.get("op").is_none());
+    let is_tombstone_expected = match e.get("value") {
+        Some(v) => v.is_null(),
+        None => e.get("op").is_some_and(|o| o.is_null()),
+    };
     if is_tombstone_expected {
         if a.value.is_some() {
             out.push(format!("{at}: expected a tombstone, got a value"));
         }
-    } else if let Some(op) = e.get("op") {
+    } else if let Some(op) = e.get("op").filter(|o| !o.is_null()) {
         let got = payload.as_ref().map(|p| p["op"].clone()).unwrap_or(J::Null);
         if &got != op {
             out.push(format!("{at}: op: expected {op}, got {got}"));
@@ -863,6 +911,22 @@ fn match_value(e: &J, a: &J, at: &str, exact: bool, out: &mut Vec<String>) {
                 out.push(format!("{at}: expected {n}, got {a:.300}"));
             }
         }
+        J::String(p) if p == "<txid>:<lsn>" || p == "<same id>" => {
+            let ok = a
+                .as_str()
+                .and_then(|s| s.split_once(':'))
+                .is_some_and(|(x, l)| {
+                    !x.is_empty()
+                        && !l.is_empty()
+                        && x.bytes().all(|b| b.is_ascii_digit())
+                        && l.bytes().all(|b| b.is_ascii_digit())
+                });
+            if !ok {
+                out.push(format!(
+                    "{at}: expected a transaction id <xid>:<lsn>, got {a}"
+                ));
+            }
+        }
         other => {
             if other != a {
                 let shown = |v: &J| {
@@ -912,13 +976,17 @@ fn match_schema(spec: &J, s: &J, prefix: &str, at: &str, out: &mut Vec<String>) 
             ));
         }
     }
-    if let Some(d) = opts.get("default").filter(|d| !d.is_null()) {
-        match s.get("default") {
+    // A listed default is compared; `"default": null` means none; an unlisted one is not checked.
+    match opts.get("default") {
+        Some(J::Null) if s.get("default").is_some_and(|d| !d.is_null()) => {
+            out.push(format!("{at}: unexpected default {}", s["default"]));
+        }
+        Some(J::Null) => {}
+        Some(d) => match s.get("default") {
             None => out.push(format!("{at}: default: expected {d}, got none")),
             Some(x) => match_value(d, x, &format!("{at}.default"), true, out),
-        }
-    } else if s.get("default").is_some_and(|d| !d.is_null()) {
-        out.push(format!("{at}: unexpected default {}", s["default"]));
+        },
+        None => {}
     }
     if let Some(v) = opts.get("version") {
         if &s["version"] != v {
@@ -927,6 +995,7 @@ fn match_schema(spec: &J, s: &J, prefix: &str, at: &str, out: &mut Vec<String>) 
     }
     if let Some(p) = opts.get("params") {
         let got = s.get("parameters").cloned().unwrap_or(json!({}));
+        let p = if p.is_null() { &json!({}) } else { p };
         if &got != p {
             out.push(format!("{at}: parameters: expected {p}, got {got}"));
         }

@@ -132,7 +132,16 @@ async fn status_updates_keep_the_walsender_alive_while_blocked_on_kafka_past_wal
         "only {replies} status updates in 7 s of backpressure"
     );
     drop(paused);
-    let recs = read_n(&env().kafka_fault, &topic, 3001, T).await;
+    let (brokers, t) = (env().kafka_fault.clone(), topic.clone());
+    let reading = tokio::spawn(async move { read_n(&brokers, &t, 3001, T).await });
+    wait_for("every row, or the connector to end", T, || async {
+        (reading.is_finished() || c.handle.is_finished()).then_some(())
+    })
+    .await;
+    if c.handle.is_finished() {
+        panic!("the connector ended: {:?}", c.stop().await);
+    }
+    let recs = reading.await.unwrap();
     assert_eq!(recs.len(), 3001);
     assert_eq!(
         db.walsender(&prefix).await.map(|w| w.0),

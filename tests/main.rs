@@ -9,6 +9,7 @@ mod conformance;
 mod connection;
 mod delivery;
 mod outbox;
+mod records;
 mod roundtrip;
 mod seed;
 mod snapshot;

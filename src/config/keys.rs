@@ -80,7 +80,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("publication.name", Implemented),
     ("publication.autocreate.mode", Implemented),
     ("publish.via.partition.root", NotImplemented(Some("false"))),
-    ("replica.identity.autoset.values", NotImplemented(None)),
+    ("replica.identity.autoset.values", Implemented),
     ("status.update.interval.ms", Implemented),
     ("lsn.flush.mode", NotImplemented(Some("connector"))),
     ("flush.lsn.source", NotImplemented(Some("true"))),
@@ -98,8 +98,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("schema.exclude.list", Implemented),
     ("table.include.list", Implemented),
     ("table.exclude.list", Implemented),
-    ("column.include.list", NotImplemented(None)),
-    ("column.exclude.list", NotImplemented(None)),
+    ("column.include.list", Implemented),
+    ("column.exclude.list", Implemented),
     ("table.ignore.builtin", Implemented),
     ("message.prefix.include.list", Implemented),
     ("message.prefix.exclude.list", Implemented),
@@ -107,7 +107,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
         "skip.messages.without.change",
         NotImplemented(Some("false")),
     ),
-    ("message.key.columns", NotImplemented(None)),
+    ("message.key.columns", Implemented),
     // topics
     ("topic.prefix", Implemented),
     (
@@ -116,16 +116,10 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ),
     ("topic.delimiter", Implemented),
     ("topic.cache.size", Framework),
-    (
-        "topic.heartbeat.prefix",
-        NotImplemented(Some("__debezium-heartbeat")),
-    ),
-    ("topic.heartbeat.name", NotImplemented(None)),
-    ("topic.transaction", NotImplemented(Some("transaction"))),
-    (
-        "heartbeat.topics.prefix",
-        NotImplemented(Some("__debezium-heartbeat")),
-    ),
+    ("topic.heartbeat.prefix", Implemented),
+    ("topic.heartbeat.name", Implemented),
+    ("topic.transaction", Implemented),
+    ("heartbeat.topics.prefix", Implemented),
     // snapshot
     ("snapshot.mode", Implemented),
     (
@@ -192,8 +186,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("field.name.adjustment.mode", NotImplemented(Some("none"))),
     ("tombstones.on.delete", Implemented),
     ("skipped.operations", Implemented),
-    ("column.propagate.source.type", NotImplemented(None)),
-    ("datatype.propagate.source.type", NotImplemented(None)),
+    ("column.propagate.source.type", Implemented),
+    ("datatype.propagate.source.type", Implemented),
     ("converters", NotImplemented(None)),
     ("post.processors", NotImplemented(None)),
     ("schema.refresh.mode", Implemented),
@@ -204,10 +198,7 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
         )),
     ),
     ("extended.headers.enabled", Implemented),
-    (
-        "provide.transaction.metadata",
-        NotImplemented(Some("false")),
-    ),
+    ("provide.transaction.metadata", Implemented),
     (
         "transaction.metadata.factory",
         NotImplemented(Some(
@@ -221,8 +212,8 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("poll.interval.ms", Framework),
     ("queue.provider.type", NotImplemented(Some("memory"))),
     ("query.fetch.size", Framework),
-    ("heartbeat.interval.ms", NotImplemented(Some("0"))),
-    ("heartbeat.action.query", NotImplemented(None)),
+    ("heartbeat.interval.ms", Implemented),
+    ("heartbeat.action.query", Implemented),
     ("retriable.restart.connector.wait.ms", Implemented),
     ("errors.max.retries", Implemented),
     (
@@ -264,8 +255,8 @@ pub const PREFIXES: &[(&str, KeyStatus)] = &[
     ("admin.override.", Framework),
     ("predicates.", Implemented),
     ("topic.creation.", NotImplemented(None)),
-    ("column.mask.", NotImplemented(None)),
-    ("column.truncate.", NotImplemented(None)),
+    ("column.mask.", Implemented),
+    ("column.truncate.", Implemented),
     ("snapshot.select.statement.overrides.", NotImplemented(None)),
     ("driver.", NotImplemented(None)),
 ];
@@ -328,8 +319,9 @@ mod tests {
     #[test]
     fn prefixes_classify_families() {
         assert_eq!(status("producer.override.linger.ms"), Some(Implemented));
+        assert_eq!(status("column.mask.with.5.chars"), Some(Implemented));
         assert_eq!(
-            status("column.mask.with.5.chars"),
+            status("snapshot.select.statement.overrides.public.t"),
             Some(NotImplemented(None))
         );
         assert_eq!(status("no.such.key"), None);

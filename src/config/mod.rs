@@ -15,6 +15,7 @@
 //! problem at once, each naming the key, the value (never for secrets) and what is allowed.
 
 pub mod keys;
+pub mod records;
 mod source;
 
 use std::collections::BTreeMap;
@@ -133,6 +134,90 @@ pub enum ConvertingFailureMode {
     /// ±Infinity in `decimal.handling.mode=precise` (which a Decimal cannot hold) stops the
     /// connector naming the column and the fix, instead of becoming null.
     Default,
+}
+
+/// A replica identity to set (`replica.identity.autoset.values`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplicaIdentity {
+    /// `DEFAULT`: the primary key.
+    Default,
+    /// `FULL`: the whole row.
+    Full,
+    /// `NOTHING`.
+    Nothing,
+    /// `INDEX <name>`: `USING INDEX <name>`.
+    Index(String),
+}
+
+impl ReplicaIdentity {
+    /// The `ALTER TABLE ... REPLICA IDENTITY` clause (the index name quoted).
+    pub fn sql(&self) -> String {
+        match self {
+            ReplicaIdentity::Default => "DEFAULT".into(),
+            ReplicaIdentity::Full => "FULL".into(),
+            ReplicaIdentity::Nothing => "NOTHING".into(),
+            ReplicaIdentity::Index(i) => format!("USING INDEX {}", crate::pg::wire::quote_ident(i)),
+        }
+    }
+}
+
+/// Parses `replica.identity.autoset.values`: `<table regex>:<identity>` entries separated by
+/// commas, the identity one of `DEFAULT`, `FULL`, `NOTHING`, `INDEX <name>` (any case).
+fn parse_replica_identity_autoset(c: &mut Checker<'_>) -> Vec<(Regex, ReplicaIdentity)> {
+    const KEY: &str = "replica.identity.autoset.values";
+    let Some(v) = c.get(KEY).map(str::to_string) else {
+        return Vec::new();
+    };
+    if v.trim().is_empty() {
+        c.problems.push(format!(
+            "{KEY} is empty: give <table regex>:<identity> entries, e.g. public.orders:FULL, or remove the key"
+        ));
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for entry in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((table, identity)) = entry.split_once(':') else {
+            c.problems.push(format!(
+                "{KEY}: {entry:?} is not <table regex>:<identity> (identity DEFAULT, FULL, NOTHING or INDEX <name>)"
+            ));
+            continue;
+        };
+        let identity = identity.trim();
+        let upper = identity.to_ascii_uppercase();
+        let parsed = match upper.as_str() {
+            "DEFAULT" => Some(ReplicaIdentity::Default),
+            "FULL" => Some(ReplicaIdentity::Full),
+            "NOTHING" => Some(ReplicaIdentity::Nothing),
+            _ => match upper.strip_prefix("INDEX ") {
+                Some(_) if !identity[6..].trim().is_empty() => {
+                    Some(ReplicaIdentity::Index(identity[6..].trim().to_string()))
+                }
+                _ => None,
+            },
+        };
+        let Some(parsed) = parsed else {
+            c.problems.push(format!(
+                "{KEY}: {identity:?} (for {table}) is not a replica identity: use DEFAULT, FULL, NOTHING or INDEX <name>"
+            ));
+            continue;
+        };
+        if table.contains(' ') || table.is_empty() {
+            c.problems.push(format!(
+                "{KEY}: {table:?} is not a table regex (no spaces or colons)"
+            ));
+            continue;
+        }
+        match RegexBuilder::new(&format!("^(?:{table})$"))
+            .case_insensitive(true)
+            .build()
+        {
+            Ok(r) => out.push((r, parsed)),
+            Err(e) => c.problems.push(format!(
+                "{KEY}: {table:?} is not a valid regular expression: {e}"
+            )),
+        }
+    }
+    out
 }
 
 /// Change operations, for `skipped.operations`.
@@ -298,6 +383,9 @@ pub struct ConnectorConfig {
     pub publication_name: String,
     /// `publication.autocreate.mode`
     pub publication_autocreate_mode: PublicationAutocreateMode,
+    /// `replica.identity.autoset.values`: the identity to set at start on captured tables whose
+    /// `schema.table` matches (whole name, case-insensitive), in config order.
+    pub replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
     /// Table filters.
     pub filters: TableFilters,
     /// Logical decoding message prefix filters.
@@ -347,6 +435,8 @@ pub struct ConnectorConfig {
     pub errors_max_retries: i64,
     /// `retriable.restart.connector.wait.ms`
     pub restart_wait: Duration,
+    /// Record-level features: transaction metadata, heartbeats.
+    pub records: records::RecordConfig,
 }
 
 /// A warning found while loading (unknown key, deprecated value).
@@ -864,6 +954,8 @@ impl ConnectorConfig {
         }
 
         let max_queue_bytes = c.int("max.queue.size.in.bytes", 0usize, 0usize);
+        let topic_delimiter = c.string("topic.delimiter", ".");
+        let record_config = records::parse(&mut c, &topic_prefix, &topic_delimiter, &mut warnings);
         let config = ConnectorConfig {
             name,
             database,
@@ -880,10 +972,11 @@ impl ConnectorConfig {
                     ("no_tables", PublicationAutocreateMode::NoTables),
                 ],
             ),
+            replica_identity_autoset: parse_replica_identity_autoset(&mut c),
             filters,
             message_filters,
             topic_prefix,
-            topic_delimiter: c.string("topic.delimiter", "."),
+            topic_delimiter,
             tombstones_on_delete: c.boolean("tombstones.on.delete", true),
             skipped_operations: skipped,
             status_update_interval: Duration::from_millis(c.int(
@@ -938,6 +1031,7 @@ impl ConnectorConfig {
                 DEFAULT_RESTART_WAIT_MS,
                 0,
             )),
+            records: record_config,
         };
         if c.problems.is_empty() {
             Ok((config, warnings))

@@ -121,19 +121,25 @@ fn only_pgoutput_is_accepted_as_plugin_and_absent_means_pgoutput() {
 
 #[test]
 fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() {
-    let msg = problems(&seed_with(&[("provide.transaction.metadata", "true")]));
-    assert!(msg.contains("provide.transaction.metadata=true is a Debezium/Kafka Connect setting that pgcdc does not implement yet"), "{msg}");
-    assert!(msg.contains("\"false\""), "{msg}");
+    let msg = problems(&seed_with(&[("snapshot.delay.ms", "5")]));
     assert!(
-        ConnectorConfig::from_map(&seed_with(&[("provide.transaction.metadata", "false")])).is_ok()
+        msg.contains(
+            "snapshot.delay.ms=5 is a Debezium/Kafka Connect setting that pgcdc does not implement yet"
+        ),
+        "{msg}"
     );
-    let msg = problems(&seed_with(&[("message.key.columns", "public.pedidos:id")]));
-    assert!(msg.contains("message.key.columns"), "{msg}");
+    assert!(msg.contains("\"0\""), "{msg}");
+    assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.delay.ms", "0")])).is_ok());
+    let msg = problems(&seed_with(&[("signal.data.collection", "public.signals")]));
+    assert!(msg.contains("signal.data.collection"), "{msg}");
     let msg = problems(&seed_with(&[(
-        "column.mask.with.5.chars",
-        "public.pedidos.status",
+        "snapshot.select.statement.overrides.public.pedidos",
+        "SELECT 1",
     )]));
-    assert!(msg.contains("column.mask.with.5.chars"), "{msg}");
+    assert!(
+        msg.contains("snapshot.select.statement.overrides.public.pedidos"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -612,4 +618,53 @@ fn every_time_precision_mode_of_debezium_3_6_is_accepted() {
         msg.contains("time.precision.mode=structured is invalid"),
         "{msg}"
     );
+}
+
+#[test]
+fn replica_identity_autoset_values_parse_and_bad_entries_are_named() {
+    let raw = seed_with(&[(
+        "replica.identity.autoset.values",
+        "s1.*:full, public.t2:NOTHING,public.t3:INDEX t3_idx",
+    )]);
+    let (c, _) = ConnectorConfig::from_map(&raw).unwrap();
+    let got: Vec<(String, ReplicaIdentity)> = c
+        .replica_identity_autoset
+        .iter()
+        .map(|(r, i)| (r.as_str().to_string(), i.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("^(?:s1.*)$".to_string(), ReplicaIdentity::Full),
+            ("^(?:public.t2)$".to_string(), ReplicaIdentity::Nothing),
+            (
+                "^(?:public.t3)$".to_string(),
+                ReplicaIdentity::Index("t3_idx".into())
+            ),
+        ]
+    );
+    assert_eq!(
+        ReplicaIdentity::Index("T3 idx".into()).sql(),
+        "USING INDEX \"T3 idx\""
+    );
+    let p = problems(&seed_with(&[(
+        "replica.identity.autoset.values",
+        "s1.a:SOMETIMES",
+    )]));
+    assert!(
+        p.contains("\"SOMETIMES\" (for s1.a) is not a replica identity"),
+        "{p}"
+    );
+    let p = problems(&seed_with(&[("replica.identity.autoset.values", "s1.a")]));
+    assert!(p.contains("is not <table regex>:<identity>"), "{p}");
+    let p = problems(&seed_with(&[("replica.identity.autoset.values", "")]));
+    assert!(
+        p.contains("replica.identity.autoset.values is empty"),
+        "{p}"
+    );
+    let p = problems(&seed_with(&[(
+        "replica.identity.autoset.values",
+        "s1.(:FULL",
+    )]));
+    assert!(p.contains("is not a valid regular expression"), "{p}");
 }

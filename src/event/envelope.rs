@@ -81,10 +81,32 @@ pub fn table_descriptor(
     columns: &[(String, Schema)],
     key: &[usize],
 ) -> TableDescriptor {
+    let key_fields: Vec<(String, Schema)> = key.iter().map(|&i| columns[i].clone()).collect();
+    table_descriptor_from_fields(
+        prefix,
+        delimiter,
+        schema_name,
+        table_name,
+        columns,
+        &key_fields,
+    )
+}
+
+/// Like [`table_descriptor`], with the value fields and the key fields given apart (the
+/// value may leave out key columns, and its field schemas may carry mapper parameters that
+/// the key's do not). An empty `key_fields` is a table without a key.
+pub fn table_descriptor_from_fields(
+    prefix: &str,
+    delimiter: &str,
+    schema_name: &str,
+    table_name: &str,
+    value_fields: &[(String, Schema)],
+    key_fields: &[(String, Schema)],
+) -> TableDescriptor {
     let topic = sanitize_topic(&format!(
         "{prefix}{delimiter}{schema_name}{delimiter}{table_name}"
     ));
-    let row_fields: Vec<Field> = columns
+    let row_fields: Vec<Field> = value_fields
         .iter()
         .map(|(n, s)| Field::new(n.clone(), s.clone()))
         .collect();
@@ -93,12 +115,12 @@ pub fn table_descriptor(
         true,
         row_fields,
     ));
-    let key_schema = if key.is_empty() {
+    let key_schema = if key_fields.is_empty() {
         None
     } else {
-        let fields = key
+        let fields = key_fields
             .iter()
-            .map(|&i| Field::new(columns[i].0.clone(), columns[i].1.clone()))
+            .map(|(n, s)| Field::new(n.clone(), s.clone()))
             .collect();
         Some(Arc::new(Schema::structure(
             format!("{topic}.Key"),

@@ -7,6 +7,7 @@
 //! Debezium's PostgreSQL connector shapes them.
 
 pub mod envelope;
+pub mod meta;
 pub mod schema;
 pub mod value;
 

@@ -3,6 +3,7 @@
 //!
 //! Nothing here knows about Kafka, converters or transforms.
 
+pub mod columns;
 pub mod lsn;
 pub mod pgoutput;
 pub mod relation;

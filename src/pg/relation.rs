@@ -14,8 +14,9 @@ use tokio_postgres::Client;
 
 use crate::config::{ConnectorConfig, ConvertingFailureMode};
 use crate::error::{Error, Result};
-use crate::event::envelope::table_descriptor;
+use crate::event::envelope::table_descriptor_from_fields;
 use crate::event::{Schema, TableDescriptor, Value};
+use crate::pg::columns::{self, PgTypes, PlanColumn, SourceColumn, ValueMapper};
 use crate::pg::pgoutput::{Tuple, TupleValue};
 use crate::pg::types::{
     parse_default, ColumnType, DecimalMode, TypeCatalog, TypeInfo, ValueOptions,
@@ -47,6 +48,12 @@ pub struct TableSchema {
     pub columns: Vec<ColumnDef>,
     /// Indices of the key columns.
     pub key: Vec<usize>,
+    /// Indices of the columns in the value (`column.include.list` / `column.exclude.list`).
+    pub value_columns: Vec<usize>,
+    /// Per value column: its value mapper (`column.mask.*`, `column.truncate.*`).
+    pub mappers: Vec<Option<ValueMapper>>,
+    /// `true` when the value is the whole row, unchanged.
+    pub identity_value: bool,
 }
 
 /// Column facts from the catalog.
@@ -171,6 +178,9 @@ pub struct TableCatalog {
     pub key: Vec<String>,
     /// Non-built-in types used by the columns.
     pub types: TypeCatalog,
+    /// `pg_type` rows of the column types, read only when a column mapper needs the source
+    /// type (see [`crate::pg::columns`]); empty otherwise.
+    pub source_types: PgTypes,
 }
 
 /// Reads columns, key and types of relation `relid`; `type_oids` are the published column
@@ -184,6 +194,7 @@ pub async fn read_table_catalog(
         columns: catalog_columns(client, relid).await?,
         key: catalog_key(client, relid).await?,
         types: catalog_types(client, type_oids).await?,
+        source_types: PgTypes::new(),
     })
 }
 
@@ -240,29 +251,60 @@ pub fn build_table(
             unsupported.join(", ")
         )));
     }
-    let mut key: Vec<usize> = Vec::new();
+    let mut default_key: Vec<usize> = Vec::new();
     for k in key_names {
         match columns.iter().position(|c| &c.name == k) {
-            Some(i) => key.push(i),
+            Some(i) => default_key.push(i),
             None => {
                 // A key column missing from the published columns: Debezium drops it.
                 tracing::warn!(table = %format!("{namespace}.{name}"), column = %k, "key column is not published; left out of the key");
             }
         }
     }
-    let descriptor = table_descriptor(
+    let rules = &config.records.columns;
+    let plan_columns: Vec<PlanColumn<'_>> = field_schemas
+        .iter()
+        .map(|(col_name, _)| PlanColumn {
+            name: col_name,
+            source: rules.needs_source_types().then(|| {
+                let (oid, typmod) = published
+                    .iter()
+                    .find(|p| &p.0 == col_name)
+                    .map(|p| (p.1, p.2))
+                    .unwrap_or((0, -1));
+                SourceColumn::new(oid, typmod, &table_catalog.source_types)
+            }),
+        })
+        .collect();
+    let plan = columns::plan(rules, namespace, name, &plan_columns, &default_key);
+    let key_fields: Vec<(String, Schema)> =
+        plan.key.iter().map(|&i| field_schemas[i].clone()).collect();
+    let value_fields: Vec<(String, Schema)> = plan
+        .value
+        .iter()
+        .zip(&plan.parameters)
+        .map(|(&i, params)| {
+            let (n, s) = &field_schemas[i];
+            (n.clone(), columns::with_parameters(s.clone(), params))
+        })
+        .collect();
+    let descriptor = table_descriptor_from_fields(
         &config.topic_prefix,
         &config.topic_delimiter,
         namespace,
         name,
-        &field_schemas,
-        &key,
+        &value_fields,
+        &key_fields,
     );
+    let identity_value = plan.is_identity(columns.len());
     Ok(TableSchema {
         relation_id,
         descriptor: Arc::new(descriptor),
         columns,
-        key,
+        key: plan.key,
+        value_columns: plan.value,
+        mappers: plan.mappers,
+        identity_value,
     })
 }
 
@@ -398,6 +440,26 @@ impl TableSchema {
             return col.default.clone().unwrap_or_else(|| col.ty.fallback(opts));
         }
         value
+    }
+
+    /// The value of a full row (all columns, tuple order): the included columns, each through
+    /// its mapper. The key is taken from the full row before this.
+    pub fn value_row(&self, mut row: Vec<Value>) -> Vec<Value> {
+        if self.identity_value {
+            return row;
+        }
+        let mut out = Vec::with_capacity(self.value_columns.len());
+        for (&i, mapper) in self.value_columns.iter().zip(&self.mappers) {
+            let v = row
+                .get_mut(i)
+                .map(|v| std::mem::replace(v, Value::Null))
+                .unwrap_or(Value::Null);
+            out.push(match mapper {
+                Some(m) => m.apply(v),
+                None => v,
+            });
+        }
+        out
     }
 
     /// The key values of `row`, or `None` for a keyless table.

@@ -3,7 +3,7 @@
 
 use tokio_postgres::Client;
 
-use crate::config::{ConnectorConfig, PublicationAutocreateMode};
+use crate::config::{ConnectorConfig, PublicationAutocreateMode, ReplicaIdentity};
 use crate::error::{Error, Result};
 use crate::pg::lsn::Lsn;
 use crate::pg::wire::{quote_ident, quote_literal};
@@ -79,6 +79,78 @@ pub async fn captured_tables(
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// Applies `replica.identity.autoset.values` to the captured tables: a table matched by more
+/// than one entry is a config error naming it; a table whose identity differs gets
+/// `ALTER TABLE ... REPLICA IDENTITY ...` (logged; a failure to alter is logged and not fatal,
+/// as in Debezium).
+pub async fn apply_replica_identity_autoset(
+    client: &Client,
+    config: &ConnectorConfig,
+) -> Result<()> {
+    if config.replica_identity_autoset.is_empty() {
+        return Ok(());
+    }
+    let tables = captured_tables(client, config).await?;
+    for t in &tables {
+        let name = format!("{}.{}", t.schema, t.table);
+        let matches: Vec<_> = config
+            .replica_identity_autoset
+            .iter()
+            .filter(|(re, _)| re.is_match(&name))
+            .collect();
+        let wanted = match matches.as_slice() {
+            [] => continue,
+            [(_, identity)] => identity,
+            _ => {
+                return Err(Error::config(format!(
+                    "replica.identity.autoset.values: table {name} is matched by more than one entry; make the table regexes disjoint"
+                )))
+            }
+        };
+        let row = client
+            .query_one(
+                "SELECT c.relreplident::text, \
+                        (SELECT i.relname::text FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid \
+                          WHERE x.indrelid = c.oid AND x.indisreplident) \
+                 FROM pg_class c WHERE c.oid = $1::int8::oid",
+                &[&(t.oid as i64)],
+            )
+            .await?;
+        let current = match (
+            row.get::<_, String>(0).as_str(),
+            row.get::<_, Option<String>>(1),
+        ) {
+            ("d", _) => ReplicaIdentity::Default,
+            ("f", _) => ReplicaIdentity::Full,
+            ("n", _) => ReplicaIdentity::Nothing,
+            (_, Some(index)) => ReplicaIdentity::Index(index),
+            (_, None) => ReplicaIdentity::Default,
+        };
+        if &current == wanted {
+            tracing::info!(table = %name, identity = %wanted.sql(), "replica identity already as configured");
+            continue;
+        }
+        let sql = format!(
+            "ALTER TABLE {}.{} REPLICA IDENTITY {}",
+            quote_ident(&t.schema),
+            quote_ident(&t.table),
+            wanted.sql()
+        );
+        match client.batch_execute(&sql).await {
+            Ok(()) => {
+                tracing::info!(table = %name, identity = %wanted.sql(), "replica identity set")
+            }
+            Err(e) => tracing::warn!(
+                table = %name,
+                identity = %wanted.sql(),
+                error = %e,
+                "could not set the replica identity (replica.identity.autoset.values); the role must own the table"
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// Warns about captured tables without a usable replica identity (`NOTHING`, or `DEFAULT`

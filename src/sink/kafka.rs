@@ -193,6 +193,8 @@ pub struct KafkaSink {
     known_topics: HashSet<String>,
     tracker: Arc<AckTracker>,
     delivered: Arc<Notify>,
+    /// The producer queue's capacity in bytes (`queue.buffering.max.kbytes` × 1024).
+    queue_max_bytes: usize,
 }
 
 fn client_config(config: &KafkaConfig) -> ClientConfig {
@@ -228,7 +230,13 @@ impl KafkaSink {
             delivered: delivered.clone(),
             client_log: client_log.clone(),
         };
-        let producer: ThreadedProducer<SinkContext> = client_config(config)
+        let client = client_config(config);
+        let queue_max_bytes = client
+            .get("queue.buffering.max.kbytes")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(65536)
+            .saturating_mul(1024);
+        let producer: ThreadedProducer<SinkContext> = client
             .create_with_context(context)
             .map_err(producer_error)?;
         let mut admin_config = ClientConfig::new();
@@ -256,6 +264,7 @@ impl KafkaSink {
             known_topics: HashSet::new(),
             tracker,
             delivered,
+            queue_max_bytes,
         })
     }
 
@@ -358,15 +367,22 @@ impl KafkaSink {
             br = br.timestamp(ts);
         }
         self.tracker.add(seq);
+        // What librdkafka counts against queue.buffering.max.kbytes: key, value and headers.
+        let size = record.key.map_or(0, <[u8]>::len)
+            + record.value.map_or(0, <[u8]>::len)
+            + record
+                .headers
+                .iter()
+                .map(|(k, v)| k.len() + v.as_deref().map_or(0, <[u8]>::len))
+                .sum::<usize>();
         loop {
             match self.producer.send(br) {
                 Ok(()) => return Ok(()),
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
-                    // A full queue with nothing in flight can never make room: the record is
-                    // bigger than the whole queue.
-                    if self.producer.in_flight_count() == 0 {
-                        let size =
-                            record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
+                    // A record bigger than the whole queue can never fit. (An empty in-flight
+                    // count is no proof: librdkafka may still count delivered messages for a
+                    // moment, so a record that fits only waits.)
+                    if size > self.queue_max_bytes {
                         return Err(Error::kafka(format!(
                             "a record for topic {} is {size} bytes, more than the producer queue holds: raise producer.override.queue.buffering.max.kbytes (Java: buffer.memory) above its size, or exclude the table",
                             record.topic

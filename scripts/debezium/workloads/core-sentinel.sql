@@ -21,3 +21,4 @@ INSERT INTO t_notnull2 VALUES
 INSERT INTO t_defaults2 (vc) VALUES ('sentinel');
 INSERT INTO t_geo_range (hs) VALUES ('"sentinel"=>"1"');
 INSERT INTO t_gis (g) VALUES ('POINT(0 0)');
+INSERT INTO t_enum (mood) VALUES ('happy');

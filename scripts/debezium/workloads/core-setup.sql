@@ -177,6 +177,11 @@ CREATE TABLE t_geo_range (id serial PRIMARY KEY, hs hstore, hsa hstore[], p poin
   r8 int8range, rn numrange, rts tsrange, rtz tstzrange, rd daterange, ar4 int4range[],
   ttz timetz, ttz0 time(0) with time zone, attz timetz[]);
 
+-- Enums and enum arrays, a domain.
+CREATE TYPE mood_t AS ENUM ('sad', 'ok', 'happy');
+CREATE DOMAIN price_d AS numeric(8,2);
+CREATE TABLE t_enum (id serial PRIMARY KEY, mood mood_t NOT NULL DEFAULT 'ok', moods mood_t[], price price_d);
+
 -- PostGIS (its own schema, excluded from capture).
 CREATE SCHEMA postgis;
 CREATE EXTENSION IF NOT EXISTS postgis SCHEMA postgis;
@@ -292,3 +297,4 @@ INSERT INTO t_gis (g, gp, gg, ga) VALUES
    'SRID=3187;POINT(174.9479 -36.7208)', 'MULTILINESTRING((169.1321 -44.7032, 167.8974 -44.6414))',
    ARRAY['GEOMETRYCOLLECTION EMPTY'::postgis.geometry, 'SRID=4326;POINT(1 2)'::postgis.geometry]),
   (NULL, NULL, NULL, NULL);
+INSERT INTO t_enum (mood, moods, price) VALUES ('happy', '{sad,happy}', 12.5), ('sad', NULL, NULL);

@@ -100,3 +100,7 @@ INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column")
 INSERT INTO t_gis (g, gp, gg, ga) VALUES ('SRID=4326;LINESTRING(0 0, 1 1)', 'SRID=3187;POINT(1 2)',
   'MULTILINESTRING((0 0, 1 1))', ARRAY['POINT(3 4)'::postgis.geometry]);
 UPDATE t_gis SET g = 'POINT EMPTY' WHERE id = 2;
+
+-- Enums.
+INSERT INTO t_enum (moods, price) VALUES ('{ok}', 1);
+UPDATE t_enum SET mood = 'sad', moods = '{}' WHERE id = 1;

@@ -1,0 +1,395 @@
+//! Records that are not row changes: transaction metadata (BEGIN/END on the transaction
+//! topic, and the `transaction` block of each event) and heartbeats.
+//!
+//! Shapes are Debezium 3.6.1's (`SchemaFactory`, `AbstractTransactionStructMaker`,
+//! `PostgresTransactionMonitor`, `HeartbeatImpl`):
+//! - transaction key `io.debezium.connector.common.TransactionMetadataKey` v1 `{id}`;
+//! - transaction value `io.debezium.connector.common.TransactionMetadataValue` v1
+//!   `{status, id, event_count?, data_collections?[event.collection], ts_ms}`;
+//! - the PostgreSQL transaction id is `"<xid>:<lsn>"`, with the LSN of the message the record
+//!   is made from (BEGIN, the change, or COMMIT);
+//! - heartbeat key `io.debezium.connector.common.ServerNameKey` v1 `{serverName}` and value
+//!   `io.debezium.connector.common.Heartbeat` v1 `{ts_ms}`, always on partition 0.
+//!
+//! Neither kind carries the `__debezium.context.*` headers: Debezium adds those only to
+//! change events.
+
+use std::sync::{Arc, OnceLock};
+
+use super::{ConnectRecord, Field, Schema, SchemaType, Value};
+
+/// The data collection name Debezium gives a logical decoding message in transaction
+/// metadata (its `LogicalDecodingMessageId.identifier()`).
+pub const LOGICAL_MESSAGE_COLLECTION: &str = "LOGICAL_DECODING_MESSAGE";
+
+/// `io.debezium.connector.common.TransactionMetadataKey`, version 1: `{id: string}`.
+pub fn transaction_key_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut s = Schema::structure(
+            "io.debezium.connector.common.TransactionMetadataKey",
+            false,
+            vec![Field::new("id", Schema::new(SchemaType::String, false))],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// `io.debezium.connector.common.TransactionMetadataValue`, version 1.
+pub fn transaction_value_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut collection = Schema::structure(
+            "event.collection",
+            true,
+            vec![
+                Field::new("data_collection", Schema::new(SchemaType::String, false)),
+                Field::new("event_count", Schema::new(SchemaType::Int64, false)),
+            ],
+        );
+        collection.version = Some(1);
+        let mut s = Schema::structure(
+            "io.debezium.connector.common.TransactionMetadataValue",
+            false,
+            vec![
+                Field::new("status", Schema::new(SchemaType::String, false)),
+                Field::new("id", Schema::new(SchemaType::String, false)),
+                Field::new("event_count", Schema::new(SchemaType::Int64, true)),
+                Field::new("data_collections", Schema::array(collection, true)),
+                Field::new("ts_ms", Schema::new(SchemaType::Int64, false)),
+            ],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// The initial table size of a `java.util.HashMap`.
+pub const JAVA_HASH_MAP_INITIAL_CAPACITY: usize = 16;
+
+/// The counters of one open transaction, as Debezium's `TransactionContext` keeps them.
+#[derive(Debug, Clone)]
+pub struct TransactionCounters {
+    total: i64,
+    /// Data collections in first-seen order with their event counts. A logical decoding
+    /// message is a collection of its own each time (Debezium makes a new id per message).
+    collections: Vec<(String, i64)>,
+    /// Table size of Debezium's per-collection `HashMap`. The map is cleared, never shrunk,
+    /// between transactions, so the size carries over from earlier transactions of the run.
+    capacity: usize,
+}
+
+impl Default for TransactionCounters {
+    fn default() -> Self {
+        Self::with_capacity(JAVA_HASH_MAP_INITIAL_CAPACITY)
+    }
+}
+
+impl TransactionCounters {
+    /// Counters whose map starts with table size `capacity` (a power of two >= 16).
+    pub fn with_capacity(capacity: usize) -> Self {
+        TransactionCounters {
+            total: 0,
+            collections: Vec::new(),
+            capacity: capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY),
+        }
+    }
+
+    /// The map's table size now (to carry into the next transaction).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Doubles the table size as `HashMap` does once it holds more than 3/4 of it.
+    fn grow(&mut self) {
+        while self.collections.len() * 4 > self.capacity * 3 {
+            self.capacity *= 2;
+        }
+    }
+
+    /// Counts one event of `collection` (`schema.table`) and returns
+    /// `(total_order, data_collection_order)`, both 1-based.
+    pub fn table_event(&mut self, collection: &str) -> (i64, i64) {
+        self.total += 1;
+        let order = match self.collections.iter_mut().find(|(c, _)| c == collection) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.collections.push((collection.to_string(), 1));
+                self.grow();
+                1
+            }
+        };
+        (self.total, order)
+    }
+
+    /// Counts one transactional logical decoding message: always data collection order 1.
+    pub fn message_event(&mut self) -> (i64, i64) {
+        self.total += 1;
+        self.collections
+            .push((LOGICAL_MESSAGE_COLLECTION.to_string(), 1));
+        self.grow();
+        (self.total, 1)
+    }
+
+    /// Events counted so far.
+    pub fn total(&self) -> i64 {
+        self.total
+    }
+
+    /// `data_collections` entries in the order Debezium's `HashMap` iterates them.
+    pub fn collections_in_java_order(&self) -> Vec<(&str, i64)> {
+        let order = java_hash_map_order(
+            self.collections.iter().map(|(c, _)| c.as_str()),
+            self.capacity,
+        );
+        order
+            .into_iter()
+            .map(|i| (self.collections[i].0.as_str(), self.collections[i].1))
+            .collect()
+    }
+}
+
+/// Java's `String.hashCode()`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, with
+/// 32-bit wrap-around.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+}
+
+/// The iteration order of a `java.util.HashMap<String, _>` filled with `keys` in this order
+/// (indices into `keys`): by bucket (`(h ^ h >>> 16) & (capacity - 1)`), then by insertion
+/// order within a bucket. The table size is `min_capacity`, doubled while the entries fill
+/// more than 3/4 of it.
+pub fn java_hash_map_order<'a>(
+    keys: impl Iterator<Item = &'a str>,
+    min_capacity: usize,
+) -> Vec<usize> {
+    let hashes: Vec<u32> = keys
+        .map(|k| {
+            let h = java_string_hash(k) as u32;
+            h ^ (h >> 16)
+        })
+        .collect();
+    let mut capacity: usize = min_capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY);
+    while hashes.len() * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    let mask = (capacity - 1) as u32;
+    let mut order: Vec<usize> = (0..hashes.len()).collect();
+    order.sort_by_key(|&i| hashes[i] & mask);
+    order
+}
+
+/// `"<xid>:<lsn>"`, the PostgreSQL transaction id of a metadata record or event.
+pub fn transaction_id(xid: u32, lsn: u64) -> String {
+    format!("{xid}:{lsn}")
+}
+
+/// The `transaction` block of an event (`event.block`): `{id, total_order,
+/// data_collection_order}`.
+pub fn transaction_block(id: String, total_order: i64, data_collection_order: i64) -> Value {
+    Value::Struct(vec![
+        Value::String(id),
+        Value::Int(total_order),
+        Value::Int(data_collection_order),
+    ])
+}
+
+/// A BEGIN record on `topic`: `event_count` and `data_collections` null, `ts_ms` the commit
+/// time in ms.
+pub fn begin_record(topic: &Arc<str>, id: String, ts_ms: i64) -> ConnectRecord {
+    metadata_record(topic, "BEGIN", id, Value::Null, Value::Null, ts_ms)
+}
+
+/// An END record on `topic` with the transaction's counters.
+pub fn end_record(
+    topic: &Arc<str>,
+    id: String,
+    ts_ms: i64,
+    counters: &TransactionCounters,
+) -> ConnectRecord {
+    let collections = counters
+        .collections_in_java_order()
+        .into_iter()
+        .map(|(c, n)| Value::Struct(vec![Value::String(c.to_string()), Value::Int(n)]))
+        .collect();
+    metadata_record(
+        topic,
+        "END",
+        id,
+        Value::Int(counters.total()),
+        Value::Array(collections),
+        ts_ms,
+    )
+}
+
+fn metadata_record(
+    topic: &Arc<str>,
+    status: &str,
+    id: String,
+    event_count: Value,
+    data_collections: Value,
+    ts_ms: i64,
+) -> ConnectRecord {
+    ConnectRecord {
+        topic: topic.clone(),
+        partition: None,
+        key_schema: Some(transaction_key_schema().clone()),
+        key: Some(Value::Struct(vec![Value::String(id.clone())])),
+        value_schema: Some(transaction_value_schema().clone()),
+        value: Some(Value::Struct(vec![
+            Value::String(status.to_string()),
+            Value::String(id),
+            event_count,
+            data_collections,
+            Value::Int(ts_ms),
+        ])),
+        headers: Vec::new(),
+        timestamp: None,
+        table: None,
+        op: None,
+    }
+}
+
+/// `io.debezium.connector.common.ServerNameKey`, version 1: `{serverName: string}`.
+pub fn heartbeat_key_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut s = Schema::structure(
+            "io.debezium.connector.common.ServerNameKey",
+            false,
+            vec![Field::new(
+                "serverName",
+                Schema::new(SchemaType::String, false),
+            )],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// `io.debezium.connector.common.Heartbeat`, version 1: `{ts_ms: int64}`.
+pub fn heartbeat_value_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut s = Schema::structure(
+            "io.debezium.connector.common.Heartbeat",
+            false,
+            vec![Field::new("ts_ms", Schema::new(SchemaType::Int64, false))],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// A heartbeat record on `topic`, partition 0: key `{serverName: topic.prefix}`, value
+/// `{ts_ms: now_ms}` (wall-clock ms).
+pub fn heartbeat_record(topic: &Arc<str>, server_name: &str, now_ms: i64) -> ConnectRecord {
+    ConnectRecord {
+        topic: topic.clone(),
+        partition: Some(0),
+        key_schema: Some(heartbeat_key_schema().clone()),
+        key: Some(Value::Struct(vec![Value::String(server_name.to_string())])),
+        value_schema: Some(heartbeat_value_schema().clone()),
+        value: Some(Value::Struct(vec![Value::Int(now_ms)])),
+        headers: Vec::new(),
+        timestamp: None,
+        table: None,
+        op: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::json::JsonConverter;
+
+    #[test]
+    fn java_string_hash_matches_known_values() {
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("a"), 97);
+        assert_eq!(java_string_hash("hello"), 99162322);
+        assert_eq!(java_string_hash("s1.a"), 3_474_577);
+    }
+
+    #[test]
+    fn hash_map_order_is_by_bucket_then_insertion() {
+        // Buckets (16 slots): "s1.a" -> 4, "s2.a" -> 7, "hello" -> 11.
+        assert_eq!(
+            java_hash_map_order(["hello", "s2.a", "s1.a"].iter().copied(), 16),
+            vec![2, 1, 0]
+        );
+        // "public.t" is in bucket 5 of 16 but 21 of 32: after "s2.a" (7) in a bigger map.
+        assert_eq!(
+            java_hash_map_order(["public.t", "s2.a"].iter().copied(), 16),
+            vec![0, 1]
+        );
+        assert_eq!(
+            java_hash_map_order(["public.t", "s2.a"].iter().copied(), 32),
+            vec![1, 0]
+        );
+        // 13 entries make a 16-slot map grow to 32, and the size carries over.
+        let mut c = TransactionCounters::default();
+        for i in 0..13 {
+            c.table_event(&format!("t{i}"));
+        }
+        assert_eq!(c.capacity(), 32);
+        let mut next = TransactionCounters::with_capacity(c.capacity());
+        next.table_event("public.t");
+        next.table_event("s2.a");
+        assert_eq!(
+            next.collections_in_java_order(),
+            vec![("s2.a", 1), ("public.t", 1)]
+        );
+        // Two keys in the same bucket keep insertion order.
+        let same = ["Aa", "BB"]; // equal Java hash codes
+        assert_eq!(java_string_hash("Aa"), java_string_hash("BB"));
+        assert_eq!(java_hash_map_order(same.iter().copied(), 16), vec![0, 1]);
+        assert_eq!(
+            java_hash_map_order(["BB", "Aa"].iter().copied(), 16),
+            vec![0, 1]
+        );
+    }
+
+    #[test]
+    fn end_record_value_prints_as_debezium() {
+        let mut c = TransactionCounters::default();
+        assert_eq!(c.table_event("s1.a"), (1, 1));
+        assert_eq!(c.table_event("s2.a"), (2, 1));
+        assert_eq!(c.table_event("s1.a"), (3, 2));
+        let r = end_record(&Arc::from("p.transaction"), "771:100".into(), 5, &c);
+        let mut out = Vec::new();
+        JsonConverter::new(false).serialize(r.value_schema.as_ref(), r.value.as_ref(), &mut out);
+        let s = String::from_utf8(out).unwrap();
+        let s1 = r#"{"data_collection":"s1.a","event_count":2}"#;
+        let s2 = r#"{"data_collection":"s2.a","event_count":1}"#;
+        let cols = format!("{s1},{s2}");
+        assert_eq!(
+            s,
+            format!(
+                r#"{{"status":"END","id":"771:100","event_count":3,"data_collections":[{cols}],"ts_ms":5}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn heartbeat_schema_prints_as_debezium() {
+        let r = heartbeat_record(&Arc::from("__debezium-heartbeat.p"), "p", 7);
+        let mut out = Vec::new();
+        JsonConverter::new(true).serialize(r.key_schema.as_ref(), r.key.as_ref(), &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"optional":false,"name":"io.debezium.connector.common.ServerNameKey","version":1},"payload":{"serverName":"p"}}"#
+        );
+        let mut out = Vec::new();
+        JsonConverter::new(true).serialize(r.value_schema.as_ref(), r.value.as_ref(), &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],"optional":false,"name":"io.debezium.connector.common.Heartbeat","version":1},"payload":{"ts_ms":7}}"#
+        );
+    }
+}
