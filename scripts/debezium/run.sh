@@ -12,7 +12,7 @@
 #   PGCDC_BIN      pgcdc binary (default target/debug/pgcdc; built with `cargo build --bin pgcdc` if missing)
 #   DBZ_KEEP=1     leave Connect, pgcdc, the broker, slots and database running/in place
 #   DBZ_TIMEOUT    seconds for each wait (default 180)
-#   DBZ_EXTRA_CONFIG  extra connector keys for both sides, as "k=v,k=v"
+#   DBZ_EXTRA_CONFIG  extra connector keys for both sides, as "k=v,k=v" (or one k=v per line)
 # Output: the comparison table on stdout (also in target/debezium/run/report*.txt), every
 # differing record pair in target/debezium/run/diffs.jsonl. Exit status: the comparer's
 # (0 = every record identical after normalisation, 1 = differences, 2 = harness error).
@@ -101,7 +101,12 @@ psql_db "$DB" -f "$W-setup.sql" >/dev/null
     value.converter.schemas.enable true \
     header.converter org.apache.kafka.connect.storage.SimpleHeaderConverter
   if [ -n "${DBZ_EXTRA_CONFIG:-}" ]; then
-    IFS=',' read -r -a kvs <<<"$DBZ_EXTRA_CONFIG"
+    # k=v entries separated by commas, or by newlines when a value itself holds a comma.
+    if [[ "$DBZ_EXTRA_CONFIG" == *$'\n'* ]]; then
+      mapfile -t kvs < <(printf '%s\n' "$DBZ_EXTRA_CONFIG" | sed '/^[[:space:]]*$/d')
+    else
+      IFS=',' read -r -a kvs <<<"$DBZ_EXTRA_CONFIG"
+    fi
     for kv in "${kvs[@]}"; do printf '    "%s": "%s",\n' "${kv%%=*}" "${kv#*=}"; done
   fi
   printf '    "name": "%s"\n  }\n}\n' "$NAME"
@@ -158,7 +163,7 @@ XID=$({
 mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT '$PREFIX.' || n.nspname || '.' || c.relname
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-    AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' AND n.nspname <> 'postgis' ORDER BY 1")
+    AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' AND n.nspname <> 'postgis' AND c.relname <> 't_outbox' ORDER BY 1")
 TOPICS+=("$PREFIX.message")
 phase "waiting for transaction $XID on ${#TOPICS[@]} topics on both sides"
 targs=(); for t in "${TOPICS[@]}"; do targs+=(--topic "$t"); done

@@ -1,6 +1,7 @@
 -- Differential harness, workload "core", part 3: the sentinel. run.sh runs this inside one
 -- transaction (with a logical message) and waits until every table's topic, on both sides,
 -- has a record of that transaction. It must write one row to every table of core-setup.sql.
+INSERT INTO t_outbox VALUES ('99999999-9999-9999-9999-999999999999', 'order', 'sentinel', 'Sentinel', '{"id": 999}');
 INSERT INTO t_types (t) VALUES ('sentinel');
 INSERT INTO t_arrays (at) VALUES ('{sentinel}');
 INSERT INTO t_defaults (label) VALUES ('sentinel');

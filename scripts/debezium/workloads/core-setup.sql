@@ -182,6 +182,11 @@ CREATE TYPE mood_t AS ENUM ('sad', 'ok', 'happy');
 CREATE DOMAIN price_d AS numeric(8,2);
 CREATE TABLE t_enum (id serial PRIMARY KEY, mood mood_t NOT NULL DEFAULT 'ok', moods mood_t[], price price_d);
 
+-- An outbox table (the EventRouter pass routes it to outbox.event.<aggregatetype>; its own
+-- topic is left out of the sentinel wait).
+CREATE TABLE t_outbox (id uuid PRIMARY KEY, aggregatetype text NOT NULL, aggregateid text NOT NULL,
+  type text NOT NULL, payload jsonb);
+
 -- PostGIS (its own schema, excluded from capture).
 CREATE SCHEMA postgis;
 CREATE EXTENSION IF NOT EXISTS postgis SCHEMA postgis;
@@ -298,3 +303,8 @@ INSERT INTO t_gis (g, gp, gg, ga) VALUES
    ARRAY['GEOMETRYCOLLECTION EMPTY'::postgis.geometry, 'SRID=4326;POINT(1 2)'::postgis.geometry]),
   (NULL, NULL, NULL, NULL);
 INSERT INTO t_enum (mood, moods, price) VALUES ('happy', '{sad,happy}', 12.5), ('sad', NULL, NULL);
+
+INSERT INTO t_outbox VALUES
+  ('11111111-1111-1111-1111-111111111111', 'order', 'o-1', 'OrderCreated',
+   '{"id": 1, "lines": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 1}], "note": null, "tags": []}'),
+  ('22222222-2222-2222-2222-222222222222', 'customer', 'c-1', 'CustomerCreated', '{"name": "Ana", "vip": true}');

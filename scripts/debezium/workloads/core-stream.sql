@@ -104,3 +104,14 @@ UPDATE t_gis SET g = 'POINT EMPTY' WHERE id = 2;
 -- Enums.
 INSERT INTO t_enum (moods, price) VALUES ('{ok}', 1);
 UPDATE t_enum SET mood = 'sad', moods = '{}' WHERE id = 1;
+
+
+-- Outbox: insert-then-delete in one transaction, then an insert and an update.
+BEGIN;
+INSERT INTO t_outbox VALUES ('33333333-3333-3333-3333-333333333333', 'order', 'o-2', 'OrderCreated',
+  '{"id": 2, "lines": [{"sku": "c", "qty": 5}], "total": 12.5}');
+DELETE FROM t_outbox WHERE id = '33333333-3333-3333-3333-333333333333';
+COMMIT;
+INSERT INTO t_outbox VALUES ('44444444-4444-4444-4444-444444444444', 'customer', 'c-2', 'CustomerUpdated',
+  '{"name": "Bo", "vip": false}');
+UPDATE t_outbox SET type = 'CustomerRenamed' WHERE id = '44444444-4444-4444-4444-444444444444';

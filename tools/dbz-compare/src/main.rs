@@ -222,8 +222,12 @@ fn read_all(c: &BaseConsumer, topics: &BTreeMap<String, Vec<i32>>, timeout: Dura
 
 fn txid_of(value: &[u8]) -> Option<String> {
     let root = json::parse(value).ok()?;
-    let src = root.get("payload")?.get("source")?;
-    let tx = src.get("txId")?;
+    let payload = root.get("payload")?;
+    // An envelope's source.txId, or the `__txId` that ExtractNewRecordState adds.
+    let tx = match payload.get("source") {
+        Some(src) => src.get("txId")?,
+        None => payload.get("__txId")?,
+    };
     Some(String::from_utf8_lossy(tx.raw(value)).into_owned())
 }
 
@@ -396,12 +400,17 @@ fn volatile_paths(root: &Node, doc: &[u8], strict: bool) -> Vec<String> {
     let snapshot = payload
         .get("source")
         .and_then(|s| s.get("snapshot"))
+        .or_else(|| payload.get("__snapshot"))
         .and_then(|s| s.as_str(doc))
         .map(|s| s != "false")
         .unwrap_or(false);
     if !strict || snapshot {
         for f in ["ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence"] {
             out.push(format!("value.payload.source.{f}"));
+        }
+        // The same fields flattened by ExtractNewRecordState's add.fields.
+        for f in ["__txId", "__lsn", "__sequence", "__source_ts_ms", "__source_ts_us", "__source_ts_ns"] {
+            out.push(format!("value.payload.{f}"));
         }
     }
     out
