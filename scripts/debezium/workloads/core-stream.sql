@@ -104,6 +104,9 @@ UPDATE t_gis SET g = 'POINT EMPTY' WHERE id = 2;
 -- Enums.
 INSERT INTO t_enum (moods, price) VALUES ('{ok}', 1);
 UPDATE t_enum SET mood = 'sad', moods = '{}' WHERE id = 1;
+-- A label added while streaming, then used.
+ALTER TYPE mood_t ADD VALUE 'great';
+INSERT INTO t_enum (mood, moods) VALUES ('great', '{great,sad}');
 
 
 -- Outbox: insert-then-delete in one transaction, then an insert and an update.
