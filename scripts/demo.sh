@@ -26,6 +26,13 @@ for f in migrations/*.sql; do "${PSQL[@]}" -f "$f"; done
 
 mkdir -p target/demo
 LOG=target/demo/pgcdc.log
+# pgcdc refuses to go on when the offsets say it was streaming but the slot is gone (the changes
+# in between would be lost). For the demo, start over instead: a new slot and a new snapshot.
+if [ -f target/demo/offsets.json ] \
+   && [ -z "$("${PSQL[@]}" -Atc "SELECT 1 FROM pg_replication_slots WHERE slot_name = 'debezium_pedidos'")" ]; then
+  say "The demo's slot debezium_pedidos is gone (dropped?): starting over with a new slot and snapshot"
+  mv target/demo/offsets.json "target/demo/offsets.json.old"
+fi
 say "Running: pgcdc run --config config/pedidos-cdc.json --set <connection keys>   (log: $LOG)"
 PGCDC_LOG=info "$BIN" run --config config/pedidos-cdc.json \
   --set database.hostname="$PGCDC_TEST_PG_HOST" \
@@ -94,6 +101,9 @@ for _ in $(seq 1 300); do
   [ "$OK" = t ] && break
   sleep 0.1
 done
+if [ "$OK" != t ]; then
+  say "pgcdc has not confirmed these writes within 30 s: it may still be reading the WAL its slot retained since the last run (see $LOG); the records below can be older ones"
+fi
 show loja.public.pedidos 5
 show outbox.event.pedido 1
 

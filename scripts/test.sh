@@ -7,4 +7,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/services.sh start all
 # shellcheck source=scripts/env.sh
 . scripts/env.sh
+# Tests clean up after themselves, but a test that fails or is killed leaves its database and
+# slot behind, and an unread slot retains WAL. Drop what earlier runs left (test databases are
+# named t_*; nothing else is touched).
+PGPASSWORD="$PGCDC_TEST_PG_PASSWORD" psql -q -X -h "$PGCDC_TEST_PG_HOST" -p "$PGCDC_TEST_PG_PORT" \
+  -U "$PGCDC_TEST_PG_SUPERUSER" -d postgres -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+ WHERE NOT active AND database LIKE 't\_%';
+SELECT format('DROP DATABASE %I WITH (FORCE)', datname) FROM pg_database WHERE datname LIKE 't\_%' \gexec
+SQL
 cargo test --all-targets -- --test-threads=4 "$@"
