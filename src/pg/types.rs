@@ -1360,6 +1360,24 @@ pub fn parse_time_micros(text: &str) -> Result<i64, String> {
     Ok(((h * 60 + mi) * 60 + s) * 1_000_000 + micros)
 }
 
+/// Parses a UTC offset as PostgreSQL prints it (`+HH`, `-HH:MM`, `+HH:MM:SS`; local mean time
+/// offsets have seconds) into seconds east of UTC.
+fn parse_utc_offset(o: &str) -> Result<i32, String> {
+    let sign = if o.starts_with('-') { -1 } else { 1 };
+    let mut parts = o.get(1..).unwrap_or("").split(':');
+    let h: i32 = num(parts.next().unwrap_or(""), "offset hours")?;
+    let mut next = |what: &str| -> Result<i32, String> {
+        parts
+            .next()
+            .map(|p| num(p, what))
+            .transpose()
+            .map(|v| v.unwrap_or(0))
+    };
+    let mi = next("offset minutes")?;
+    let s = next("offset seconds")?;
+    Ok(sign * (h * 3600 + mi * 60 + s))
+}
+
 /// Parses `timestamp`/`timestamptz` output (`YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]][ BC]`)
 /// into local microseconds since the epoch and the UTC offset in seconds, if any.
 pub fn parse_timestamp_micros(text: &str) -> Result<(i64, Option<i32>), String> {
@@ -1378,22 +1396,7 @@ pub fn parse_timestamp_micros(text: &str) -> Result<(i64, Option<i32>), String> 
     let micros = parse_time_micros(time)?;
     let offset = match offset {
         None => None,
-        Some(o) => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            let mut parts = o[1..].split(':');
-            let h: i32 = num(parts.next().unwrap_or(""), "offset hours")?;
-            let mi: i32 = parts
-                .next()
-                .map(|p| num(p, "offset minutes"))
-                .transpose()?
-                .unwrap_or(0);
-            let s: i32 = parts
-                .next()
-                .map(|p| num(p, "offset seconds"))
-                .transpose()?
-                .unwrap_or(0);
-            Some(sign * (h * 3600 + mi * 60 + s))
-        }
+        Some(o) => Some(parse_utc_offset(o)?),
     };
     Ok((days_from_civil(y, m, d) * 86_400_000_000 + micros, offset))
 }
@@ -1802,20 +1805,8 @@ pub fn parse_interval(text: &str) -> Result<Interval, String> {
 pub fn parse_zoned_time(text: &str) -> Result<String, String> {
     let p = text.rfind(['+', '-']).ok_or("timetz without an offset")?;
     let micros = parse_time_micros(&text[..p])?;
-    let sign: i64 = if text[p..].starts_with('-') { -1 } else { 1 };
-    let mut parts = text[p + 1..].split(':');
-    let oh: i64 = num(parts.next().unwrap_or(""), "offset hours")?;
-    let om: i64 = parts
-        .next()
-        .map(|v| num(v, "offset minutes"))
-        .transpose()?
-        .unwrap_or(0);
-    let os: i64 = parts
-        .next()
-        .map(|v| num(v, "offset seconds"))
-        .transpose()?
-        .unwrap_or(0);
-    let utc = (micros - sign * (oh * 3600 + om * 60 + os) * 1_000_000).rem_euclid(86_400_000_000);
+    let offset = i64::from(parse_utc_offset(&text[p..])?);
+    let utc = (micros - offset * 1_000_000).rem_euclid(86_400_000_000);
     let secs = utc / 1_000_000;
     let frac = utc % 1_000_000;
     let mut s = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
