@@ -2371,4 +2371,18 @@ mod tests {
             "b68a35a7-17ad-35b3-af2a-ae46edb4545a"
         );
     }
+
+    #[test]
+    fn utc_offsets_parse_with_minutes_and_local_mean_time_seconds() {
+        assert_eq!(parse_utc_offset("+05:30"), Ok(19_800));
+        assert_eq!(parse_utc_offset("-03:30"), Ok(-12_600));
+        assert_eq!(parse_utc_offset("-08"), Ok(-28_800));
+        assert_eq!(parse_utc_offset("+00:53:28"), Ok(3_208));
+        assert!(parse_utc_offset("+").is_err());
+        assert!(parse_utc_offset("+xx").is_err());
+        assert_eq!(
+            parse_zoned_time("13:51:30.5-03:30"),
+            Ok("17:21:30.5Z".to_string())
+        );
+    }
 }
