@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The differential harness once with the plain connector config and once per extra config in
 # scripts/debezium/configs/*.conf (one k=v per line, # comments). Exit 0 only when every pass
-# has every record identical or listed in deliberate.tsv.
+# has every record identical or listed in deliberate.tsv. Each pass's run directory (reports,
+# diffs.jsonl, pgcdc.log) is kept as target/debezium/run-<pass>/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 rc=0
@@ -11,6 +12,8 @@ run_pass() {
   echo "== differential pass: $name"
   DBZ_EXTRA_CONFIG="$extra" scripts/debezium/run.sh || status=$?
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
+  # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
+  rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true
   [ "$status" = 0 ] || rc=1
 }
 run_pass plain ""
