@@ -237,10 +237,13 @@ impl Processor {
             .map(|c| (c.name.clone(), c.type_oid, c.type_modifier))
             .collect();
         let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
-        let mut catalog = relation::read_table_catalog(&self.sql, rel.id, &oids).await?;
-        if self.config.records.columns.needs_source_types() {
-            catalog.source_types = crate::pg::columns::read_types(&self.sql, &oids).await?;
-        }
+        let mut catalog = relation::read_table_catalog(
+            &self.sql,
+            rel.id,
+            &oids,
+            self.config.records.columns.needs_source_types(),
+        )
+        .await?;
         if catalog.columns.is_empty() {
             // The table is gone from the catalog (dropped after these changes were written):
             // fall back to the key flags of the Relation message, which are the replica
@@ -613,15 +616,17 @@ impl Processor {
                 .map(|c| (c.name.clone(), c.type_oid, c.typmod))
                 .collect();
             let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
+            let (types, source_types) = relation::column_types(
+                snap_sql,
+                &oids,
+                self.config.records.columns.needs_source_types(),
+            )
+            .await?;
             let catalog = relation::TableCatalog {
                 columns,
                 key: relation::catalog_key(snap_sql, t.oid).await?,
-                types: relation::catalog_types(snap_sql, &oids).await?,
-                source_types: if self.config.records.columns.needs_source_types() {
-                    crate::pg::columns::read_types(snap_sql, &oids).await?
-                } else {
-                    Default::default()
-                },
+                types,
+                source_types,
             };
             let table = relation::build_table(
                 &self.config,

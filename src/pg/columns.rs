@@ -11,14 +11,10 @@
 //! Names are matched as `schema.table.column`, data types as `schema.table.typname`, with
 //! the anchored, case-insensitive regular expressions of the config.
 
-use std::collections::HashMap;
-
-use tokio_postgres::Client;
-
 use crate::config::records::{ColumnMapperKind, ColumnRules};
 
-use crate::error::Result;
 use crate::event::{Schema, Value};
+use crate::pg::types::TypeCatalog;
 
 /// A `MessageDigest` algorithm of `column.mask.hash.<algorithm>.with.salt.<salt>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,63 +79,9 @@ impl HashAlgorithm {
 /// pgjdbc's length for unknown or unbounded types (`Integer.MAX_VALUE`).
 pub const UNKNOWN_LENGTH: i32 = i32::MAX;
 
-/// A `pg_type` row, as far as column facts need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PgTypeRow {
-    /// `typname`.
-    pub name: String,
-    /// `typtype` (`b`, `d`, `e`, ...).
-    pub typtype: u8,
-    /// `typelem` of an array type, else 0.
-    pub elem: u32,
-    /// `typbasetype` of a domain, else 0.
-    pub base: u32,
-    /// `typtypmod` of a domain, else -1.
-    pub base_typmod: i32,
-}
-
-/// `pg_type` rows by OID.
-pub type PgTypes = HashMap<u32, PgTypeRow>;
-
-/// Reads the `pg_type` rows of `oids`, following domains to their base types and arrays to
-/// their element types.
-pub async fn read_types(client: &Client, oids: &[u32]) -> Result<PgTypes> {
-    let mut out = PgTypes::new();
-    let mut wanted: Vec<i64> = oids.iter().map(|o| *o as i64).collect();
-    for _ in 0..8 {
-        wanted.retain(|o| !out.contains_key(&(*o as u32)));
-        wanted.sort_unstable();
-        wanted.dedup();
-        if wanted.is_empty() {
-            break;
-        }
-        let rows = client
-            .query(
-                "SELECT t.oid::int8, t.typname::text, t.typtype::text, t.typelem::int8, \
-                        t.typbasetype::int8, t.typtypmod \
-                 FROM pg_type t WHERE t.oid::int8 = ANY($1)",
-                &[&wanted],
-            )
-            .await?;
-        wanted.clear();
-        for r in rows {
-            let row = PgTypeRow {
-                name: r.get(1),
-                typtype: r.get::<_, String>(2).bytes().next().unwrap_or(b'b'),
-                elem: r.get::<_, i64>(3) as u32,
-                base: r.get::<_, i64>(4) as u32,
-                base_typmod: r.get(5),
-            };
-            for next in [row.elem, row.base] {
-                if next != 0 {
-                    wanted.push(next as i64);
-                }
-            }
-            out.insert(r.get::<_, i64>(0) as u32, row);
-        }
-    }
-    Ok(out)
-}
+/// `pg_type` rows by OID (built-in types included), as
+/// [`crate::pg::relation::read_pg_types`] reads them.
+pub type PgTypes = TypeCatalog;
 
 mod oid {
     pub const BOOL: u32 = 16;
@@ -270,11 +212,11 @@ impl SourceColumn {
         let (mut root, mut root_typmod) = (oid, typmod);
         for _ in 0..8 {
             match types.get(&root) {
-                Some(t) if t.typtype == b'd' && t.base != 0 => {
+                Some(t) if t.typtype == b'd' && t.base_oid != 0 => {
                     if root_typmod == -1 {
                         root_typmod = t.base_typmod;
                     }
-                    root = t.base;
+                    root = t.base_oid;
                 }
                 _ => break,
             }
@@ -286,8 +228,8 @@ impl SourceColumn {
         // Arrays: precision and scale of the element type.
         let measured = types
             .get(&root)
-            .filter(|t| t.elem != 0 && t.name.starts_with('_'))
-            .map(|t| t.elem)
+            .filter(|t| t.elem_oid != 0 && t.name.starts_with('_'))
+            .map(|t| t.elem_oid)
             .unwrap_or(root);
         let mut length = jdbc_precision(measured, root_typmod);
         if length == 0 {
@@ -549,14 +491,17 @@ pub fn with_parameters(mut schema: Schema, params: &[(String, String)]) -> Schem
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pg::types::TypeInfo;
 
     fn types() -> PgTypes {
-        let t = |name: &str, typtype: u8, elem: u32, base: u32, base_typmod: i32| PgTypeRow {
+        let t = |name: &str, typtype: u8, elem: u32, base: u32, base_typmod: i32| TypeInfo {
             name: name.into(),
             typtype,
-            elem,
-            base,
+            category: if elem != 0 { b'A' } else { b'U' },
+            base_oid: base,
             base_typmod,
+            elem_oid: elem,
+            enum_labels: Vec::new(),
         };
         [
             (1043, t("varchar", b'b', 0, 0, -1)),

@@ -16,7 +16,7 @@ use crate::config::{ConnectorConfig, ConvertingFailureMode};
 use crate::error::{Error, Result};
 use crate::event::envelope::table_descriptor_from_fields;
 use crate::event::{Schema, TableDescriptor, Value};
-use crate::pg::columns::{self, PgTypes, PlanColumn, SourceColumn, ValueMapper};
+use crate::pg::columns::{self, PlanColumn, SourceColumn, ValueMapper};
 use crate::pg::pgoutput::{Tuple, TupleValue};
 use crate::pg::types::{
     parse_default, ColumnType, DecimalMode, TypeCatalog, TypeInfo, ValueOptions,
@@ -124,10 +124,17 @@ pub async fn catalog_key(client: &Client, relid: u32) -> Result<Vec<String>> {
 /// Reads what the catalog says about `oids` that are not built-in mapped types, following
 /// domains to their base types and arrays to their element types.
 pub async fn catalog_types(client: &Client, oids: &[u32]) -> Result<TypeCatalog> {
+    read_pg_types(client, oids, false).await
+}
+
+/// Reads the `pg_type` rows (and enum labels) of `oids`, following domains to their base types
+/// and arrays to their element types. Built-in mapped types are skipped unless `builtins`.
+pub async fn read_pg_types(client: &Client, oids: &[u32], builtins: bool) -> Result<TypeCatalog> {
+    let wanted_type = |o: u32| builtins || ColumnType::from_oid(o, -1).is_none();
     let mut types = TypeCatalog::new();
     let mut wanted: Vec<i64> = oids
         .iter()
-        .filter(|o| ColumnType::from_oid(**o, -1).is_none())
+        .filter(|o| wanted_type(**o))
         .map(|o| *o as i64)
         .collect();
     for _ in 0..8 {
@@ -158,7 +165,7 @@ pub async fn catalog_types(client: &Client, oids: &[u32]) -> Result<TypeCatalog>
                 enum_labels: r.get(7),
             };
             for next in [info.base_oid, info.elem_oid] {
-                if next != 0 && ColumnType::from_oid(next, -1).is_none() {
+                if next != 0 && wanted_type(next) {
                     wanted.push(next as i64);
                 }
             }
@@ -180,22 +187,43 @@ pub struct TableCatalog {
     pub types: TypeCatalog,
     /// `pg_type` rows of the column types, read only when a column mapper needs the source
     /// type (see [`crate::pg::columns`]); empty otherwise.
-    pub source_types: PgTypes,
+    pub source_types: TypeCatalog,
 }
 
 /// Reads columns, key and types of relation `relid`; `type_oids` are the published column
-/// types (the Relation message's, or the catalog's for a snapshot).
+/// types (the Relation message's, or the catalog's for a snapshot). With `source_types` (a
+/// column mapper needs the source type), the built-in types are read too, in the same query.
 pub async fn read_table_catalog(
     client: &Client,
     relid: u32,
     type_oids: &[u32],
+    source_types: bool,
 ) -> Result<TableCatalog> {
+    let columns = catalog_columns(client, relid).await?;
+    let key = catalog_key(client, relid).await?;
+    let (types, source_types) = column_types(client, type_oids, source_types).await?;
     Ok(TableCatalog {
-        columns: catalog_columns(client, relid).await?,
-        key: catalog_key(client, relid).await?,
-        types: catalog_types(client, type_oids).await?,
-        source_types: PgTypes::new(),
+        columns,
+        key,
+        types,
+        source_types,
     })
+}
+
+/// The [`TableCatalog::types`] and [`TableCatalog::source_types`] of columns of `type_oids`,
+/// in one query: mapped built-in types resolve before any catalog lookup, so when the source
+/// types are wanted one catalog with every type serves both.
+pub async fn column_types(
+    client: &Client,
+    type_oids: &[u32],
+    source_types: bool,
+) -> Result<(TypeCatalog, TypeCatalog)> {
+    if source_types {
+        let all = read_pg_types(client, type_oids, true).await?;
+        Ok((all.clone(), all))
+    } else {
+        Ok((catalog_types(client, type_oids).await?, TypeCatalog::new()))
+    }
 }
 
 /// Builds a table from its published columns (`(name, type OID, typmod)` in tuple order),
