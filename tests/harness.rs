@@ -394,7 +394,15 @@ pub async fn read_until(
                 check = true;
             }
             if let Some(m) = polled {
-                let m = m.expect("consume");
+                // A broker that was just resumed (see PausedBroker) is reported as down for a
+                // moment; the client reconnects by itself, so only other errors end the read.
+                let m = match m {
+                    Err(rdkafka::error::KafkaError::MessageConsumption(
+                        rdkafka::types::RDKafkaErrorCode::AllBrokersDown
+                        | rdkafka::types::RDKafkaErrorCode::BrokerTransportFailure,
+                    )) => continue,
+                    other => other.expect("consume"),
+                };
                 let headers = m
                     .headers()
                     .map(|h| {
