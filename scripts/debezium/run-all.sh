@@ -14,11 +14,21 @@ run_pass() {
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
   # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
   rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true
-  [ "$status" = 0 ] || rc=1
+  [ "$status" = 0 ] || { rc=1; failed+=("$name"); }
 }
+failed=()
 run_pass plain ""
 for f in scripts/debezium/configs/*.conf; do
   run_pass "$(basename "$f" .conf)" "$(grep -v '^[[:space:]]*#' "$f" | sed '/^[[:space:]]*$/d')"
+done
+# What a failed pass found, where a CI log that keeps only its tail still shows it: the topics
+# whose record counts differ, the records on one side only, and pgcdc's warnings and errors.
+for name in "${failed[@]}"; do
+  dir="target/debezium/run-$name"
+  echo "== $name failed: details ($dir)"
+  awk 'NR > 1 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ && $2 != $3' "$dir/report.txt" 2>/dev/null | head -n 10
+  sed -n -e '/repeat the record before them/,/^$/p' -e '/^records on one side only/,/^$/p' "$dir/report.txt" 2>/dev/null | head -n 40
+  grep -E ' (WARN|ERROR) ' "$dir/pgcdc.log" 2>/dev/null | grep -v 'cannot convert a value' | cut -c1-300 | head -n 15
 done
 printf '%s\n' "${summary[@]}"
 exit "$rc"

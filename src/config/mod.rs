@@ -946,6 +946,13 @@ impl ConnectorConfig {
             if k == "enable.idempotence" && v == "false" {
                 c.problems.push("producer enable.idempotence=false is invalid: retries would reorder or duplicate records within a partition".into());
             }
+            if (k == "max.in.flight.requests.per.connection" || k == "max.in.flight")
+                && v.trim() != "1"
+            {
+                c.problems.push(format!(
+                    "producer {k}={v} is invalid: pgcdc keeps one produce request in flight per broker, as Kafka Connect does, because with more a broker before Kafka 4.5 can drop the first records sent to a new partition while the client reports them delivered (KAFKA-15591); remove the setting"
+                ));
+            }
             if k == "partitioner" && v != "murmur2_random" {
                 c.problems.push(format!(
                     "producer partitioner={v} is invalid: pgcdc uses murmur2_random so that keys land on the partitions the Java client picks"

@@ -462,6 +462,21 @@ fn producer_settings_pass_through_and_guarantees_cannot_be_weakened() {
         "consistent_random",
     )]));
     assert!(msg.contains("murmur2_random"), "{msg}");
+    for key in [
+        "producer.override.max.in.flight.requests.per.connection",
+        "producer.max.in.flight",
+    ] {
+        let msg = problems(&seed_with(&[(key, "5")]));
+        assert!(
+            msg.contains("=5 is invalid") && msg.contains("KAFKA-15591"),
+            "{key}: {msg}"
+        );
+    }
+    ConnectorConfig::from_map(&seed_with(&[(
+        "producer.override.max.in.flight.requests.per.connection",
+        "1",
+    )]))
+    .expect("one request in flight is what pgcdc uses anyway");
     let (c, _) = ConnectorConfig::from_map(&seed_with(&[(
         "producer.override.bootstrap.servers",
         "k:1",

@@ -7,7 +7,15 @@
 //!   would choose (murmur2 of the key bytes), so a team switching from Debezium keeps its
 //!   per-key order; librdkafka's default (CRC32) would not;
 //! - `message.timeout.ms=0` (retry forever, as Kafka Connect's `delivery.timeout.ms` of
-//!   `Integer.MAX_VALUE`), unless overridden: a broker outage is backpressure, not loss.
+//!   `Integer.MAX_VALUE`), unless overridden: a broker outage is backpressure, not loss;
+//! - `max.in.flight.requests.per.connection=1`, as Kafka Connect sets for every source task.
+//!   With more requests in flight, brokers before Kafka 4.5 can lose the first records sent to
+//!   a partition: a producer's first request refused with a retriable error (the broker is
+//!   still taking up leadership of a just created topic, or the ISR is short) is followed by
+//!   a second one that the broker appends, since it accepts any first sequence number from a
+//!   producer it holds no state for (KAFKA-15591); librdkafka then reports the refused
+//!   records as delivered, "implicitly acked" by the later success. One request at a time
+//!   makes a retried request always the next one the broker sees.
 //!
 //! Bounded memory: librdkafka's own queue is capped (`queue.buffering.max.messages`,
 //! `queue.buffering.max.kbytes`); when it is full, [`KafkaSink::send`] waits for delivery
@@ -41,7 +49,6 @@ pub const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
     ("queue.buffering.max.messages", "100000"),
     ("queue.buffering.max.kbytes", "65536"),
     ("message.timeout.ms", "0"),
-    ("max.in.flight.requests.per.connection", "5"),
     ("client.id", "pgcdc"),
 ];
 
@@ -50,6 +57,7 @@ pub const PRODUCER_FORCED: &[(&str, &str)] = &[
     ("acks", "all"),
     ("enable.idempotence", "true"),
     ("partitioner", "murmur2_random"),
+    ("max.in.flight.requests.per.connection", "1"),
 ];
 
 /// Delivery callback context.
@@ -96,6 +104,12 @@ impl ClientLog {
     }
 
     fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
+        // librdkafka's debug lines only come when its `debug` property asks for them: all of
+        // them are wanted then.
+        if matches!(level, RDKafkaLogLevel::Info | RDKafkaLogLevel::Debug) {
+            tracing::debug!(target: "librdkafka", facility = fac, "{message}");
+            return;
+        }
         // Connection failures repeat per retry with different timings in the text; key on
         // the facility and the text before any digits so repeats collapse.
         let key: String = format!(
@@ -435,5 +449,30 @@ impl KafkaSink {
 impl Drop for KafkaSink {
     fn drop(&mut self) {
         let _ = self.producer.flush(Duration::from_millis(0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guarantees_survive_user_producer_settings() {
+        let config = KafkaConfig {
+            bootstrap_servers: "k:1".into(),
+            producer: vec![
+                ("max.in.flight.requests.per.connection".into(), "5".into()),
+                ("acks".into(), "1".into()),
+                ("linger.ms".into(), "20".into()),
+            ],
+            topic_creation_enable: true,
+            topic_partitions: -1,
+            topic_replication_factor: -1,
+        };
+        let c = client_config(&config);
+        assert_eq!(c.get("max.in.flight.requests.per.connection"), Some("1"));
+        assert_eq!(c.get("acks"), Some("all"));
+        assert_eq!(c.get("enable.idempotence"), Some("true"));
+        assert_eq!(c.get("linger.ms"), Some("20"), "other settings pass");
     }
 }

@@ -637,6 +637,87 @@ fn rec_json(r: &Rec) -> serde_json::Value {
     })
 }
 
+/// What pairs a record with its counterpart on the other side: the key bytes and the
+/// envelope's `op` (or ExtractNewRecordState's `__op`), and whether the value is a tombstone.
+fn align_key(r: &Rec) -> Vec<u8> {
+    let mut k = r.key.clone().unwrap_or_else(|| b"<null>".to_vec());
+    k.push(0);
+    match r.value.as_deref() {
+        None => k.extend_from_slice(b"<tombstone>"),
+        Some(v) => {
+            if let Ok(root) = json::parse(v) {
+                let payload = root.get("payload");
+                if let Some(op) = payload.and_then(|p| p.get("op").or_else(|| p.get("__op"))) {
+                    k.extend_from_slice(op.raw(v));
+                }
+            }
+        }
+    }
+    k
+}
+
+/// Pairs the records of one topic-partition: a longest common subsequence of [`align_key`]s,
+/// then, between two matches, the leftovers of both sides in order. A record with no
+/// counterpart (one side has more there) comes back with `None` on the other side, so one
+/// missing or duplicated record does not shift every pair after it. Very long partitions
+/// (over 2,000 × 2,000 records) are paired by position.
+fn align(xa: &[Rec], xb: &[Rec]) -> Vec<(Option<usize>, Option<usize>)> {
+    let (n, m) = (xa.len(), xb.len());
+    let mut out = Vec::with_capacity(n.max(m));
+    if n.saturating_mul(m) > 4_000_000 || (n == m && xa.iter().zip(xb).all(|(x, y)| x.key == y.key)) {
+        for i in 0..n.max(m) {
+            out.push(((i < n).then_some(i), (i < m).then_some(i)));
+        }
+        return out;
+    }
+    let ka: Vec<Vec<u8>> = xa.iter().map(align_key).collect();
+    let kb: Vec<Vec<u8>> = xb.iter().map(align_key).collect();
+    // l[i][j]: LCS length of ka[i..] and kb[j..].
+    let mut l = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            l[i][j] = if ka[i] == kb[j] { l[i + 1][j + 1] + 1 } else { l[i + 1][j].max(l[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let (mut ga, mut gb): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    let flush = |ga: &mut Vec<usize>, gb: &mut Vec<usize>, out: &mut Vec<(Option<usize>, Option<usize>)>| {
+        for k in 0..ga.len().max(gb.len()) {
+            out.push((ga.get(k).copied(), gb.get(k).copied()));
+        }
+        ga.clear();
+        gb.clear();
+    };
+    while i < n && j < m {
+        if ka[i] == kb[j] && l[i][j] == l[i + 1][j + 1] + 1 {
+            flush(&mut ga, &mut gb, &mut out);
+            out.push((Some(i), Some(j)));
+            i += 1;
+            j += 1;
+        } else if l[i + 1][j] >= l[i][j + 1] {
+            ga.push(i);
+            i += 1;
+        } else {
+            gb.push(j);
+            j += 1;
+        }
+    }
+    ga.extend(i..n);
+    gb.extend(j..m);
+    flush(&mut ga, &mut gb, &mut out);
+    out
+}
+
+/// Whether `r` repeats the record just before it byte for byte (key, value, headers): a
+/// producer's retry of a request whose acknowledgement was lost, which Kafka Connect's
+/// non-idempotent producer may write twice (at least once).
+fn repeats_previous(recs: &[Rec], i: usize) -> bool {
+    i > 0 && {
+        let (p, r) = (&recs[i - 1], &recs[i]);
+        p.key == r.key && p.value == r.value && p.headers == r.headers
+    }
+}
+
 #[derive(Default)]
 struct TopicStat {
     a: usize,
@@ -673,6 +754,9 @@ fn compare(args: CompareArgs) -> Res<i32> {
     let mut stats: BTreeMap<Tp, TopicStat> = BTreeMap::new();
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut only: Vec<(String, &str, i64, String)> = Vec::new(); // topic, side, offset, value
+    // A's records that repeat the one before them and have no counterpart in B: Kafka
+    // Connect's producer is not idempotent, so a retried request can be written twice.
+    let mut dup_a: Vec<(String, i64)> = Vec::new(); // topic, offset
     let mut dump = match &args.dump {
         Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?)),
         None => None,
@@ -700,7 +784,26 @@ fn compare(args: CompareArgs) -> Res<i32> {
         st.a = xa.len();
         st.b = xb.len();
         let tname = format!("{}[{}]", tp.0, tp.1);
-        for (x, y) in xa.iter().zip(xb) {
+        for (ia, ib) in align(xa, xb) {
+            let (x, y) = match (ia, ib) {
+                (Some(ia), Some(ib)) => (&xa[ia], &xb[ib]),
+                (Some(ia), None) => {
+                    let x = &xa[ia];
+                    if repeats_previous(xa, ia) {
+                        dup_a.push((tname.clone(), x.offset));
+                    } else {
+                        only.push((tname.clone(), "A", x.offset, x.value.as_deref().map(|v| text(v, 200)).unwrap_or("<null>".into())));
+                    }
+                    continue;
+                }
+                (None, Some(ib)) => {
+                    let y = &xb[ib];
+                    let note = if repeats_previous(xb, ib) { "[repeats the record before it] " } else { "" };
+                    only.push((tname.clone(), "B", y.offset, format!("{note}{}", y.value.as_deref().map(|v| text(v, 200)).unwrap_or("<null>".into()))));
+                    continue;
+                }
+                (None, None) => continue,
+            };
             st.paired += 1;
             let mut diffs = Vec::new();
             if x.key != y.key {
@@ -741,12 +844,6 @@ fn compare(args: CompareArgs) -> Res<i32> {
                 writeln!(w, "{line}").map_err(|e| e.to_string())?;
             }
         }
-        for x in xa.iter().skip(xb.len()) {
-            only.push((tname.clone(), "A", x.offset, x.value.as_deref().map(|v| text(v, 200)).unwrap_or("<null>".into())));
-        }
-        for y in xb.iter().skip(xa.len()) {
-            only.push((tname.clone(), "B", y.offset, y.value.as_deref().map(|v| text(v, 200)).unwrap_or("<null>".into())));
-        }
     }
     if let Some(mut w) = dump {
         w.flush().map_err(|e| e.to_string())?;
@@ -779,7 +876,8 @@ fn compare(args: CompareArgs) -> Res<i32> {
     let _ = writeln!(r);
     let _ = writeln!(
         r,
-        "records compared: {sp}   identical: {si} ({pct:.1}%)   only in A ({an}): {only_a}   only in B ({bn}): {only_b}"
+        "records compared: {sp}   identical: {si} ({pct:.1}%)   only in A ({an}): {only_a}   only in B ({bn}): {only_b}{}",
+        if dup_a.is_empty() { String::new() } else { format!("   repeated in A: {}", dup_a.len()) }
     );
     let other = sp - si - deliberately_different;
     if !deliberate.is_empty() {
@@ -805,6 +903,17 @@ fn compare(args: CompareArgs) -> Res<i32> {
             let _ = writeln!(r, "- {k}\n    at {path} in {t}, A offset {oa}, B offset {ob}\n    A: {a}\n    B: {b}");
         }
     }
+    if !dup_a.is_empty() {
+        let _ = writeln!(r);
+        let _ = writeln!(
+            r,
+            "{} record(s) of A repeat the record before them byte for byte, with no counterpart in B (a producer retry written twice; Kafka Connect's producer is at-least-once, not idempotent). Not counted as differences:",
+            dup_a.len()
+        );
+        for (t, o) in dup_a.iter().take(20) {
+            let _ = writeln!(r, "  A {t} offset {o}");
+        }
+    }
     if !only.is_empty() {
         let _ = writeln!(r);
         let _ = writeln!(r, "records on one side only (first 20):");
@@ -821,7 +930,7 @@ fn compare(args: CompareArgs) -> Res<i32> {
             "a": {"name": an, "bootstrap": ab}, "b": {"name": bn, "bootstrap": bb},
             "strict_source": args.strict_source,
             "records_a": sa, "records_b": sb, "compared": sp, "identical": si, "identical_pct": pct,
-            "only_a": only_a, "only_b": only_b,
+            "only_a": only_a, "only_b": only_b, "repeated_a": dup_a.len(),
             "topics": stats.iter().map(|((t, p), s)| serde_json::json!({"topic": t, "partition": p, "a": s.a, "b": s.b, "paired": s.paired, "identical": s.identical})).collect::<Vec<_>>(),
             "differences": groups.iter().map(|(k, g)| serde_json::json!({
                 "path": k, "records": g.count, "topics": g.topics.iter().collect::<Vec<_>>(),
@@ -831,4 +940,47 @@ fn compare(args: CompareArgs) -> Res<i32> {
         std::fs::write(p, serde_json::to_string_pretty(&j).unwrap()).map_err(|e| format!("{p}: {e}"))?;
     }
     Ok(if other == 0 && only.is_empty() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(offset: i64, key: &str, op: &str) -> Rec {
+        Rec {
+            offset,
+            key: Some(key.as_bytes().to_vec()),
+            value: Some(format!("{{\"payload\":{{\"op\":\"{op}\",\"o\":{offset}}}}}").into_bytes()),
+            headers: Vec::new(),
+        }
+    }
+
+    fn pairs(a: &[Rec], b: &[Rec]) -> Vec<(Option<i64>, Option<i64>)> {
+        align(a, b).into_iter().map(|(i, j)| (i.map(|i| a[i].offset), j.map(|j| b[j].offset))).collect()
+    }
+
+    #[test]
+    fn a_missing_first_record_does_not_shift_the_others() {
+        let a = vec![rec(0, "1", "r"), rec(1, "2", "r"), rec(2, "1", "u"), rec(3, "3", "c")];
+        let b = vec![rec(0, "2", "r"), rec(1, "1", "u"), rec(2, "3", "c")];
+        assert_eq!(pairs(&a, &b), vec![(Some(0), None), (Some(1), Some(0)), (Some(2), Some(1)), (Some(3), Some(2))]);
+    }
+
+    #[test]
+    fn leftovers_between_matches_pair_in_order_and_a_repeat_is_recognised() {
+        // Same keys, one value differs (paired, compared later); A repeats its record 1.
+        let a = vec![rec(0, "1", "c"), rec(1, "2", "c"), rec(2, "2", "c"), rec(3, "1", "d")];
+        let mut a2 = a.clone();
+        a2[2].value = a2[1].value.clone();
+        a2[2].offset = 2;
+        let b = vec![rec(0, "1", "c"), rec(1, "2", "c"), rec(2, "1", "d")];
+        let p = pairs(&a2, &b);
+        assert_eq!(p.iter().filter(|(_, y)| y.is_none()).count(), 1, "{p:?}");
+        let lone = align(&a2, &b).into_iter().find(|(_, j)| j.is_none()).unwrap().0.unwrap();
+        assert!(repeats_previous(&a2, lone));
+        assert!(!repeats_previous(&a, 2), "a different value is no repeat");
+        // Keys that do not match at all are paired by position.
+        let c = vec![rec(0, "9", "c"), rec(1, "8", "c")];
+        assert_eq!(pairs(&a[..2], &c), vec![(Some(0), Some(0)), (Some(1), Some(1))]);
+    }
 }
