@@ -2,7 +2,8 @@
 //!
 //! Reads every topic of a connector (`<prefix>.*`, `__debezium-heartbeat.<prefix>`, plus any
 //! `--include-prefix`) from two brokers from the beginning, pairs the records per topic and
-//! partition in offset order, and compares key bytes, value bytes and headers after blanking
+//! partition in offset order (aligned on key and op, so a lone record does not shift the rest),
+//! and compares key bytes, value bytes and headers after blanking
 //! only volatile fields. Side A is the reference (Debezium), side B the candidate (pgcdc).
 //!
 //! Subcommands:
