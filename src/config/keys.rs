@@ -235,12 +235,26 @@ pub const KEYS: &[(&str, KeyStatus)] = &[
     ("signal.poll.interval.ms", NotImplemented(Some("5000"))),
     ("signal.kafka.topic", NotImplemented(None)),
     ("notification.enabled.channels", NotImplemented(None)),
-    // legacy names (Debezium 1.x) that users still carry
+    // legacy names (Debezium 1.x) that users still carry: see RENAMED
     ("database.server.name", NotImplemented(None)),
     ("table.whitelist", NotImplemented(None)),
     ("table.blacklist", NotImplemented(None)),
     ("schema.whitelist", NotImplemented(None)),
     ("schema.blacklist", NotImplemented(None)),
+    ("column.whitelist", NotImplemented(None)),
+    ("column.blacklist", NotImplemented(None)),
+];
+
+/// Debezium 1.x names that Debezium 2.0 removed (it ignores them since, so a config that still
+/// has them captures more than its author meant), with the key that replaced each.
+pub const RENAMED: &[(&str, &str)] = &[
+    ("database.server.name", "topic.prefix"),
+    ("table.whitelist", "table.include.list"),
+    ("table.blacklist", "table.exclude.list"),
+    ("schema.whitelist", "schema.include.list"),
+    ("schema.blacklist", "schema.exclude.list"),
+    ("column.whitelist", "column.include.list"),
+    ("column.blacklist", "column.exclude.list"),
 ];
 
 /// Key families matched by prefix, after exact keys.
@@ -284,6 +298,7 @@ pub fn is_secret(key: &str) -> bool {
 /// The known key closest to `key` (Levenshtein distance), for "did you mean" warnings.
 pub fn closest(key: &str) -> Option<&'static str> {
     KEYS.iter()
+        .filter(|(k, _)| !RENAMED.iter().any(|(old, _)| old == k))
         .map(|(k, _)| (*k, levenshtein(key, k)))
         .min_by_key(|(_, d)| *d)
         .filter(|(k, d)| *d <= (k.len().max(key.len()) / 2).max(3))

@@ -598,6 +598,12 @@ impl ConnectorConfig {
             } else {
                 value.clone()
             };
+            if let Some((_, now)) = keys::RENAMED.iter().find(|(old, _)| old == key) {
+                c.problems.push(format!(
+                    "{key} was removed in Debezium 2.0 (which ignores it): use {now} instead"
+                ));
+                continue;
+            }
             match keys::status(key) {
                 Some(KeyStatus::Implemented) | Some(KeyStatus::Framework) => {}
                 Some(KeyStatus::NotImplemented(default)) => {
@@ -856,16 +862,27 @@ impl ConnectorConfig {
             ..Default::default()
         };
         if let Some(v) = c.get("skipped.operations") {
+            // Validated as Debezium's CommonConnectorConfig does: lowercase codes, no empty
+            // items, `none` alone.
             skipped = SkippedOperations::default();
-            for op in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                match op.to_ascii_lowercase().as_str() {
+            let ops: Vec<&str> = v.split(',').map(str::trim).collect();
+            if ops.len() > 1 && ops.contains(&"none") {
+                c.problems.push(format!(
+                    "skipped.operations={v} is invalid: 'none' cannot be combined with other operations"
+                ));
+            }
+            for op in ops {
+                match op {
                     "c" => skipped.create = true,
                     "u" => skipped.update = true,
                     "d" => skipped.delete = true,
                     "t" => skipped.truncate = true,
                     "none" => {}
+                    "r" => warnings.push(ConfigWarning(
+                        "skipped.operations: r has no effect, as in Debezium: snapshot reads are never skipped".into(),
+                    )),
                     other => c.problems.push(format!(
-                        "skipped.operations contains {other:?}: allowed values are c, u, d, t (comma-separated) or none"
+                        "skipped.operations contains {other:?}: allowed values are c, u, d, t, r (lowercase, comma-separated) or none"
                     )),
                 }
             }
@@ -894,13 +911,22 @@ impl ConnectorConfig {
 
         // Kafka: producer.* then producer.override.* (the latter win).
         let mut producer = BTreeMap::new();
+        // librdkafka name -> the key the user wrote, for error messages.
+        let mut written_as: BTreeMap<String, String> = BTreeMap::new();
         for prefix in ["producer.", "producer.override."] {
             for (k, v) in raw.iter() {
                 if let Some(name) = k.strip_prefix(prefix) {
                     if prefix == "producer." && name.starts_with("override.") {
                         continue;
                     }
+                    if name == "buffer.memory" && v.trim().parse::<u64>().is_err() {
+                        c.problems.push(format!(
+                            "{k}={v} is invalid: the producer's buffer in bytes, a whole number >= 1024"
+                        ));
+                        continue;
+                    }
                     if let Some((lk, lv)) = translate_producer_key(name, v.trim()) {
+                        written_as.insert(lk.clone(), k.clone());
                         producer.insert(lk, lv);
                     }
                 }
@@ -938,6 +964,22 @@ impl ConnectorConfig {
                     "{key}=0 is invalid: use -1 (the broker's default) or a number >= 1"
                 ));
             }
+        }
+        if kafka
+            .bootstrap_servers
+            .split(',')
+            .any(|b| b.trim().is_empty())
+            && !kafka.bootstrap_servers.is_empty()
+        {
+            c.problems.push(format!(
+                "bootstrap.servers={:?} has an empty entry: list the brokers as host:port[,host:port]",
+                kafka.bootstrap_servers
+            ));
+        }
+        for (lk, why) in crate::sink::kafka::invalid_producer_settings(&kafka.producer) {
+            let user_key = written_as.get(&lk).cloned().unwrap_or(lk);
+            c.problems
+                .push(format!("{user_key} is not a valid producer setting: {why}"));
         }
         for (k, v) in &kafka.producer {
             if k == "acks" && v != "all" && v != "-1" {
@@ -1051,6 +1093,14 @@ impl ConnectorConfig {
             for p in &c.problems {
                 msg.push_str("\n  - ");
                 msg.push_str(p);
+            }
+            // A misspelt key is often why a required one is "missing": show the warnings too.
+            if !warnings.is_empty() {
+                msg.push_str("\nwarnings:");
+                for w in &warnings {
+                    msg.push_str("\n  - ");
+                    msg.push_str(&w.0);
+                }
             }
             Err(Error::config(msg))
         }

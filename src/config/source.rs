@@ -15,45 +15,128 @@ pub struct ConfigSource {
     pub env: Vec<(String, String)>,
 }
 
-/// Parses a Java `.properties` text: `key=value` or `key: value` lines, `#`/`!` comments,
-/// trailing `\` continues a line.
+/// Parses a Java `.properties` text as `java.util.Properties.load` reads it: `#`/`!` comment
+/// lines; a key ends at the first unescaped `=`, `:` or whitespace (so `key value` works); a
+/// line ending in an odd number of backslashes continues on the next (whose leading
+/// whitespace is dropped); `\t`, `\n`, `\r`, `\f` and `\uXXXX` escapes are decoded and any
+/// other escaped character stands for itself (`public\\.a` is the regex `public\.a`, `\=` an
+/// equals sign inside a key). A key alone has the empty value. Errors: a malformed `\uXXXX`
+/// escape, naming its line.
 pub fn parse_properties(text: &str) -> Result<RawConfig> {
-    fn insert(out: &mut RawConfig, entry: &str, line_no: usize) -> Result<()> {
-        let sep = entry.find(['=', ':']).ok_or_else(|| {
-            Error::config(format!(
-                "line {line_no} of the properties file has no '=' or ':' between key and value"
-            ))
-        })?;
-        let key = entry[..sep].trim();
-        if key.is_empty() {
-            return Err(Error::config(format!(
-                "line {line_no} of the properties file has an empty key"
-            )));
-        }
-        out.insert(key.to_string(), entry[sep + 1..].trim().to_string());
-        Ok(())
-    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let is_ws = |c: char| c == ' ' || c == '\t' || c == '\u{c}';
     let mut out = RawConfig::new();
-    let mut logical = String::new();
-    let mut start_line = 0;
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim_start();
-        if logical.is_empty() {
-            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
-                continue;
-            }
-            start_line = n + 1;
-        }
-        if let Some(body) = line.strip_suffix('\\') {
-            logical.push_str(body);
+    // Logical lines: natural lines joined where one ends in an odd number of backslashes.
+    let mut logical: Vec<(usize, String)> = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (n, line) in text.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let continuing = current.is_some();
+        let line = line.trim_start_matches(is_ws);
+        if !continuing && (line.is_empty() || line.starts_with('#') || line.starts_with('!')) {
             continue;
         }
-        logical.push_str(line);
-        insert(&mut out, &std::mem::take(&mut logical), start_line)?;
+        let trailing = line.chars().rev().take_while(|&c| c == '\\').count();
+        let (body, continues) = if trailing % 2 == 1 {
+            (&line[..line.len() - 1], true)
+        } else {
+            (line, false)
+        };
+        let entry = current.get_or_insert_with(|| (n + 1, String::new()));
+        entry.1.push_str(body);
+        if !continues {
+            logical.extend(current.take());
+        }
     }
     // A continuation on the last line still ends the entry.
-    if !logical.is_empty() {
-        insert(&mut out, &logical, start_line)?;
+    logical.extend(current.take());
+    for (line_no, entry) in logical {
+        let (key, value) = split_properties_entry(&entry, line_no)?;
+        out.insert(key, value);
+    }
+    Ok(out)
+}
+
+/// Splits one logical `.properties` line into its unescaped key and value.
+fn split_properties_entry(entry: &str, line_no: usize) -> Result<(String, String)> {
+    let is_ws = |c: char| c == ' ' || c == '\t' || c == '\u{c}';
+    let chars: Vec<char> = entry.chars().collect();
+    // The key ends at the first unescaped separator or whitespace.
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            '=' | ':' => break,
+            c if is_ws(c) => break,
+            _ => i += 1,
+        }
+    }
+    let key_end = i.min(chars.len());
+    // Whitespace, at most one '=' or ':', whitespace.
+    while i < chars.len() && is_ws(chars[i]) {
+        i += 1;
+    }
+    if i < chars.len() && (chars[i] == '=' || chars[i] == ':') {
+        i += 1;
+        while i < chars.len() && is_ws(chars[i]) {
+            i += 1;
+        }
+    }
+    let key = unescape_properties(&chars[..key_end], line_no)?;
+    let value = unescape_properties(&chars[i.min(chars.len())..], line_no)?;
+    Ok((key, value))
+}
+
+/// Decodes the escapes of a `.properties` key or value.
+fn unescape_properties(chars: &[char], line_no: usize) -> Result<String> {
+    let mut out = String::with_capacity(chars.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&e) = chars.get(i) else {
+            break;
+        };
+        i += 1;
+        match e {
+            't' => out.push('\t'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            'f' => out.push('\u{c}'),
+            'u' => {
+                let hex: String = chars[i..chars.len().min(i + 4)].iter().collect();
+                let code = (hex.len() == 4)
+                    .then(|| u32::from_str_radix(&hex, 16).ok())
+                    .flatten()
+                    .ok_or_else(|| {
+                        Error::config(format!(
+                            "line {line_no} of the properties file has a malformed \\uXXXX escape (\\u{hex}): write four hex digits, or \\\\u for a backslash followed by u"
+                        ))
+                    })?;
+                i += 4;
+                // A UTF-16 surrogate pair is two escapes.
+                if (0xD800..0xDC00).contains(&code)
+                    && chars.get(i) == Some(&'\\')
+                    && chars.get(i + 1) == Some(&'u')
+                {
+                    let low: String = chars[i + 2..chars.len().min(i + 6)].iter().collect();
+                    if let Ok(lo) = u32::from_str_radix(&low, 16) {
+                        if (0xDC00..0xE000).contains(&lo) {
+                            let cp = 0x10000 + ((code - 0xD800) << 10) + (lo - 0xDC00);
+                            out.extend(char::from_u32(cp));
+                            i += 6;
+                            continue;
+                        }
+                    }
+                }
+                out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+            }
+            other => out.push(other),
+        }
     }
     Ok(out)
 }
@@ -78,12 +161,26 @@ pub fn load_file(path: &Path) -> Result<RawConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::config(format!("cannot read config file {}", path.display())).with_source(e)
     })?;
-    parse_config_text(&text)
-        .map_err(|e| Error::config(format!("config file {}: {}", path.display(), e.message())))
+    let json_name = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let parsed = if json_name && !text.trim_start().starts_with('{') {
+        // A .json file is JSON: report what is wrong with it, not properties-syntax errors.
+        parse_json_config(text)
+    } else {
+        parse_config_text(text)
+    };
+    parsed.map_err(|e| Error::config(format!("config file {}: {}", path.display(), e.message())))
 }
+
+/// Top-level members of a Kafka Connect connector request or `GET /connectors/<name>`
+/// answer that carry no connector setting.
+const CONNECT_REQUEST_MEMBERS: &[&str] = &["name", "config", "tasks", "type", "initial_state"];
 
 /// Parses config text in any of the accepted formats.
 pub fn parse_config_text(text: &str) -> Result<RawConfig> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with('[') {
         return Err(Error::config(
             "expected a JSON object ({\"name\": ..., \"config\": {...}} or a flat map), not a JSON array",
@@ -92,6 +189,11 @@ pub fn parse_config_text(text: &str) -> Result<RawConfig> {
     if !text.trim_start().starts_with('{') {
         return parse_properties(text);
     }
+    parse_json_config(text)
+}
+
+/// Parses a Connect REST JSON config (`{"name": ..., "config": {...}}`) or a flat JSON map.
+fn parse_json_config(text: &str) -> Result<RawConfig> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         Error::config(format!(
             "invalid JSON at line {}, column {}: {e}",
@@ -109,6 +211,25 @@ pub fn parse_config_text(text: &str) -> Result<RawConfig> {
             .ok_or_else(|| Error::config("\"config\" must be a JSON object of string values"))?;
         for (k, v) in config {
             out.insert(k.clone(), json_to_string(k, v)?);
+        }
+        let stray: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !CONNECT_REQUEST_MEMBERS.contains(k))
+            .collect();
+        if !stray.is_empty() {
+            return Err(Error::config(format!(
+                "{} next to \"config\": a connector request has only \"name\" and \"config\" (Kafka Connect would not take it either); move connector settings into \"config\"",
+                stray.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if let Some(state) = obj.get("initial_state") {
+            let state = json_to_string("initial_state", state)?;
+            if !state.eq_ignore_ascii_case("running") {
+                return Err(Error::config(format!(
+                    "\"initial_state\": {state:?} is not supported: pgcdc starts streaming when it starts (remove it, or set it to \"RUNNING\")"
+                )));
+            }
         }
         if let Some(name) = obj.get("name") {
             let name = json_to_string("name", name)?;

@@ -519,7 +519,45 @@ fn properties_files_are_read_like_java_properties() {
     assert_eq!(raw["name"], "p");
     assert_eq!(raw["topic.prefix"], "loja");
     assert_eq!(raw["table.include.list"], "public.a,public.b");
-    assert!(parse_properties("novalue\n").is_err());
+    // As java.util.Properties: a key alone has the empty value.
+    assert_eq!(parse_properties("novalue\n").unwrap()["novalue"], "");
+}
+
+#[test]
+fn properties_escapes_separators_and_continuations_follow_java() {
+    let text = concat!(
+        "\u{feff}database.password=s3cr3t\\\\\n",
+        "table.include.list=public\\\\.pedidos\n",
+        "column.mask.hash.SHA-256.with.salt.Xy\\=9=public.clientes.cpf\n",
+        "topic.prefix p\\u0041\n",
+        "slot.name\t:\tslot_a\r\n",
+        "column.exclude.list = a,\\\n",
+        "    b, \\\n",
+        "\n",
+        "# not a comment inside a continuation? it is the next entry's line\n",
+        "heartbeat.topics.prefix=\\ lead\\tx\n",
+    );
+    let raw = parse_properties(text).unwrap();
+    assert_eq!(
+        raw["database.password"], "s3cr3t\\",
+        "an escaped backslash ends the line"
+    );
+    assert_eq!(raw["table.include.list"], "public\\.pedidos");
+    assert_eq!(
+        raw["column.mask.hash.SHA-256.with.salt.Xy=9"],
+        "public.clientes.cpf"
+    );
+    assert_eq!(raw["topic.prefix"], "pA", "space separator and \\u escape");
+    assert_eq!(raw["slot.name"], "slot_a");
+    assert_eq!(raw["column.exclude.list"], "a,b, ");
+    assert_eq!(raw["heartbeat.topics.prefix"], " lead\tx");
+    assert_eq!(raw.len(), 7, "{raw:?}");
+    let err = parse_properties("name=p\ntopic.prefix=\\u12\n").unwrap_err();
+    assert!(
+        err.message().contains("line 2") && err.message().contains("\\uXXXX"),
+        "{}",
+        err.message()
+    );
 }
 
 #[test]
@@ -682,4 +720,116 @@ fn replica_identity_autoset_values_parse_and_bad_entries_are_named() {
         "s1.(:FULL",
     )]));
     assert!(p.contains("is not a valid regular expression"), "{p}");
+}
+
+#[test]
+fn json_members_next_to_config_are_errors_not_silently_dropped() {
+    let err = parse_config_text(
+        r#"{"name":"x","config":{"topic.prefix":"p"},"decimal.handling.mode":"string"}"#,
+    )
+    .unwrap_err();
+    assert!(
+        err.message()
+            .contains("\"decimal.handling.mode\" next to \"config\""),
+        "{}",
+        err.message()
+    );
+    let err =
+        parse_config_text(r#"{"name":"x","config":{},"initial_state":"STOPPED"}"#).unwrap_err();
+    assert!(err.message().contains("initial_state"), "{}", err.message());
+    // What GET /connectors/<name> answers is accepted as it is.
+    let raw = parse_config_text(
+        "\u{feff}{\"name\":\"x\",\"config\":{\"topic.prefix\":\"p\"},\"tasks\":[],\"type\":\"source\",\"initial_state\":\"RUNNING\"}",
+    )
+    .unwrap();
+    assert_eq!(raw["topic.prefix"], "p");
+}
+
+#[test]
+fn a_json_file_is_read_as_json_even_when_it_does_not_start_with_a_brace() {
+    let dir = std::env::temp_dir().join(format!("pgcdc-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("c.json");
+    std::fs::write(&path, "// my connector\n{\"name\": \"x\", \"config\": {}}").unwrap();
+    let err = load_file(&path).unwrap_err();
+    assert!(
+        err.message().contains("invalid JSON at line 1"),
+        "{}",
+        err.message()
+    );
+    std::fs::write(
+        &path,
+        "\u{feff}{\"name\": \"x\", \"config\": {\"topic.prefix\": \"p\"}}",
+    )
+    .unwrap();
+    assert_eq!(load_file(&path).unwrap()["topic.prefix"], "p");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_misspelt_key_is_shown_with_the_errors_it_causes() {
+    let mut raw = seed_with(&[]);
+    let host = raw
+        .remove("database.hostname")
+        .expect("seed has a hostname");
+    raw.insert("databse.hostname".into(), host);
+    let msg = problems(&raw);
+    assert!(msg.contains("database.hostname is required"), "{msg}");
+    assert!(
+        msg.contains("unknown configuration key databse.hostname is ignored; did you mean database.hostname?"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn producer_settings_librdkafka_refuses_are_config_errors_naming_the_key_written() {
+    let msg = problems(&seed_with(&[
+        ("producer.override.totally.bogus", "1"),
+        ("producer.override.delivery.timeout.ms", "-5"),
+        ("producer.override.buffer.memory", "abc"),
+        ("bootstrap.servers", " , "),
+    ]));
+    assert!(msg.contains("producer.override.totally.bogus is not a valid producer setting: No such configuration property"), "{msg}");
+    assert!(
+        msg.contains("producer.override.delivery.timeout.ms is not a valid producer setting"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("producer.override.buffer.memory=abc is invalid"),
+        "{msg}"
+    );
+    assert!(msg.contains("has an empty entry"), "{msg}");
+}
+
+#[test]
+fn skipped_operations_are_validated_as_debezium_does() {
+    for (v, want) in [
+        ("none,c", "'none' cannot be combined"),
+        ("C", "contains \"C\""),
+        ("c,,u", "contains \"\""),
+        ("x", "contains \"x\""),
+    ] {
+        let msg = problems(&seed_with(&[("skipped.operations", v)]));
+        assert!(msg.contains(want), "{v}: {msg}");
+    }
+    let (c, w) = ConnectorConfig::from_map(&seed_with(&[("skipped.operations", "r, d")])).unwrap();
+    assert!(c.skipped_operations.delete && !c.skipped_operations.truncate);
+    assert!(w.iter().any(|w| w.0.contains("r has no effect")), "{w:?}");
+}
+
+#[test]
+fn debezium_1_names_are_errors_naming_their_replacement() {
+    for (old, now) in [
+        ("column.blacklist", "column.exclude.list"),
+        ("table.whitelist", "table.include.list"),
+        ("database.server.name", "topic.prefix"),
+    ] {
+        let msg = problems(&seed_with(&[(old, "public.x")]));
+        assert!(
+            msg.contains(&format!(
+                "{old} was removed in Debezium 2.0 (which ignores it): use {now}"
+            )),
+            "{msg}"
+        );
+    }
 }

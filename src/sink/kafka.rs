@@ -226,6 +226,25 @@ fn client_config(config: &KafkaConfig) -> ClientConfig {
     c
 }
 
+/// The producer settings librdkafka refuses, each as (librdkafka property, librdkafka's
+/// reason), checked one by one without creating a client or contacting a broker.
+pub fn invalid_producer_settings(settings: &[(String, String)]) -> Vec<(String, String)> {
+    settings
+        .iter()
+        .filter_map(|(k, v)| {
+            let mut c = ClientConfig::new();
+            c.set(k, v);
+            c.create_native_config().err().map(|e| {
+                let why = match e {
+                    KafkaError::ClientConfig(_, desc, _, _) => desc.trim().to_string(),
+                    other => other.to_string(),
+                };
+                (k.clone(), why)
+            })
+        })
+        .collect()
+}
+
 fn producer_error(e: KafkaError) -> Error {
     Error::kafka(format!(
         "invalid Kafka producer setting (producer.* / producer.override.*): {e}"
