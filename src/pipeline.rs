@@ -1081,6 +1081,10 @@ pub async fn run(
         (Ok(()), Ok(())) => {
             if config.slot_drop_on_stop {
                 setup::drop_slot(&processor.sql, &config.slot_name, 50).await?;
+                // The position the offsets hold is gone with the slot: the next start begins
+                // again, with a snapshot, instead of refusing to stream from a new slot.
+                store.clear()?;
+                tracing::info!(slot = %config.slot_name, offsets = %store.path().display(), "dropped the slot and this connector's offsets (slot.drop.on.stop=true)");
             }
             Ok(processor.stats)
         }

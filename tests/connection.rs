@@ -117,14 +117,33 @@ async fn tls_modes_follow_libpq_semantics() {
         } else {
             let err = r.unwrap_err();
             assert!(
-                err.one_line().contains("TLS handshake"),
+                err.one_line().contains("TLS certificate was rejected")
+                    && err.one_line().contains("database.sslrootcert holds the CA"),
                 "{mode:?}: {}",
                 err.one_line()
             );
+            // A setting to fix, not a network failure to retry for ever.
+            assert!(!err.is_retriable(), "{mode:?}: {}", err.one_line());
         }
     }
-    // Without the CA, verification fails.
+    // Without the CA, verification fails, on the replication and on the SQL connection, and
+    // the error says to set the CA.
     let mut no_ca = db_config("pgcdc_tls", Some("pgcdc_tls"), SslMode::VerifyCa);
     no_ca.sslrootcert = None;
-    assert!(identify(&no_ca).await.is_err());
+    let errs = [
+        identify(&no_ca).await.map(|_| ()).unwrap_err(),
+        pgcdc::pg::sql::connect(&no_ca)
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    ];
+    for err in errs {
+        assert!(
+            err.one_line()
+                .contains("set database.sslrootcert to the CA")
+                && !err.is_retriable(),
+            "{}",
+            err.one_line()
+        );
+    }
 }

@@ -383,6 +383,39 @@ async fn a_dropped_slot_is_not_silently_recreated_when_streaming_had_started() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slot_drop_on_stop_forgets_the_position_so_the_next_start_takes_a_snapshot() {
+    let db = TestDb::create("slotdrop").await;
+    db.exec("CREATE TABLE public.s (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("slotdrop");
+    let topic = format!("{prefix}.public.s");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("slot.drop.on.stop".into(), "true".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO s VALUES (1)").await;
+    read_n(&env().kafka, &topic, 1, T).await;
+    c.stop().await.unwrap();
+    assert_eq!(db.confirmed_flush(&prefix).await, 0, "the slot is dropped");
+    // Changes made while nothing runs are in the next snapshot, not lost.
+    db.exec("INSERT INTO s VALUES (2)").await;
+    let c = start(&raw);
+    let recs = read_n(&env().kafka, &topic, 3, T).await;
+    let reads: Vec<(serde_json::Value, serde_json::Value)> = recs[1..]
+        .iter()
+        .map(|r| {
+            (
+                r.payload()["op"].clone(),
+                r.payload()["after"]["id"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(reads, [(json!("r"), json!(1)), (json!("r"), json!(2))]);
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_request_is_honoured_while_blocked_on_a_paused_broker() {
     let _lock = fault_broker_lock().await;
     let db = TestDb::create("stopblk").await;

@@ -655,6 +655,31 @@ async fn excluded_columns_and_truncation() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_excluded_column_of_an_unsupported_type_does_not_stop_the_table() {
+    let db = TestDb::create("colexctype").await;
+    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, body text, tsv tsvector)")
+        .await;
+    db.exec("INSERT INTO docs VALUES (1, 'snap', to_tsvector('english', 'snapshot row'))")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("colexctype");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("column.exclude.list".into(), "public.docs.tsv".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO docs VALUES (2, 'stream', to_tsvector('english', 'streamed row'))")
+        .await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.docs"), 2, T).await;
+    for (r, (id, body, op)) in recs.iter().zip([(1, "snap", "r"), (2, "stream", "c")]) {
+        assert_eq!(row_fields(r), ["id", "body"]);
+        assert_eq!(r.payload()["after"], json!({"id": id, "body": body}));
+        assert_eq!(r.payload()["op"], json!(op));
+    }
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn source_column_types_propagate_by_column_name() {
     // DBZ-T-23 (without the citext column, which the case does not check).
     let db = TestDb::create("propcol").await;

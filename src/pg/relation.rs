@@ -252,7 +252,16 @@ pub fn build_table(
             .unwrap_or_else(|| format!("type OID {type_oid}"));
         let ty = match ColumnType::resolve(*type_oid, *typmod, types) {
             Some(ty) => ty,
-            None if config.include_unknown_datatypes => ColumnType::unknown(*type_oid, types),
+            // A column the value leaves out (column.exclude.list / include.list) is still in
+            // every tuple: read it as text and drop it, as Debezium never converts it.
+            None if config.include_unknown_datatypes
+                || !config
+                    .records
+                    .columns
+                    .includes_column(&format!("{namespace}.{name}.{col_name}")) =>
+            {
+                ColumnType::unknown(*type_oid, types)
+            }
             None => {
                 unsupported.push(format!("column {col_name} has type {type_name}"));
                 continue;
@@ -275,7 +284,7 @@ pub fn build_table(
     }
     if !unsupported.is_empty() {
         return Err(Error::conversion(format!(
-            "table {namespace}.{name}: {}, which pgcdc does not support yet: set include.unknown.datatypes=true to emit such values as their text, exclude the table (table.exclude.list), or change the column type",
+            "table {namespace}.{name}: {}, which pgcdc does not support yet: set include.unknown.datatypes=true to emit such values as their text, leave the column out (column.exclude.list), exclude the table (table.exclude.list), or change the column type",
             unsupported.join(", ")
         )));
     }

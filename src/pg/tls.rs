@@ -232,3 +232,33 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>> {
         ))
     })
 }
+
+/// When `e` (or an error in its source chain) is a rejected server certificate, a message
+/// that says why and how to fix it. A rejected certificate is a setting to change, not a
+/// network failure to retry.
+pub fn certificate_problem(
+    e: &(dyn std::error::Error + 'static),
+    db: &DatabaseConfig,
+) -> Option<String> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let found = err.downcast_ref::<rustls::Error>().or_else(|| {
+            err.downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        });
+        if let Some(rustls::Error::InvalidCertificate(why)) = found {
+            let fix = if db.sslrootcert.is_some() {
+                "check that database.sslrootcert holds the CA that signed the server's certificate, and that database.hostname is a name the certificate lists"
+            } else {
+                "set database.sslrootcert to the CA that signed the server's certificate (or database.sslmode=require to encrypt without verifying it)"
+            };
+            return Some(format!(
+                "the server's TLS certificate was rejected ({why:?}) with database.sslmode={}: {fix}",
+                crate::pg::wire::sslmode_name(db.sslmode)
+            ));
+        }
+        cur = err.source();
+    }
+    None
+}
