@@ -297,9 +297,18 @@ pub fn is_secret(key: &str) -> bool {
 
 /// The known key closest to `key` (Levenshtein distance), for "did you mean" warnings.
 pub fn closest(key: &str) -> Option<&'static str> {
-    KEYS.iter()
-        .filter(|(k, _)| !RENAMED.iter().any(|(old, _)| old == k))
-        .map(|(k, _)| (*k, levenshtein(key, k)))
+    closest_of(
+        key,
+        KEYS.iter()
+            .map(|(k, _)| *k)
+            .filter(|k| !RENAMED.iter().any(|(old, _)| old == k)),
+    )
+}
+
+/// The candidate closest to `key` by edit distance, if close enough to be a likely typo.
+pub fn closest_of<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|k| (k, levenshtein(key, k)))
         .min_by_key(|(_, d)| *d)
         .filter(|(k, d)| *d <= (k.len().max(key.len()) / 2).max(3))
         .map(|(k, _)| k)

@@ -665,7 +665,19 @@ impl ConnectorConfig {
                 "database.hostname",
                 "the PostgreSQL host (or set PGHOST, or --set database.hostname=...)",
             ),
-            port: c.int("database.port", 5432u16, 1u16),
+            port: match c.get("database.port").map(str::trim) {
+                None | Some("") => 5432,
+                Some(v) => v
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| *p >= 1)
+                    .unwrap_or_else(|| {
+                        c.problems.push(format!(
+                            "database.port={v} is invalid: expected a TCP port from 1 to 65535"
+                        ));
+                        5432
+                    }),
+            },
             user: c.required(
                 "database.user",
                 "a role with LOGIN and REPLICATION (or set PGUSER, or --set database.user=...)",
@@ -907,7 +919,7 @@ impl ConnectorConfig {
             ));
         }
 
-        let transforms = parse_transforms(&mut c);
+        let transforms = parse_transforms(&mut c, &mut warnings);
 
         // Kafka: producer.* then producer.override.* (the latter win).
         let mut producer = BTreeMap::new();
@@ -1138,7 +1150,10 @@ fn options_under(raw: &RawConfig, prefix: &str, skip: &[&str]) -> BTreeMap<Strin
 
 /// `predicates` and `transforms`, as Kafka Connect reads them: every alias needs a `type`;
 /// a transform's `predicate` must name a listed predicate; `negate` needs a `predicate`.
-fn parse_transforms(c: &mut Checker<'_>) -> Vec<TransformConfig> {
+fn parse_transforms(
+    c: &mut Checker<'_>,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Vec<TransformConfig> {
     use crate::transform::{predicate::Predicate, TransformSpec};
     let raw = c.raw;
     let predicate_aliases = alias_list(c, "predicates");
@@ -1214,12 +1229,15 @@ fn parse_transforms(c: &mut Checker<'_>) -> Vec<TransformConfig> {
         };
         let opts = options_under(raw, &prefix, &["type", "predicate", "negate"]);
         match TransformSpec::parse(ty, &prefix, &opts) {
-            Ok(spec) => out.push(TransformConfig {
-                alias: alias.clone(),
-                spec,
-                predicate,
-                negate,
-            }),
+            Ok((spec, notes)) => {
+                warnings.extend(notes.into_iter().map(ConfigWarning));
+                out.push(TransformConfig {
+                    alias: alias.clone(),
+                    spec,
+                    predicate,
+                    negate,
+                })
+            }
             Err(problems) => c.problems.extend(problems),
         }
     }

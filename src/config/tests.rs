@@ -833,3 +833,65 @@ fn debezium_1_names_are_errors_naming_their_replacement() {
         );
     }
 }
+
+#[test]
+fn transform_options_without_effect_are_warnings_and_clashing_names_errors() {
+    let (_, w) = ConnectorConfig::from_map(&seed_with(&[
+        (
+            "transforms.outbox.table.json.payload.null.behavior",
+            "optional_bytes",
+        ),
+        ("transforms.outbox.table.field.event.schema.version", "v"),
+    ]))
+    .unwrap();
+    let w: Vec<&str> = w.iter().map(|w| w.0.as_str()).collect();
+    assert!(
+        w.iter().any(|w| w.contains("transforms.outbox.table.json.payload.null.behavior has no effect without table.expand.json.payload=true")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter().any(|w| w.contains("transforms.outbox.table.field.event.schema.version has no effect without a field placed in the envelope")),
+        "{w:?}"
+    );
+    let unwrap = |fields: &str| {
+        seed_with(&[
+            ("transforms", "outbox,unwrap"),
+            (
+                "transforms.unwrap.type",
+                "io.debezium.transforms.ExtractNewRecordState",
+            ),
+            ("transforms.unwrap.add.fields", fields),
+        ])
+    };
+    let msg = problems(&unwrap("op:o,ts_ms:o"));
+    assert!(
+        msg.contains("transforms.unwrap.add.fields names \"__o\" twice"),
+        "{msg}"
+    );
+    let (_, w) =
+        ConnectorConfig::from_map(&unwrap("op,foo,source.nope,lsn,transaction.id")).unwrap();
+    let w: Vec<&str> = w.iter().map(|w| w.0.as_str()).collect();
+    assert!(
+        w.iter().any(|w| w.contains("source.foo is not a field")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter().any(|w| w.contains("source.nope is not a field")),
+        "{w:?}"
+    );
+    assert_eq!(
+        w.iter().filter(|w| w.contains("is not a field")).count(),
+        2,
+        "{w:?}"
+    );
+    let msg = problems(&seed_with(&[("transforms.outbox.route.by.fields", "x")]));
+    assert!(
+        msg.contains("did you mean transforms.outbox.route.by.field?"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("database.port", "70000")]));
+    assert!(
+        msg.contains("database.port=70000 is invalid: expected a TCP port from 1 to 65535"),
+        "{msg}"
+    );
+}

@@ -43,12 +43,13 @@ pub enum TransformSpec {
 impl TransformSpec {
     /// Parses the options of a transform of class `class` (`opts` are the
     /// `transforms.<alias>.*` keys without that prefix, `type`, `predicate` and `negate`
-    /// removed). Errors list every problem, each naming its full key.
+    /// removed). Returns the spec and warnings (options set to no effect); errors list every
+    /// problem, each naming its full key.
     pub fn parse(
         class: &str,
         prefix: &str,
         opts: &BTreeMap<String, String>,
-    ) -> std::result::Result<Self, Vec<String>> {
+    ) -> std::result::Result<(Self, Vec<String>), Vec<String>> {
         let mut o = Options::new(prefix, opts);
         let spec = match class {
             EVENT_ROUTER => outbox::RouterOptions::parse(&mut o).map(TransformSpec::EventRouter),
@@ -65,9 +66,10 @@ impl TransformSpec {
                 )])
             }
         };
+        let warnings = std::mem::take(&mut o.warnings);
         let problems = o.finish(class);
         match spec {
-            Some(s) if problems.is_empty() => Ok(s),
+            Some(s) if problems.is_empty() => Ok((s, warnings)),
             _ => Err(problems),
         }
     }
@@ -165,6 +167,8 @@ pub struct Options<'a> {
     seen: Vec<String>,
     /// Problems found so far, each naming the full key.
     pub problems: Vec<String>,
+    /// Options that are set but have no effect, each naming the full key and why.
+    pub warnings: Vec<String>,
 }
 
 impl<'a> Options<'a> {
@@ -175,6 +179,17 @@ impl<'a> Options<'a> {
             values,
             seen: Vec::new(),
             problems: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Warns that option `name`, when set, has no effect unless `condition` holds; `needs`
+    /// says what it needs.
+    pub fn needs(&mut self, name: &str, condition: bool, needs: &str) {
+        if !condition && self.values.get(name).is_some_and(|v| !v.trim().is_empty()) {
+            let key = self.key(name);
+            self.warnings
+                .push(format!("{key} has no effect without {needs}"));
         }
     }
 
@@ -256,8 +271,11 @@ impl<'a> Options<'a> {
     pub fn finish(mut self, class: &str) -> Vec<String> {
         for k in self.values.keys() {
             if !self.seen.iter().any(|s| s == k) {
+                let hint = crate::config::keys::closest_of(k, self.seen.iter().map(String::as_str))
+                    .map(|s| format!("; did you mean {}{s}?", self.prefix))
+                    .unwrap_or_default();
                 self.problems.push(format!(
-                    "{}{k} is not an option of {class} (Debezium 3.6.1 / Kafka 4)",
+                    "{}{k} is not an option of {class} (Debezium 3.6.1 / Kafka 4){hint}",
                     self.prefix
                 ));
             }

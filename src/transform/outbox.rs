@@ -193,6 +193,24 @@ impl RouterOptions {
                 ("optional_string", EmptyArrayBehavior::OptionalString),
             ],
         );
+        let envelope_fields = additional
+            .iter()
+            .any(|a| a.placement == Placement::Envelope);
+        o.needs(
+            "table.json.payload.null.behavior",
+            expand_json,
+            "table.expand.json.payload=true",
+        );
+        o.needs(
+            "table.json.payload.empty.array.behavior",
+            expand_json,
+            "table.expand.json.payload=true",
+        );
+        o.needs(
+            "table.field.event.schema.version",
+            envelope_fields,
+            "a field placed in the envelope (table.fields.additional.placement=<column>:envelope:<alias>): only then is a value struct built",
+        );
         const NO_TRACING: &str = "pgcdc has no OpenTelemetry tracing; Debezium uses these options only with OpenTelemetry on its classpath";
         o.only_default(
             "tracing.span.context.field",

@@ -89,6 +89,23 @@ impl FieldRef {
         })
     }
 
+    /// Whether a PostgreSQL change event can have this field: `op`, `ts_*`, a field of the
+    /// source block or of the transaction block.
+    fn may_exist(&self) -> bool {
+        match self.parent.as_deref() {
+            None => matches!(self.field.as_str(), "op" | "ts_ms" | "ts_us" | "ts_ns"),
+            Some("source") => crate::event::envelope::source_schema()
+                .field_index(&self.field)
+                .is_some(),
+            Some("transaction") => matches!(
+                self.field.as_str(),
+                "id" | "total_order" | "data_collection_order"
+            ),
+            // Other structs of the envelope (before, after, ...): any field may be there.
+            Some(_) => true,
+        }
+    }
+
     /// The schema the added field gets: the referenced field's type, name, version, doc and
     /// parameters, optional, without default. `Ok(None)` when the field does not exist (it is
     /// then skipped, as in Debezium).
@@ -196,6 +213,31 @@ impl UnwrapOptions {
         };
         let add_fields = refs("add.fields", &fields_prefix);
         let add_headers = refs("add.headers", &headers_prefix);
+        for (key, list) in [("add.fields", &add_fields), ("add.headers", &add_headers)] {
+            let mut names: Vec<&str> = Vec::new();
+            for f in list {
+                if names.contains(&f.name.as_str()) {
+                    o.problem(
+                        key,
+                        format!(
+                            " names {:?} twice: give one of the fields another alias (field:alias)",
+                            f.name
+                        ),
+                    );
+                }
+                names.push(&f.name);
+                if !f.may_exist() {
+                    let shown = match &f.parent {
+                        Some(p) => format!("{p}.{}", f.field),
+                        None => f.field.clone(),
+                    };
+                    o.warnings.push(format!(
+                        "{}: {shown} is not a field of PostgreSQL change events (op, ts_ms, ts_us, ts_ns, source.*, transaction.*): it is skipped, as in Debezium",
+                        o.key(key)
+                    ));
+                }
+            }
+        }
         let _ = o.boolean("replace.null.with.default", true);
         let why = "it acts on a header listing fields to drop, which pgcdc never produces";
         o.only_default("drop.fields.header.name", "", why);
