@@ -1175,7 +1175,10 @@ fn parse_transforms(
     for k in raw.keys() {
         if let Some(rest) = k.strip_prefix("predicates.") {
             let alias = rest.split('.').next().unwrap_or("");
-            if !predicate_aliases.iter().any(|a| a == alias) {
+            if !predicate_aliases.iter().any(|a| {
+                rest.strip_prefix(a.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+            }) {
                 c.problems.push(format!(
                     "{k} belongs to predicate {alias:?}, which is not listed in predicates"
                 ));
@@ -1244,7 +1247,11 @@ fn parse_transforms(
     for k in raw.keys() {
         if let Some(rest) = k.strip_prefix("transforms.") {
             let alias = rest.split('.').next().unwrap_or("");
-            if !aliases.iter().any(|a| a == alias) {
+            // Kafka Connect matches `transforms.<alias>.` as a prefix, so an alias may hold dots.
+            if !aliases.iter().any(|a| {
+                rest.strip_prefix(a.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+            }) {
                 c.problems.push(format!(
                     "{k} belongs to transform {alias:?}, which is not listed in transforms"
                 ));

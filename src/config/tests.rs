@@ -895,3 +895,27 @@ fn transform_options_without_effect_are_warnings_and_clashing_names_errors() {
         "{msg}"
     );
 }
+
+#[test]
+fn transform_and_predicate_aliases_may_hold_dots_as_in_kafka_connect() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("transforms", "outbox,re.route"),
+        (
+            "transforms.re.route.type",
+            "org.apache.kafka.connect.transforms.RegexRouter",
+        ),
+        ("transforms.re.route.regex", "(.*)"),
+        ("transforms.re.route.replacement", "x.$1"),
+        ("transforms.re.route.predicate", "is.outbox"),
+        ("predicates", "is.outbox"),
+        (
+            "predicates.is.outbox.type",
+            "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+        ),
+        ("predicates.is.outbox.pattern", "outbox.*"),
+    ]))
+    .unwrap();
+    assert_eq!(c.transforms.len(), 2);
+    let msg = problems(&seed_with(&[("transforms.re.route.type", "x")]));
+    assert!(msg.contains("not listed in transforms"), "{msg}");
+}
