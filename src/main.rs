@@ -54,8 +54,10 @@ fn load(
     for var in source.unmatched_env(&file) {
         tracing::warn!("environment variable {var} matches no configuration key and is ignored");
     }
+    let origins = source.env_origins(&file);
     let raw = source.merge(file);
-    let (cfg, warnings) = ConnectorConfig::from_map(&raw)?;
+    let (cfg, warnings) =
+        ConnectorConfig::from_map(&raw).map_err(|e| config::attribute_env_values(e, &origins))?;
     for w in warnings {
         tracing::warn!("{}", w.0);
     }

@@ -31,7 +31,8 @@ use crate::pg::types::{
 use keys::KeyStatus;
 
 pub use source::{
-    env_name, load_file, parse_config_text, parse_properties, parse_set, ConfigSource,
+    attribute_env_values, env_name, load_file, parse_config_text, parse_properties, parse_set,
+    ConfigSource,
 };
 
 /// The raw key/value configuration, after overrides.

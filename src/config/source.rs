@@ -263,6 +263,19 @@ pub fn env_name(key: &str) -> String {
     s
 }
 
+/// The standard PostgreSQL variables and the keys they fill when the file leaves them out.
+const PG_ENV: [(&str, &str); 9] = [
+    ("PGHOST", "database.hostname"),
+    ("PGPORT", "database.port"),
+    ("PGUSER", "database.user"),
+    ("PGPASSWORD", "database.password"),
+    ("PGDATABASE", "database.dbname"),
+    ("PGSSLMODE", "database.sslmode"),
+    ("PGSSLROOTCERT", "database.sslrootcert"),
+    ("PGSSLCERT", "database.sslcert"),
+    ("PGSSLKEY", "database.sslkey"),
+];
+
 impl ConfigSource {
     /// Merges `file` with the environment and `--set` overrides (see the module docs for the
     /// precedence). `PGCDC_*` variables are matched against known keys and the keys already
@@ -285,20 +298,38 @@ impl ConfigSource {
             .collect()
     }
 
+    /// The keys whose merged value comes from an environment variable, with that variable
+    /// (`database.port` → `PGPORT`), so errors about a value can say where it was set.
+    pub fn env_origins(&self, file: &RawConfig) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let overridden = |key: &str| self.overrides.iter().any(|(k, _)| k == key);
+        let mut candidates: Vec<String> = keys::KEYS.iter().map(|(k, _)| k.to_string()).collect();
+        candidates.extend(file.keys().cloned());
+        for (var, _) in &self.env {
+            if !var.starts_with("PGCDC_") {
+                continue;
+            }
+            if let Some(key) = candidates.iter().find(|k| env_name(k) == *var) {
+                if !overridden(key) {
+                    out.push((key.clone(), var.clone()));
+                }
+            }
+        }
+        for (var, key) in PG_ENV {
+            if !file.contains_key(key)
+                && !overridden(key)
+                && !out.iter().any(|(k, _)| k == key)
+                && self.env.iter().any(|(k, _)| k == var)
+            {
+                out.push((key.to_string(), var.to_string()));
+            }
+        }
+        out
+    }
+
     /// Merges `file` with the environment and `--set` overrides (see the module docs).
     pub fn merge(&self, mut file: RawConfig) -> RawConfig {
         // 4. Standard PG variables fill database.* keys the file leaves out.
-        const PG_ENV: [(&str, &str); 9] = [
-            ("PGHOST", "database.hostname"),
-            ("PGPORT", "database.port"),
-            ("PGUSER", "database.user"),
-            ("PGPASSWORD", "database.password"),
-            ("PGDATABASE", "database.dbname"),
-            ("PGSSLMODE", "database.sslmode"),
-            ("PGSSLROOTCERT", "database.sslrootcert"),
-            ("PGSSLCERT", "database.sslcert"),
-            ("PGSSLKEY", "database.sslkey"),
-        ];
         for (var, key) in PG_ENV {
             if !file.contains_key(key) {
                 if let Some((_, v)) = self.env.iter().find(|(k, _)| k == var) {
@@ -331,4 +362,27 @@ pub fn parse_set(arg: &str) -> std::result::Result<(String, String), String> {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
         _ => Err(format!("--set expects key=value, got {arg:?}")),
     }
+}
+
+/// Adds "(set by VAR)" to each problem line of a config error that is about a key whose value
+/// came from an environment variable (`origins` from [`ConfigSource::env_origins`]).
+pub fn attribute_env_values(e: Error, origins: &[(String, String)]) -> Error {
+    if origins.is_empty() || e.kind() != crate::error::ErrorKind::Config {
+        return e;
+    }
+    let msg: Vec<String> = e
+        .message()
+        .lines()
+        .map(|line| {
+            let body = line.trim_start().strip_prefix("- ").unwrap_or("");
+            match origins.iter().find(|(k, _)| {
+                body.strip_prefix(k.as_str())
+                    .is_some_and(|r| r.starts_with('=') || r.starts_with(' '))
+            }) {
+                Some((_, var)) => format!("{line} (set by {var})"),
+                None => line.to_string(),
+            }
+        })
+        .collect();
+    Error::config(msg.join("\n"))
 }

@@ -919,3 +919,26 @@ fn transform_and_predicate_aliases_may_hold_dots_as_in_kafka_connect() {
     let msg = problems(&seed_with(&[("transforms.re.route.type", "x")]));
     assert!(msg.contains("not listed in transforms"), "{msg}");
 }
+
+#[test]
+fn errors_about_values_from_the_environment_name_the_variable() {
+    let file = seed_with(&[]);
+    let source = ConfigSource {
+        overrides: vec![("topic.prefix".into(), "".into())],
+        env: vec![
+            ("PGCDC_DECIMAL_HANDLING_MODE".into(), "foo".into()),
+            ("PGCDC_TOPIC_PREFIX".into(), "ignored".into()),
+            ("PGSSLMODE".into(), "sometimes".into()),
+        ],
+    };
+    let origins = source.env_origins(&file);
+    let err = ConnectorConfig::from_map(&source.merge(file)).unwrap_err();
+    let msg = attribute_env_values(err, &origins).message().to_string();
+    assert!(
+        msg.contains("decimal.handling.mode=foo is invalid: allowed values are precise, double, string (set by PGCDC_DECIMAL_HANDLING_MODE)"),
+        "{msg}"
+    );
+    assert!(msg.contains("(set by PGSSLMODE)"), "{msg}");
+    // --set wins over the variable, so its error is not attributed to it.
+    assert!(!msg.contains("PGCDC_TOPIC_PREFIX"), "{msg}");
+}
