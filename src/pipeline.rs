@@ -864,6 +864,7 @@ pub async fn run(
     };
     let mut exported: Option<String> = None;
     let mut start_lsn = start_lsn_hint;
+    let created_slot = repl.is_some() && slot.is_none();
     if let (Some(conn), None) = (repl.as_mut(), slot.as_ref()) {
         let r = conn
             .simple_query(&setup::create_slot_command(&config.slot_name))
@@ -889,7 +890,7 @@ pub async fn run(
         })?;
         let snap_sql = crate::pg::sql::connect(db).await?;
         let mut stop = shutdown.clone();
-        tokio::select! {
+        let snapshot = tokio::select! {
             biased;
             _ = stop.changed() => {
                 // The offsets still say the snapshot is in progress: the next start redoes it.
@@ -897,7 +898,25 @@ pub async fn run(
                 processor.sink.flush(SHUTDOWN_FLUSH_TIMEOUT).await;
                 return Ok(processor.stats);
             }
-            r = processor.snapshot(&snap_sql, exported.as_deref(), start_lsn, server.version_num) => r?,
+            r = processor.snapshot(&snap_sql, exported.as_deref(), start_lsn, server.version_num) => r,
+        };
+        if let Err(e) = snapshot {
+            // A slot this run created for a snapshot that cannot complete would only retain
+            // WAL until someone runs pgcdc again: drop it; the next start creates a new one
+            // and takes the snapshot again. (Retriable errors restart and reuse it.)
+            if created_slot && !e.is_retriable() {
+                drop(repl);
+                drop(snap_sql);
+                match setup::drop_slot(&processor.sql, &config.slot_name, 50).await {
+                    Ok(()) => {
+                        tracing::info!(slot = %config.slot_name, "snapshot failed: dropped the replication slot this run created, so it does not retain WAL")
+                    }
+                    Err(d) => {
+                        tracing::warn!(slot = %config.slot_name, error = %d.one_line(), "snapshot failed and the replication slot this run created could not be dropped: it retains WAL until pgcdc runs again or it is dropped")
+                    }
+                }
+            }
+            return Err(e);
         }
         let snapshot_acked = tokio::select! {
             biased;

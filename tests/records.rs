@@ -680,6 +680,39 @@ async fn an_excluded_column_of_an_unsupported_type_does_not_stop_the_table() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsupported_type_stops_the_snapshot_naming_the_fix_and_leaves_no_slot_behind() {
+    let db = TestDb::create("unsuptype").await;
+    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, tsv tsvector)")
+        .await;
+    db.exec("INSERT INTO docs VALUES (1, to_tsvector('english', 'a row'))")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("unsuptype");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let c = start(&raw);
+    let err = tokio::time::timeout(T, c.handle)
+        .await
+        .expect("the connector should stop")
+        .unwrap()
+        .unwrap_err();
+    let msg = err.one_line();
+    assert!(
+        msg.contains("column tsv has type tsvector")
+            && msg.contains("include.unknown.datatypes=true")
+            && msg.contains("column.exclude.list"),
+        "{msg}"
+    );
+    assert!(!err.is_retriable(), "{msg}");
+    // The slot created for the snapshot would only retain WAL: it is gone.
+    assert_eq!(
+        db.confirmed_flush(&prefix).await,
+        0,
+        "slot {prefix} left behind"
+    );
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn source_column_types_propagate_by_column_name() {
     // DBZ-T-23 (without the citext column, which the case does not check).
     let db = TestDb::create("propcol").await;
