@@ -208,10 +208,7 @@ fn parse_replica_identity_autoset(c: &mut Checker<'_>) -> Vec<(Regex, ReplicaIde
             ));
             continue;
         }
-        match RegexBuilder::new(&format!("^(?:{table})$"))
-            .case_insensitive(true)
-            .build()
-        {
+        match full_match_regex(table, true) {
             Ok(r) => out.push((r, parsed)),
             Err(e) => c.problems.push(format!(
                 "{KEY}: {table:?} is not a valid regular expression: {e}"
@@ -525,10 +522,7 @@ impl<'a> Checker<'a> {
         };
         let mut out = Vec::new();
         for pattern in split_regex_list(v) {
-            match RegexBuilder::new(&format!("^(?:{pattern})$"))
-                .case_insensitive(true)
-                .build()
-            {
+            match full_match_regex(&pattern, true) {
                 Ok(r) => out.push(r),
                 Err(e) => self.problems.push(format!(
                     "{key}: {pattern:?} is not a valid regular expression: {e}"
@@ -536,6 +530,45 @@ impl<'a> Checker<'a> {
             }
         }
         out
+    }
+}
+
+/// Compiles `pattern` to match a whole name (`^(?:pattern)$`), as Java's `Matcher.matches`
+/// does. The error describes `pattern` as the user wrote it (the pattern alone is compiled
+/// first, so the message does not show the anchoring wrapper).
+pub fn full_match_regex(
+    pattern: &str,
+    case_insensitive: bool,
+) -> std::result::Result<Regex, String> {
+    let build = |p: &str| {
+        RegexBuilder::new(p)
+            .case_insensitive(case_insensitive)
+            .build()
+            .map_err(|e| regex_error_line(&e.to_string()))
+    };
+    build(pattern)?;
+    build(&format!("^(?:{pattern})$"))
+}
+
+/// The regex crate's multi-line syntax error (pattern, caret line, `error: ...`) as one line:
+/// `unclosed group (at character 8)`.
+fn regex_error_line(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let what = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .unwrap_or_else(|| text.trim());
+    match lines
+        .iter()
+        .position(|l| l.trim() == "^" || l.trim().starts_with('^'))
+    {
+        Some(i) if i > 0 => {
+            let indent = lines[i - 1].len() - lines[i - 1].trim_start().len();
+            let at = lines[i].find('^').unwrap_or(indent).saturating_sub(indent) + 1;
+            format!("{what} (at character {at})")
+        }
+        _ => what.lines().collect::<Vec<_>>().join(" "),
     }
 }
 

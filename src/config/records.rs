@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
 use super::{Checker, ConfigWarning};
 use crate::pg::columns::HashAlgorithm;
@@ -160,10 +160,8 @@ pub(super) fn parse(
     }
 }
 
-fn anchored(pattern: &str) -> std::result::Result<Regex, regex::Error> {
-    RegexBuilder::new(&format!("^(?:{pattern})$"))
-        .case_insensitive(true)
-        .build()
+fn anchored(pattern: &str) -> std::result::Result<Regex, String> {
+    super::full_match_regex(pattern, true)
 }
 
 /// `message.key.columns`: `<table regex>:<column>[,<column>...]` entries separated by `;`;

@@ -942,3 +942,18 @@ fn errors_about_values_from_the_environment_name_the_variable() {
     // --set wins over the variable, so its error is not attributed to it.
     assert!(!msg.contains("PGCDC_TOPIC_PREFIX"), "{msg}");
 }
+
+#[test]
+fn regex_errors_are_one_line_about_the_pattern_as_written() {
+    let msg = problems(&seed_with(&[("table.include.list", "public.(a")]));
+    assert!(
+        msg.contains("table.include.list: \"public.(a\" is not a valid regular expression: unclosed group (at character 8)"),
+        "{msg}"
+    );
+    assert!(!msg.contains("^(?:"), "{msg}");
+    assert_eq!(
+        msg.lines().filter(|l| l.contains("public.(a")).count(),
+        1,
+        "{msg}"
+    );
+}
