@@ -168,3 +168,33 @@ async fn no_data_mode_streams_without_snapshot() {
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captured_tables_an_existing_publication_leaves_out_are_named() {
+    let db = TestDb::create("pubgap").await;
+    db.exec(
+        "CREATE TABLE public.a (id int PRIMARY KEY); CREATE TABLE public.b (id int PRIMARY KEY); \
+         CREATE TABLE public.p (id int, k int, PRIMARY KEY (id, k)) PARTITION BY LIST (k); \
+         CREATE TABLE public.p1 PARTITION OF public.p FOR VALUES IN (1); \
+         CREATE PUBLICATION pubgap FOR TABLE public.a, public.p WITH (publish_via_partition_root = true)",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("pubgap");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("publication.name".into(), "pubgap".into());
+    let (config, _) = pgcdc::config::ConnectorConfig::from_map(&raw).unwrap();
+    // b is missing; the partition p1 is published through its root.
+    assert_eq!(
+        pgcdc::pg::setup::unpublished_tables(&db.client, &config)
+            .await
+            .unwrap(),
+        ["public.b"]
+    );
+    db.exec("ALTER PUBLICATION pubgap ADD TABLE public.b").await;
+    assert!(pgcdc::pg::setup::unpublished_tables(&db.client, &config)
+        .await
+        .unwrap()
+        .is_empty());
+    db.cleanup().await;
+}

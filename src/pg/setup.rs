@@ -241,8 +241,53 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             }
             Ok(())
         }
-        (Some(_), _) => Ok(()),
+        (Some(true), _) => Ok(()),
+        (Some(false), _) => warn_unpublished_tables(client, config).await,
     }
+}
+
+/// Warns about captured tables that an existing publication (used as it is) does not
+/// publish: their snapshot rows would be sent, but none of their changes.
+async fn warn_unpublished_tables(client: &Client, config: &ConnectorConfig) -> Result<()> {
+    let names = unpublished_tables(client, config).await?;
+    if !names.is_empty() {
+        let shown = if names.len() > 10 {
+            format!("{} and {} more", names[..10].join(", "), names.len() - 10)
+        } else {
+            names.join(", ")
+        };
+        tracing::warn!(
+            publication = %config.publication_name,
+            tables = names.len(),
+            "captured tables are not in the existing publication, which pgcdc uses as it is: their changes will not be streamed (a snapshot still reads them): {shown}. Add them (ALTER PUBLICATION ... ADD TABLE), narrow table.include.list, or set publication.autocreate.mode=filtered to let pgcdc keep the list"
+        );
+    }
+    Ok(())
+}
+
+/// The captured tables (`schema.table`, quoted where needed) that publication
+/// `publication.name` does not publish, neither itself nor through a partitioned table it
+/// belongs to.
+pub async fn unpublished_tables(client: &Client, config: &ConnectorConfig) -> Result<Vec<String>> {
+    let captured: Vec<u32> = captured_tables(client, config)
+        .await?
+        .iter()
+        .map(|t| t.oid)
+        .collect();
+    // A table counts as published when it, or a partitioned table it belongs to, is listed.
+    let rows = client
+        .query(
+            "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.oid = ANY($2) AND NOT EXISTS ( \
+               SELECT 1 FROM (SELECT c.oid AS relid UNION SELECT relid FROM pg_partition_ancestors(c.oid)) a \
+               JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace \
+               JOIN pg_publication_tables pt ON pt.schemaname = an.nspname AND pt.tablename = ac.relname \
+               WHERE pt.pubname = $1) \
+             ORDER BY 1",
+            &[&config.publication_name, &captured],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 async fn filtered_table_list(client: &Client, config: &ConnectorConfig) -> Result<String> {

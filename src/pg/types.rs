@@ -698,7 +698,9 @@ impl ColumnType {
                 "infinity" | "-infinity" => Ok(Value::String(text.to_string())),
                 _ => {
                     let (local, offset) = parse_timestamp_micros(text)?;
-                    let utc = local - offset.unwrap_or(0) as i64 * 1_000_000;
+                    let utc = local
+                        .checked_sub(offset.unwrap_or(0) as i64 * 1_000_000)
+                        .ok_or(OUT_OF_MICROS_RANGE)?;
                     Ok(Value::String(format_zoned_timestamp(utc, *p)))
                 }
             },
@@ -1398,8 +1400,18 @@ pub fn parse_timestamp_micros(text: &str) -> Result<(i64, Option<i32>), String> 
         None => None,
         Some(o) => Some(parse_utc_offset(o)?),
     };
-    Ok((days_from_civil(y, m, d) * 86_400_000_000 + micros, offset))
+    // Timestamps near PostgreSQL's upper limit (year 294276) do not fit in i64 microseconds
+    // since 1970 (PostgreSQL counts from 2000).
+    let local = days_from_civil(y, m, d)
+        .checked_mul(86_400_000_000)
+        .and_then(|t| t.checked_add(micros))
+        .ok_or(OUT_OF_MICROS_RANGE)?;
+    Ok((local, offset))
 }
+
+/// Why a timestamp beyond the range of i64 microseconds since 1970 cannot be converted.
+const OUT_OF_MICROS_RANGE: &str =
+    "is outside the range of microseconds since 1970 in 64 bits (about years -290308 to 294247)";
 
 /// Formats UTC microseconds as Debezium's ZonedTimestamp: ISO-8601, fraction padded to
 /// `precision` digits (none for 0), `Z`; years above 9999 with `+`, BC years negative.
@@ -1952,6 +1964,40 @@ mod tests {
         assert_eq!(
             t.parse("infinity", &opts()).unwrap(),
             Value::Int(TIMESTAMP_POSITIVE_INFINITY)
+        );
+    }
+
+    #[test]
+    fn timestamps_beyond_64_bit_microseconds_are_errors_not_panics() {
+        // PostgreSQL's last timestamp does not fit in i64 microseconds since 1970.
+        for (t, text) in [
+            (ColumnType::Timestamp(6), "294276-12-31 23:59:59.999999"),
+            (
+                ColumnType::TimestampTz(6),
+                "294276-12-31 23:59:59.999999+00",
+            ),
+            (
+                ColumnType::TimestampTz(6),
+                "294247-01-10 04:00:54.775807-14",
+            ),
+        ] {
+            for time in [
+                TimePrecisionMode::Adaptive,
+                TimePrecisionMode::Connect,
+                TimePrecisionMode::IsoString,
+                TimePrecisionMode::Nanoseconds,
+            ] {
+                let o = ValueOptions { time, ..opts() };
+                let err = t.parse(text, &o).unwrap_err();
+                assert!(err.contains("outside the range"), "{text} {time:?}: {err}");
+            }
+        }
+        // The last one that fits still converts.
+        assert_eq!(
+            ColumnType::Timestamp(6)
+                .parse("294247-01-10 04:00:54.775807", &opts())
+                .unwrap(),
+            Value::Int(i64::MAX)
         );
     }
 

@@ -377,6 +377,14 @@ impl KafkaSink {
     /// Enqueues `record` for transaction `seq`. Waits (without limit) while the producer
     /// queue is full: that is backpressure. Any other refusal is an error naming the topic.
     pub async fn send(&mut self, record: &KafkaRecord<'_>, seq: TxSeq) -> Result<()> {
+        // After a record was refused, nothing behind it may land in Kafka ahead of it (an
+        // update of a key whose create was refused): stop, and drop what librdkafka still
+        // holds unsent. The position confirmed to PostgreSQL stays before the refused record.
+        if let Some(f) = self.tracker.failure() {
+            self.producer
+                .purge(rdkafka::producer::PurgeConfig::default().queue());
+            return Err(Error::kafka(f));
+        }
         self.ensure_topic(record.topic).await?;
         let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
         for (k, v) in &record.headers {
