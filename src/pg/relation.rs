@@ -378,9 +378,17 @@ impl TableSchema {
                     col.type_name,
                     self.full_name()
                 );
-                let special_numeric = matches!(col.ty, ColumnType::Numeric { .. })
-                    && opts.decimal == DecimalMode::Precise
-                    && matches!(text, "NaN" | "Infinity" | "-Infinity");
+                // NaN and infinities in precise mode stop the connector unless `warn` is set
+                // explicitly (BUG-01), as scalars and as elements of numeric arrays alike.
+                let special = |t: &str| matches!(t, "NaN" | "Infinity" | "-Infinity");
+                let special_numeric = opts.decimal == DecimalMode::Precise
+                    && match &col.ty {
+                        ColumnType::Numeric { .. } => special(text),
+                        ColumnType::Array(el) if matches!(**el, ColumnType::Numeric { .. }) => {
+                            text.split(['{', '}', ',']).any(|e| special(e.trim()))
+                        }
+                        _ => false,
+                    };
                 match failure {
                     ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
                     ConvertingFailureMode::Default if special_numeric => Err(Error::conversion(format!(
@@ -573,6 +581,46 @@ mod tests {
             err.message()
         );
         assert!(err.message().contains("NOT NULL"), "{}", err.message());
+    }
+
+    #[test]
+    fn nan_in_a_numeric_array_follows_the_scalar_rule() {
+        let array_table = |c: &ConnectorConfig| {
+            let catalog = TableCatalog {
+                columns: vec![CatalogColumn {
+                    name: "a".into(),
+                    type_oid: 1231,
+                    typmod: -1,
+                    not_null: false,
+                    default_expr: None,
+                    type_name: "numeric[]".into(),
+                    generated: false,
+                }],
+                ..Default::default()
+            };
+            build_table(c, 1, "s", "t", &[("a".into(), 1231, -1)], &catalog).unwrap()
+        };
+        // Left at its default, the mode stops on NaN or an infinity in precise mode (BUG-01).
+        let c = config("");
+        let t = array_table(&c);
+        for text in ["{1,NaN}", "{{Infinity}}", "{-Infinity,NULL}"] {
+            let err = t
+                .row_from_text(&[Some(text)], &c.values, c.converting_failure)
+                .unwrap_err();
+            assert!(
+                err.message()
+                    .contains("event.converting.failure.handling.mode=warn"),
+                "{text}: {}",
+                err.message()
+            );
+        }
+        // Set to warn explicitly, it emits null as Debezium does.
+        let c = config("warn");
+        let t = array_table(&c);
+        let row = t
+            .row_from_text(&[Some("{1,NaN}")], &c.values, c.converting_failure)
+            .unwrap();
+        assert_eq!(row[0], Value::Null);
     }
 
     #[test]

@@ -764,10 +764,16 @@ pub fn parse_replication_frame(buf: &mut BytesMut) -> Result<Option<ReplicationF
             }
             b'c' => return Ok(Some(ReplicationFrame::CopyDone)),
             b'E' => {
-                return Err(server_error(
-                    "the replication stream failed",
-                    parse_error_fields(&body),
-                ))
+                let e = parse_error_fields(&body);
+                // pgoutput looks the publication up with the catalog as it was when each
+                // change was written: one dropped (and maybe re-created) since the slot's
+                // position is missing there for good, whatever exists now.
+                let context = if e.code == "42704" && e.message.contains("publication") {
+                    "the replication stream failed (the publication did not exist, as decoding sees the catalog, when the changes still in the slot were written: it was dropped, or created after the slot; the slot cannot be read past them. Drop the slot and restart with snapshot.mode=when_needed to take a new snapshot)"
+                } else {
+                    "the replication stream failed"
+                };
+                return Err(server_error(context, e));
             }
             b'N' | b'S' => continue,
             // The server ended the COPY without our asking (it is shutting down): the
@@ -843,6 +849,20 @@ mod tests {
         let err = parse_replication_frame(&mut buf).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Connection);
         assert!(err.is_retriable());
+    }
+
+    #[test]
+    fn a_publication_missing_from_decoding_gets_the_cause_and_the_fix() {
+        let body = b"SERROR\0VERROR\0C42704\0Mpublication \"p\" does not exist\0\0";
+        let mut buf = BytesMut::from(&frame(b'E', body)[..]);
+        let err = parse_replication_frame(&mut buf).unwrap_err();
+        assert!(!err.is_retriable());
+        let msg = err.one_line();
+        assert!(
+            msg.contains("dropped, or created after the slot")
+                && msg.contains("snapshot.mode=when_needed"),
+            "{msg}"
+        );
     }
 
     #[test]
