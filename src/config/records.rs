@@ -299,7 +299,8 @@ mod tests {
     use super::*;
     use crate::config::{ConnectorConfig, RawConfig};
 
-    fn config(extra: &[(&str, &str)]) -> (ConnectorConfig, Vec<String>) {
+    /// A minimal valid config plus `extra`.
+    fn raw(extra: &[(&str, &str)]) -> RawConfig {
         let mut raw: RawConfig = [
             ("database.hostname", "h"),
             ("database.user", "u"),
@@ -313,7 +314,11 @@ mod tests {
         for (k, v) in extra {
             raw.insert(k.to_string(), v.to_string());
         }
-        let (c, w) = ConnectorConfig::from_map(&raw).unwrap();
+        raw
+    }
+
+    fn config(extra: &[(&str, &str)]) -> (ConnectorConfig, Vec<String>) {
+        let (c, w) = ConnectorConfig::from_map(&raw(extra)).unwrap();
         (c, w.into_iter().map(|w| w.0).collect())
     }
 
@@ -364,20 +369,7 @@ mod tests {
     }
 
     fn problems(extra: &[(&str, &str)]) -> String {
-        let mut raw: RawConfig = [
-            ("database.hostname", "h"),
-            ("database.user", "u"),
-            ("database.dbname", "d"),
-            ("topic.prefix", "p"),
-            ("bootstrap.servers", "k:1"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        for (k, v) in extra {
-            raw.insert(k.to_string(), v.to_string());
-        }
-        ConnectorConfig::from_map(&raw)
+        ConnectorConfig::from_map(&raw(extra))
             .expect_err("config should be rejected")
             .message()
             .to_string()

@@ -114,12 +114,8 @@ fn base_config(db: &DatabaseConfig) -> tokio_postgres::Config {
 }
 
 fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
-    if let Some(why) = crate::pg::tls::certificate_problem(&e, db) {
-        return Error::config(format!(
-            "cannot connect to PostgreSQL at {}:{}: {why}",
-            db.hostname, db.port
-        ))
-        .with_source(e);
+    if let Some(msg) = crate::pg::tls::certificate_problem(&e, db) {
+        return Error::config(msg).with_source(e);
     }
     let kind = match e.as_db_error().map(|d| d.code().code()) {
         Some("28000") | Some("28P01") => ErrorKind::Auth,

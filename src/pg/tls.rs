@@ -233,7 +233,7 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>> {
     })
 }
 
-/// When `e` (or an error in its source chain) is a rejected server certificate, a message
+/// When `e` (or an error in its source chain) is a rejected server certificate, the error
 /// that says why and how to fix it. A rejected certificate is a setting to change, not a
 /// network failure to retry.
 pub fn certificate_problem(
@@ -254,7 +254,9 @@ pub fn certificate_problem(
                 "set database.sslrootcert to the CA that signed the server's certificate (or database.sslmode=require to encrypt without verifying it)"
             };
             return Some(format!(
-                "the server's TLS certificate was rejected ({why:?}) with database.sslmode={}: {fix}",
+                "cannot connect to PostgreSQL at {}:{}: the server's TLS certificate was rejected ({why:?}) with database.sslmode={}: {fix}",
+                db.hostname,
+                db.port,
                 crate::pg::wire::sslmode_name(db.sslmode)
             ));
         }

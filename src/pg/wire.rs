@@ -236,12 +236,8 @@ impl WireConnection {
                         let name = crate::pg::tls::server_name(&db.hostname)?;
                         let connector = tokio_rustls::TlsConnector::from(tls);
                         let s = connector.connect(name, tcp).await.map_err(|e| {
-                            if let Some(why) = crate::pg::tls::certificate_problem(&e, db) {
-                                return Error::config(format!(
-                                    "cannot connect to PostgreSQL at {}:{}: {why}",
-                                    db.hostname, db.port
-                                ))
-                                .with_source(e);
+                            if let Some(msg) = crate::pg::tls::certificate_problem(&e, db) {
+                                return Error::config(msg).with_source(e);
                             }
                             Error::connection(format!(
                                 "TLS handshake with {}:{} failed (database.sslmode={})",
