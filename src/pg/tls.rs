@@ -233,7 +233,7 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>> {
     })
 }
 
-/// When `e` (or an error in its source chain) is a rejected server certificate, the error
+/// When `e` (or an error in its source chain) is a rejected server certificate, the message
 /// that says why and how to fix it. A rejected certificate is a setting to change, not a
 /// network failure to retry.
 pub fn certificate_problem(
