@@ -416,6 +416,11 @@ impl KafkaSink {
                 .iter()
                 .map(|(k, v)| k.len() + v.as_deref().map_or(0, <[u8]>::len))
                 .sum::<usize>();
+        // Under backpressure, a waiter for delivery reports is registered before each retry,
+        // so a report that frees room between a refused attempt and the wait wakes it at once
+        // instead of leaving it to the timeout (one request in flight makes that gap matter).
+        let delivered = self.delivered.clone();
+        let mut waiter: Option<std::pin::Pin<Box<tokio::sync::futures::Notified<'_>>>> = None;
         loop {
             match self.producer.send(br) {
                 Ok(()) => return Ok(()),
@@ -431,11 +436,17 @@ impl KafkaSink {
                     }
                     // Backpressure: wait for delivery reports to make room, then retry.
                     br = returned;
-                    let notified = self.delivered.notified();
-                    let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
-                    if let Some(f) = self.tracker.failure() {
-                        return Err(Error::kafka(f));
+                    if let Some(w) = waiter.take() {
+                        let _ = tokio::time::timeout(Duration::from_millis(100), w).await;
+                        if let Some(f) = self.tracker.failure() {
+                            return Err(Error::kafka(f));
+                        }
                     }
+                    // Register, then retry: on the first refusal at once, as room may have
+                    // been freed before the registration.
+                    let mut w = Box::pin(delivered.notified());
+                    w.as_mut().enable();
+                    waiter = Some(w);
                 }
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge), _)) => {
                     let size =
