@@ -305,11 +305,7 @@ async fn a_record_larger_than_kafka_allows_stops_the_connector_with_the_fix_and_
     db.exec("INSERT INTO big VALUES (1, repeat('x', 2000000))")
         .await;
     let committed = db.current_lsn().await;
-    let err = tokio::time::timeout(T, c.handle)
-        .await
-        .expect("connector should stop")
-        .unwrap()
-        .unwrap_err();
+    let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(msg.contains(&format!("topic {prefix}.public.big")), "{msg}");
     assert!(msg.contains("message.max.bytes"), "{msg}");
@@ -340,11 +336,7 @@ async fn a_record_bigger_than_the_producer_queue_is_an_error_not_a_hang() {
     db.wait_for_slot(&prefix).await;
     db.exec("INSERT INTO q VALUES (1, repeat('x', 3000000))")
         .await;
-    let err = tokio::time::timeout(T, c.handle)
-        .await
-        .expect("connector should stop, not hang")
-        .unwrap()
-        .unwrap_err();
+    let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(msg.contains("more than the producer queue holds"), "{msg}");
     assert!(msg.contains("queue.buffering.max.kbytes"), "{msg}");
@@ -368,11 +360,7 @@ async fn a_dropped_slot_is_not_silently_recreated_when_streaming_had_started() {
         .await;
     db.exec("INSERT INTO s VALUES (2)").await;
     let c = start(&raw);
-    let err = tokio::time::timeout(T, c.handle)
-        .await
-        .expect("connector should stop")
-        .unwrap()
-        .unwrap_err();
+    let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(
         msg.contains(&format!("replication slot {prefix} does not exist")),

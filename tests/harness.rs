@@ -256,6 +256,18 @@ impl Running {
             .expect("task")
     }
 
+    /// Waits (up to `timeout`) for the connector to end on its own and returns its error;
+    /// panics if it keeps running or ends without one.
+    pub async fn expect_error(self, timeout: Duration) -> pgcdc::Error {
+        match tokio::time::timeout(timeout, self.handle).await {
+            Err(_) => panic!("the connector should stop within {timeout:?}"),
+            Ok(joined) => match joined.expect("task") {
+                Ok(stats) => panic!("the connector ended without an error: {stats:?}"),
+                Err(e) => e,
+            },
+        }
+    }
+
     /// Panics with the connector's error if it has ended.
     pub fn assert_running(&self) {
         assert!(

@@ -690,11 +690,7 @@ async fn an_unsupported_type_stops_the_snapshot_naming_the_fix_and_leaves_no_slo
     let prefix = unique("unsuptype");
     let raw = base_config(&db, &prefix, &env().kafka, dir.path());
     let c = start(&raw);
-    let err = tokio::time::timeout(T, c.handle)
-        .await
-        .expect("the connector should stop")
-        .unwrap()
-        .unwrap_err();
+    let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(
         msg.contains("column tsv has type tsvector")
@@ -832,11 +828,8 @@ async fn a_failing_heartbeat_action_query_follows_debeziums_sqlstate_policy() {
     );
     raw.insert("snapshot.mode".into(), "no_data".into());
     let c = start(&raw);
-    let result = tokio::time::timeout(T, c.handle)
-        .await
-        .expect("the connector stops")
-        .expect("task");
-    let err = result.expect_err("an undefined table in the action query is fatal");
+    // An undefined table in the action query is fatal.
+    let err = c.expect_error(T).await;
     assert!(
         err.message().contains("heartbeat.action.query failed") && err.message().contains("42P01"),
         "{}",

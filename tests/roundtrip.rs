@@ -361,11 +361,7 @@ async fn a_column_of_an_unsupported_type_stops_the_connector_naming_table_column
     db.exec("INSERT INTO geo VALUES (1, '[(1,2),(3,4)]', '<(0,0),1>')")
         .await;
     let committed = db.current_lsn().await;
-    let err = tokio::time::timeout(T, c.handle)
-        .await
-        .expect("connector should stop")
-        .unwrap()
-        .unwrap_err();
+    let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(
         msg.contains("table public.geo: column p has type lseg, column ci has type circle"),

@@ -298,23 +298,33 @@ impl ConfigSource {
             .collect()
     }
 
+    /// The `PGCDC_*` variables that name a known key or a key of `file`, as
+    /// (key, variable, value).
+    fn pgcdc_vars<'a>(&'a self, file: &RawConfig) -> Vec<(String, &'a str, &'a str)> {
+        let mut candidates: Vec<String> = keys::KEYS.iter().map(|(k, _)| k.to_string()).collect();
+        candidates.extend(file.keys().cloned());
+        self.env
+            .iter()
+            .filter(|(var, _)| var.starts_with("PGCDC_"))
+            .filter_map(|(var, value)| {
+                candidates
+                    .iter()
+                    .find(|k| env_name(k) == *var)
+                    .map(|k| (k.clone(), var.as_str(), value.as_str()))
+            })
+            .collect()
+    }
+
     /// The keys whose merged value comes from an environment variable, with that variable
     /// (`database.port` → `PGPORT`), so errors about a value can say where it was set.
     pub fn env_origins(&self, file: &RawConfig) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
         let overridden = |key: &str| self.overrides.iter().any(|(k, _)| k == key);
-        let mut candidates: Vec<String> = keys::KEYS.iter().map(|(k, _)| k.to_string()).collect();
-        candidates.extend(file.keys().cloned());
-        for (var, _) in &self.env {
-            if !var.starts_with("PGCDC_") {
-                continue;
-            }
-            if let Some(key) = candidates.iter().find(|k| env_name(k) == *var) {
-                if !overridden(key) {
-                    out.push((key.clone(), var.clone()));
-                }
-            }
-        }
+        let mut out: Vec<(String, String)> = self
+            .pgcdc_vars(file)
+            .into_iter()
+            .filter(|(key, _, _)| !overridden(key))
+            .map(|(key, var, _)| (key, var.to_string()))
+            .collect();
         for (var, key) in PG_ENV {
             if !file.contains_key(key)
                 && !overridden(key)
@@ -338,15 +348,8 @@ impl ConfigSource {
             }
         }
         // 2. PGCDC_* variables.
-        let mut candidates: Vec<String> = keys::KEYS.iter().map(|(k, _)| k.to_string()).collect();
-        candidates.extend(file.keys().cloned());
-        for (var, value) in &self.env {
-            if !var.starts_with("PGCDC_") {
-                continue;
-            }
-            if let Some(key) = candidates.iter().find(|k| env_name(k) == *var) {
-                file.insert(key.clone(), value.clone());
-            }
+        for (key, _, value) in self.pgcdc_vars(&file) {
+            file.insert(key, value.to_string());
         }
         // 1. --set overrides.
         for (k, v) in &self.overrides {
