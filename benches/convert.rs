@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use pgcdc::config::ConnectorConfig;
 use pgcdc::convert::RecordConverter;
 use pgcdc::event::envelope::{change_records, RecordOptions};
 use pgcdc::event::{ChangeEvent, Op, SourceInfo};
@@ -52,7 +51,7 @@ fn run(schemas: bool, n: u64) -> f64 {
     ] {
         raw.insert(k.to_string(), v.to_string());
     }
-    let (config, _) = ConnectorConfig::from_map(&raw).unwrap();
+    let (config, _) = pgcdc::pipeline::validate_config(&raw).unwrap();
     let catalog = vec![
         col("id", 20, -1, true, None, "bigint"),
         col("n", 23, -1, false, None, "integer"),

@@ -1,36 +1,347 @@
 //! One error type for the whole crate, and the one place that classifies errors.
 //!
-//! Every failure is an [`Error`] with an [`ErrorKind`]. [`Error::is_retriable`] is the single
-//! decision point for "restart the pipeline and try again" versus "stop with a non-zero exit":
-//! lost connections are retriable, everything about bad input (config, types, identifiers,
-//! server settings) is fatal because retrying cannot fix it.
+//! Every failure is an [`Error`] with an [`ErrorKind`]. The kind alone decides what happens
+//! next ([`ErrorKind::policy`]): a lost connection is retried (the connector restarts),
+//! everything about bad input (config, types, credentials, server settings, refused records)
+//! is fatal, because retrying cannot fix it, and each fatal kind says what the operator does.
+//!
+//! Errors that come from outside are classified here and nowhere else:
+//! - SQLSTATE codes from either PostgreSQL connection (the replication connection speaks the
+//!   wire protocol itself, the SQL connections use tokio-postgres) and from
+//!   `heartbeat.action.query`: one table, [`SQLSTATE_RULES`], read by [`classify_sqlstate`];
+//! - I/O errors, by [`std::io::ErrorKind`] and by where they happened (a server connection or
+//!   a local file): one table, [`IO_RULES`], read by [`classify_io`].
 //!
 //! Messages never contain passwords or row values; they name keys, relations, columns, types
 //! and LSNs.
 
 use std::fmt;
+use std::io;
 
 /// What went wrong, in terms a user can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// A configuration key or value is invalid. Fatal.
     Config,
-    /// The network or a server connection failed (connect, read, write, TLS). Retriable.
+    /// The network or a server connection failed (connect, read, write, TLS), or the server is
+    /// going away or not ready yet. Retriable.
     Connection,
     /// Authentication was refused, or an unsupported method was requested. Fatal.
     Auth,
-    /// A PostgreSQL server setting or object is not as required (wal_level, slot, publication). Fatal.
+    /// A PostgreSQL server setting or object is not as required (wal_level, slot,
+    /// publication, privileges). Fatal.
     Server,
     /// A replication-protocol or pgoutput message could not be decoded. Fatal.
     Protocol,
     /// A column value could not be converted to its Debezium representation. Fatal.
     Conversion,
-    /// A SQL statement failed on the regular connection. Retriable when the connection broke.
+    /// A SQL statement failed on a regular connection for a reason the server gave. Fatal.
     Sql,
     /// Kafka refused or failed to deliver a record, or could not be configured. Fatal.
     Kafka,
-    /// Local I/O (offset file). Fatal.
+    /// Local I/O (the offset file). Fatal.
     Io,
+}
+
+/// What the connector does after an error of some kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// `true`: restart the connector (`errors.max.retries`,
+    /// `retriable.restart.connector.wait.ms`); `false`: stop with a non-zero exit.
+    pub retriable: bool,
+    /// What the operator does about a fatal error of this kind, in general; the message
+    /// itself names the key, object or value.
+    pub fix: &'static str,
+}
+
+impl ErrorKind {
+    /// The error policy of this kind: the single decision point for retry versus stop.
+    pub fn policy(self) -> Policy {
+        let (retriable, fix) = match self {
+            ErrorKind::Connection => (
+                true,
+                "none needed: pgcdc restarts the connector and resumes from the slot",
+            ),
+            ErrorKind::Config => (
+                false,
+                "correct the configuration key the message names, then start again",
+            ),
+            ErrorKind::Auth => (
+                false,
+                "correct database.user / database.password, or the server's pg_hba.conf entry for this host, user and database",
+            ),
+            ErrorKind::Server => (
+                false,
+                "change the server setting or object the message names (see the README's PostgreSQL requirements)",
+            ),
+            ErrorKind::Protocol => (
+                false,
+                "a message pgcdc cannot decode: report it with the LSN from the message; the slot keeps the change",
+            ),
+            ErrorKind::Conversion => (
+                false,
+                "exclude the column (column.exclude.list) or choose another handling mode; the slot keeps the change",
+            ),
+            ErrorKind::Sql => (
+                false,
+                "the statement the message names failed: fix what the server reports (privileges, objects)",
+            ),
+            ErrorKind::Kafka => (
+                false,
+                "fix what Kafka reports (topic limits, ACLs, producer settings); nothing past the last acknowledged record was confirmed",
+            ),
+            ErrorKind::Io => (
+                false,
+                "check the path, its directory and its permissions (offset.storage.file.filename)",
+            ),
+        };
+        Policy { retriable, fix }
+    }
+}
+
+/// SQLSTATE codes that code outside this module tests for by name. Every other code is only
+/// ever looked up in [`SQLSTATE_RULES`].
+pub mod sqlstate {
+    /// `42704 undefined_object` (a slot or publication that does not exist).
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    /// `55006 object_in_use` (a replication slot another connection holds).
+    pub const OBJECT_IN_USE: &str = "55006";
+}
+
+/// What happens after `heartbeat.action.query` fails, by SQLSTATE. These are Debezium
+/// 3.6.1's rules for PostgreSQL, which differ from those of the data connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeartbeatAction {
+    /// Stop the connector (fatal).
+    Stop,
+    /// Restart the connector (retriable).
+    Restart,
+    /// Log a warning and go on streaming.
+    Continue,
+}
+
+/// One row of the SQLSTATE table: a five-character code, or a two-character class that
+/// matches every code of the class.
+#[derive(Debug, Clone, Copy)]
+pub struct SqlStateRule {
+    /// The code (`57P03`) or class (`08`).
+    pub code: &'static str,
+    /// The kind of an error with this code on either PostgreSQL connection.
+    pub kind: ErrorKind,
+    /// What a heartbeat action query failing with this code does.
+    pub heartbeat: HeartbeatAction,
+    /// The fix, added to the message; empty when the kind's general fix says it all.
+    pub fix: &'static str,
+}
+
+const fn rule(
+    code: &'static str,
+    kind: ErrorKind,
+    heartbeat: HeartbeatAction,
+    fix: &'static str,
+) -> SqlStateRule {
+    SqlStateRule {
+        code,
+        kind,
+        heartbeat,
+        fix,
+    }
+}
+
+/// The SQLSTATE table, exact codes before classes. A code that matches no row is a
+/// [`ErrorKind::Server`] error on the replication connection and at connection start-up,
+/// an [`ErrorKind::Sql`] error for a statement, and [`HeartbeatAction::Continue`] for the
+/// heartbeat.
+pub const SQLSTATE_RULES: &[SqlStateRule] = &[
+    rule(
+        "28000",
+        ErrorKind::Auth,
+        HeartbeatAction::Continue,
+        "check database.user, and that pg_hba.conf lets it connect to database.dbname from this host (for the replication connection, with the replication keyword or a database entry)",
+    ),
+    rule(
+        "28P01",
+        ErrorKind::Auth,
+        HeartbeatAction::Continue,
+        "check database.password (or PGCDC_DATABASE_PASSWORD / PGPASSWORD)",
+    ),
+    rule(
+        "3D000",
+        ErrorKind::Server,
+        HeartbeatAction::Continue,
+        "check database.dbname: that database does not exist on this server",
+    ),
+    rule(
+        "42501",
+        ErrorKind::Server,
+        HeartbeatAction::Continue,
+        "grant the role what the message names (REPLICATION for slots, SELECT on captured tables, CREATE on the database or ownership of the tables for the publication), or use a role that has it",
+    ),
+    // Undefined table: Debezium stops the connector when the heartbeat query names one.
+    rule("42P01", ErrorKind::Sql, HeartbeatAction::Stop, ""),
+    // Admin shutdown: PostgreSQL is stopping or the backend was terminated; reconnecting
+    // succeeds once it is back. Debezium stops the connector when the heartbeat sees it.
+    rule("57P01", ErrorKind::Connection, HeartbeatAction::Stop, ""),
+    // Crash shutdown.
+    rule("57P02", ErrorKind::Connection, HeartbeatAction::Continue, ""),
+    // Cannot connect now: the server is starting up or in recovery.
+    rule("57P03", ErrorKind::Connection, HeartbeatAction::Restart, ""),
+    // Too many connections: a slot frees up.
+    rule("53300", ErrorKind::Connection, HeartbeatAction::Continue, ""),
+    rule(
+        "55006",
+        ErrorKind::Server,
+        HeartbeatAction::Continue,
+        "another connection holds the object (pg_stat_replication shows a slot's client): stop it, or use another slot.name",
+    ),
+    // Connection exceptions.
+    rule("08", ErrorKind::Connection, HeartbeatAction::Continue, ""),
+];
+
+/// Where a server error arrived: decides the kind of codes the table does not list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlContext {
+    /// Connection start-up or the replication connection.
+    Connection,
+    /// A statement on a SQL connection.
+    Statement,
+}
+
+/// The table row for `code`: the exact code first, then its class.
+pub fn sqlstate_rule(code: &str) -> Option<&'static SqlStateRule> {
+    SQLSTATE_RULES
+        .iter()
+        .find(|r| r.code.len() == 5 && r.code == code)
+        .or_else(|| {
+            SQLSTATE_RULES
+                .iter()
+                .find(|r| r.code.len() == 2 && code.starts_with(r.code))
+        })
+}
+
+/// The kind and fix of a server error with SQLSTATE `code` (see [`SQLSTATE_RULES`]).
+pub fn classify_sqlstate(code: &str, context: SqlContext) -> (ErrorKind, &'static str) {
+    match sqlstate_rule(code) {
+        Some(r) => (r.kind, r.fix),
+        None => match context {
+            SqlContext::Connection => (ErrorKind::Server, ""),
+            SqlContext::Statement => (ErrorKind::Sql, ""),
+        },
+    }
+}
+
+/// What a failing `heartbeat.action.query` does: by its SQLSTATE, or, without one (the
+/// connection broke), a restart.
+pub fn heartbeat_action(code: Option<&str>) -> HeartbeatAction {
+    match code {
+        None => HeartbeatAction::Restart,
+        Some(c) => sqlstate_rule(c).map_or(HeartbeatAction::Continue, |r| r.heartbeat),
+    }
+}
+
+/// Where an I/O error happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoContext {
+    /// A socket to PostgreSQL or Kafka (including TLS on it).
+    Network,
+    /// A local file: the offset file, certificates, the config.
+    File,
+}
+
+/// One row of the I/O table: a [`io::ErrorKind`] and the kind it becomes on a network
+/// connection and on a local file.
+#[derive(Debug, Clone, Copy)]
+pub struct IoRule {
+    /// The I/O error kind.
+    pub io: io::ErrorKind,
+    /// Its kind on a server connection.
+    pub network: ErrorKind,
+    /// Its kind on a local file.
+    pub file: ErrorKind,
+}
+
+const fn io_rule(io: io::ErrorKind, network: ErrorKind, file: ErrorKind) -> IoRule {
+    IoRule { io, network, file }
+}
+
+/// The I/O table. A kind it does not list is [`ErrorKind::Connection`] on a network
+/// connection (a socket error is a broken connection unless this table says otherwise) and
+/// [`ErrorKind::Io`] on a file (a file error does not fix itself).
+pub const IO_RULES: &[IoRule] = &[
+    io_rule(
+        io::ErrorKind::ConnectionRefused,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::ConnectionReset,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::ConnectionAborted,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::NotConnected,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::BrokenPipe,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::TimedOut,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::UnexpectedEof,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::Interrupted,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::AddrNotAvailable,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    // A host:port that is not an address (or a name that does not resolve to one) is the
+    // configuration's fault, not the network's.
+    io_rule(
+        io::ErrorKind::InvalidInput,
+        ErrorKind::Config,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::NotFound,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(
+        io::ErrorKind::PermissionDenied,
+        ErrorKind::Connection,
+        ErrorKind::Io,
+    ),
+    io_rule(io::ErrorKind::OutOfMemory, ErrorKind::Io, ErrorKind::Io),
+];
+
+/// The kind of an I/O error of kind `io` that happened in `context` (see [`IO_RULES`]).
+pub fn classify_io(io: io::ErrorKind, context: IoContext) -> ErrorKind {
+    let row = IO_RULES.iter().find(|r| r.io == io);
+    match (row, context) {
+        (Some(r), IoContext::Network) => r.network,
+        (Some(r), IoContext::File) => r.file,
+        (None, IoContext::Network) => ErrorKind::Connection,
+        (None, IoContext::File) => ErrorKind::Io,
+    }
 }
 
 /// The crate's error: a kind, a one-line message, and an optional cause.
@@ -52,6 +363,28 @@ impl Error {
             message: message.into(),
             source: None,
         }
+    }
+
+    /// An error from a server-reported SQLSTATE `code`: kind and fix from [`SQLSTATE_RULES`];
+    /// the fix, when the table has one, ends the message in parentheses.
+    pub fn from_sqlstate(code: &str, context: SqlContext, message: impl Into<String>) -> Self {
+        let (kind, fix) = classify_sqlstate(code, context);
+        let mut message = message.into();
+        if !fix.is_empty() {
+            message.push_str(&format!(" ({fix})"));
+        }
+        Error::new(kind, message)
+    }
+
+    /// An error from an I/O failure in `context`, described by `message` (what was being
+    /// done, on which server or file); kind from [`IO_RULES`], the I/O error as its cause.
+    pub fn io(e: io::Error, context: IoContext, message: impl Into<String>) -> Self {
+        Error::new(classify_io(e.kind(), context), message).with_source(e)
+    }
+
+    /// An I/O failure on a server connection (socket or TLS).
+    pub fn network_io(e: io::Error) -> Self {
+        Error::io(e, IoContext::Network, "I/O error on a server connection")
     }
 
     /// Attaches the underlying cause.
@@ -101,19 +434,10 @@ impl Error {
         &self.message
     }
 
-    /// The error-policy decision: `true` when restarting the pipeline may succeed
-    /// (a broken connection), `false` when it cannot (bad config, bad data, lost slot).
+    /// The error-policy decision ([`ErrorKind::policy`]): `true` when restarting the
+    /// connector may succeed (a broken connection), `false` when it cannot.
     pub fn is_retriable(&self) -> bool {
-        match self.kind {
-            ErrorKind::Connection => true,
-            ErrorKind::Sql => self
-                .source
-                .as_ref()
-                .and_then(|s| s.downcast_ref::<tokio_postgres::Error>())
-                .map(|e| e.is_closed() || e.as_db_error().is_none())
-                .unwrap_or(false),
-            _ => false,
-        }
+        self.kind.policy().retriable
     }
 
     /// The message (which may span lines, as a list of config problems does) followed by
@@ -155,23 +479,129 @@ impl std::error::Error for Error {
     }
 }
 
+/// A statement or connection error from tokio-postgres (the SQL connections): a server
+/// error by its SQLSTATE ([`SqlContext::Statement`]); an I/O failure by [`IO_RULES`]; any
+/// other failure (closed connection, timeout, unexpected message) is a broken connection.
 impl From<tokio_postgres::Error> for Error {
     fn from(e: tokio_postgres::Error) -> Self {
-        let message = match e.as_db_error() {
-            Some(db) => format!("PostgreSQL error {}: {}", db.code().code(), db.message()),
-            None => "PostgreSQL connection error".to_string(),
+        if let Some(db) = e.as_db_error() {
+            let message = format!("PostgreSQL error {}: {}", db.code().code(), db.message());
+            return Error::from_sqlstate(db.code().code(), SqlContext::Statement, message)
+                .with_source(e);
+        }
+        let io_kind = std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<io::Error>())
+            .map(io::Error::kind);
+        let kind = match io_kind {
+            Some(k) => classify_io(k, IoContext::Network),
+            None => ErrorKind::Connection,
         };
-        let kind = if e.as_db_error().is_none() {
-            ErrorKind::Connection
-        } else {
-            ErrorKind::Sql
-        };
-        Error::new(kind, message).with_source(e)
+        Error::new(kind, "PostgreSQL connection error").with_source(e)
     }
 }
 
-impl From<std::io::Error> for Error {
-    fn from(e: std::io::Error) -> Self {
-        Error::new(ErrorKind::Connection, "I/O error on a server connection").with_source(e)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_connection_errors_are_retried_and_every_fatal_kind_names_a_fix() {
+        use ErrorKind::*;
+        for kind in [
+            Config, Connection, Auth, Server, Protocol, Conversion, Sql, Kafka, Io,
+        ] {
+            let p = kind.policy();
+            assert_eq!(p.retriable, kind == Connection, "{kind:?}");
+            assert!(!p.fix.is_empty(), "{kind:?} has no fix");
+        }
+    }
+
+    #[test]
+    fn sqlstates_are_classified_the_same_on_every_connection() {
+        for context in [SqlContext::Connection, SqlContext::Statement] {
+            // The server starting up, stopping or out of connection slots: retried.
+            for code in ["57P01", "57P02", "57P03", "53300", "08006", "08001"] {
+                assert_eq!(
+                    classify_sqlstate(code, context).0,
+                    ErrorKind::Connection,
+                    "{code} {context:?}"
+                );
+            }
+            assert_eq!(classify_sqlstate("28P01", context).0, ErrorKind::Auth);
+            assert_eq!(classify_sqlstate("28000", context).0, ErrorKind::Auth);
+            assert_eq!(classify_sqlstate("42501", context).0, ErrorKind::Server);
+        }
+        // Codes the table does not list: fatal, labelled by where they came from.
+        assert_eq!(
+            classify_sqlstate("55000", SqlContext::Connection).0,
+            ErrorKind::Server
+        );
+        assert_eq!(
+            classify_sqlstate("22P02", SqlContext::Statement).0,
+            ErrorKind::Sql
+        );
+    }
+
+    #[test]
+    fn table_fixes_end_the_message() {
+        let e = Error::from_sqlstate(
+            "28P01",
+            SqlContext::Connection,
+            "password authentication failed",
+        );
+        assert_eq!(e.kind(), ErrorKind::Auth);
+        assert!(
+            e.message()
+                .ends_with("(check database.password (or PGCDC_DATABASE_PASSWORD / PGPASSWORD))"),
+            "{}",
+            e.message()
+        );
+        let e = Error::from_sqlstate("57P03", SqlContext::Statement, "not yet");
+        assert_eq!(e.message(), "not yet");
+        assert!(e.is_retriable());
+    }
+
+    #[test]
+    fn heartbeat_failures_follow_debeziums_rules() {
+        assert_eq!(heartbeat_action(Some("57P01")), HeartbeatAction::Stop);
+        assert_eq!(heartbeat_action(Some("42P01")), HeartbeatAction::Stop);
+        assert_eq!(heartbeat_action(Some("57P03")), HeartbeatAction::Restart);
+        assert_eq!(heartbeat_action(None), HeartbeatAction::Restart);
+        assert_eq!(heartbeat_action(Some("23505")), HeartbeatAction::Continue);
+        assert_eq!(heartbeat_action(Some("08006")), HeartbeatAction::Continue);
+    }
+
+    #[test]
+    fn io_errors_are_retried_on_sockets_and_fatal_on_files() {
+        for kind in [
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::BrokenPipe,
+            io::ErrorKind::UnexpectedEof,
+            io::ErrorKind::TimedOut,
+            io::ErrorKind::Other,
+        ] {
+            assert_eq!(classify_io(kind, IoContext::Network), ErrorKind::Connection);
+            assert_eq!(classify_io(kind, IoContext::File), ErrorKind::Io);
+        }
+        assert_eq!(
+            classify_io(io::ErrorKind::InvalidInput, IoContext::Network),
+            ErrorKind::Config
+        );
+        let e = Error::network_io(io::Error::from(io::ErrorKind::ConnectionReset));
+        assert!(e.is_retriable());
+        let e = Error::io(
+            io::Error::from(io::ErrorKind::PermissionDenied),
+            IoContext::File,
+            "cannot write offset file o.json",
+        );
+        assert_eq!(e.kind(), ErrorKind::Io);
+        assert!(!e.is_retriable());
+    }
+
+    #[test]
+    fn exact_codes_win_over_their_class() {
+        assert_eq!(sqlstate_rule("57P03").map(|r| r.code), Some("57P03"));
+        assert_eq!(sqlstate_rule("08P01").map(|r| r.code), Some("08"));
+        assert!(sqlstate_rule("99999").is_none());
     }
 }

@@ -44,10 +44,12 @@ pub mod config;
 pub mod convert;
 pub mod error;
 pub mod event;
+pub mod lsn;
 pub mod offsets;
 pub mod pg;
 pub mod pipeline;
 pub mod sink;
 pub mod transform;
+pub mod util;
 
 pub use error::{Error, ErrorKind, Result};

@@ -56,8 +56,8 @@ fn load(
     }
     let origins = source.env_origins(&file);
     let raw = source.merge(file);
-    let (cfg, warnings) =
-        ConnectorConfig::from_map(&raw).map_err(|e| config::attribute_env_values(e, &origins))?;
+    let (cfg, warnings) = pgcdc::pipeline::validate_config(&raw)
+        .map_err(|e| config::attribute_env_values(e, &origins))?;
     for w in warnings {
         tracing::warn!("{}", w.0);
     }

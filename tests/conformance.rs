@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use pgcdc::config::ConnectorConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Headers;
 use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
@@ -363,7 +362,7 @@ async fn run_in(case: &Case, db: &TestDb, n: u64) -> Outcome {
         raw.insert(k.clone(), v.clone());
     }
     if let Status::Refused(want) = &case.status {
-        return match ConnectorConfig::from_map(&raw) {
+        return match pgcdc::pipeline::validate_config(&raw) {
             Err(e) if e.message().contains(want.as_str()) => Outcome::Refused,
             Err(e) => Outcome::Fail(vec![format!(
                 "refused, but the error does not mention {want:?}: {}",
@@ -374,7 +373,7 @@ async fn run_in(case: &Case, db: &TestDb, n: u64) -> Outcome {
             )]),
         };
     }
-    if let Err(e) = ConnectorConfig::from_map(&raw) {
+    if let Err(e) = pgcdc::pipeline::validate_config(&raw) {
         return Outcome::Fail(vec![format!("config refused: {}", e.message())]);
     }
     let slot = raw.get("slot.name").cloned().unwrap_or(prefix.clone());

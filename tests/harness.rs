@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use pgcdc::config::{ConnectorConfig, RawConfig};
+use pgcdc::config::RawConfig;
 use pgcdc::pipeline::RunStats;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Headers;
@@ -235,7 +235,7 @@ pub fn init_logging() {
 /// Starts `pipeline::run` (no automatic restarts: any error ends the task).
 pub fn start(raw: &RawConfig) -> Running {
     init_logging();
-    let (config, warnings) = ConnectorConfig::from_map(raw)
+    let (config, warnings) = pgcdc::pipeline::validate_config(raw)
         .unwrap_or_else(|e| panic!("test config invalid: {}", e.message()));
     assert!(
         warnings.is_empty(),

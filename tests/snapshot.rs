@@ -183,7 +183,7 @@ async fn captured_tables_an_existing_publication_leaves_out_are_named() {
     let prefix = unique("pubgap");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("publication.name".into(), "pubgap".into());
-    let (config, _) = pgcdc::config::ConnectorConfig::from_map(&raw).unwrap();
+    let (config, _) = pgcdc::pipeline::validate_config(&raw).unwrap();
     // b is missing; the partition p1 is published through its root.
     assert_eq!(
         pgcdc::pg::setup::unpublished_tables(&db.client, &config)

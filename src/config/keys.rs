@@ -297,36 +297,12 @@ pub fn is_secret(key: &str) -> bool {
 
 /// The known key closest to `key` (Levenshtein distance), for "did you mean" warnings.
 pub fn closest(key: &str) -> Option<&'static str> {
-    closest_of(
+    crate::util::closest_of(
         key,
         KEYS.iter()
             .map(|(k, _)| *k)
             .filter(|k| !RENAMED.iter().any(|(old, _)| old == k)),
     )
-}
-
-/// The candidate closest to `key` by edit distance, if close enough to be a likely typo.
-pub fn closest_of<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .map(|k| (k, levenshtein(key, k)))
-        .min_by_key(|(_, d)| *d)
-        .filter(|(k, d)| *d <= (k.len().max(key.len()) / 2).max(3))
-        .map(|(k, _)| k)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

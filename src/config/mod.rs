@@ -17,18 +17,18 @@
 pub mod keys;
 pub mod records;
 mod source;
+pub mod values;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
 use crate::error::{Error, Result};
-use crate::pg::types::{
-    BinaryMode, DecimalMode, HstoreMode, IntervalMode, TimePrecisionMode, ValueOptions,
-};
+use crate::util::{full_match_regex, split_regex_list};
 use keys::KeyStatus;
+use values::{BinaryMode, DecimalMode, HstoreMode, IntervalMode, TimePrecisionMode, ValueOptions};
 
 pub use source::{
     attribute_env_values, env_name, load_file, parse_config_text, parse_properties, parse_set,
@@ -157,7 +157,7 @@ impl ReplicaIdentity {
             ReplicaIdentity::Default => "DEFAULT".into(),
             ReplicaIdentity::Full => "FULL".into(),
             ReplicaIdentity::Nothing => "NOTHING".into(),
-            ReplicaIdentity::Index(i) => format!("USING INDEX {}", crate::pg::wire::quote_ident(i)),
+            ReplicaIdentity::Index(i) => format!("USING INDEX {}", crate::util::quote_ident(i)),
         }
     }
 }
@@ -533,71 +533,6 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// Compiles `pattern` to match a whole name (`^(?:pattern)$`), as Java's `Matcher.matches`
-/// does. The error describes `pattern` as the user wrote it (the pattern alone is compiled
-/// first, so the message does not show the anchoring wrapper).
-pub fn full_match_regex(
-    pattern: &str,
-    case_insensitive: bool,
-) -> std::result::Result<Regex, String> {
-    let build = |p: &str| {
-        RegexBuilder::new(p)
-            .case_insensitive(case_insensitive)
-            .build()
-            .map_err(|e| regex_error_line(&e.to_string()))
-    };
-    build(pattern)?;
-    build(&format!("^(?:{pattern})$"))
-}
-
-/// The regex crate's multi-line syntax error (pattern, caret line, `error: ...`) as one line:
-/// `unclosed group (at character 8)`.
-fn regex_error_line(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let what = lines
-        .iter()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("error: "))
-        .unwrap_or_else(|| text.trim());
-    match lines
-        .iter()
-        .position(|l| l.trim() == "^" || l.trim().starts_with('^'))
-    {
-        Some(i) if i > 0 => {
-            let indent = lines[i - 1].len() - lines[i - 1].trim_start().len();
-            let at = lines[i].find('^').unwrap_or(indent).saturating_sub(indent) + 1;
-            format!("{what} (at character {at})")
-        }
-        _ => what.lines().collect::<Vec<_>>().join(" "),
-    }
-}
-
-/// Splits a comma-separated regex list, honouring `\,` as a literal comma.
-pub fn split_regex_list(v: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = v.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&',') => {
-                cur.push(',');
-                chars.next();
-            }
-            ',' => {
-                if !cur.trim().is_empty() {
-                    out.push(cur.trim().to_string());
-                }
-                cur.clear();
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
-
 /// Java client producer property names that librdkafka spells differently.
 fn translate_producer_key(key: &str, value: &str) -> Option<(String, String)> {
     match key {
@@ -845,9 +780,9 @@ impl ConnectorConfig {
             "__debezium_unavailable_value",
         );
         let placeholder = match placeholder_text.strip_prefix("hex:") {
-            Some(hex) => match crate::pg::types::parse_bytea(&format!("\\x{hex}")) {
-                Ok(b) => b,
-                Err(_) => {
+            Some(hex) => match crate::util::decode_hex(hex) {
+                Some(b) => b,
+                None => {
                     c.problems.push(format!("unavailable.value.placeholder={placeholder_text} is invalid: after 'hex:' give an even number of hexadecimal digits"));
                     Vec::new()
                 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::{Checker, ConfigWarning};
-use crate::pg::columns::HashAlgorithm;
 
 /// Debezium's default `topic.heartbeat.prefix` (and `heartbeat.topics.prefix`).
 pub const DEFAULT_HEARTBEAT_TOPIC_PREFIX: &str = "__debezium-heartbeat";
@@ -39,6 +38,38 @@ pub struct RecordConfig {
     pub heartbeat: Option<HeartbeatConfig>,
     /// Key columns, column filters and column mappers.
     pub columns: ColumnRules,
+}
+
+/// A `MessageDigest` algorithm of `column.mask.hash.<algorithm>.with.salt.<salt>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashAlgorithm {
+    /// `MD5`.
+    Md5,
+    /// `SHA-1` (`SHA`, `SHA1`).
+    Sha1,
+    /// `SHA-224`.
+    Sha224,
+    /// `SHA-256`.
+    Sha256,
+    /// `SHA-384`.
+    Sha384,
+    /// `SHA-512`.
+    Sha512,
+}
+
+impl HashAlgorithm {
+    /// The algorithm for a Java `MessageDigest` name (case-insensitive), or `None`.
+    pub fn from_java_name(name: &str) -> Option<HashAlgorithm> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "MD5" => HashAlgorithm::Md5,
+            "SHA" | "SHA1" | "SHA-1" => HashAlgorithm::Sha1,
+            "SHA224" | "SHA-224" => HashAlgorithm::Sha224,
+            "SHA256" | "SHA-256" => HashAlgorithm::Sha256,
+            "SHA384" | "SHA-384" => HashAlgorithm::Sha384,
+            "SHA512" | "SHA-512" => HashAlgorithm::Sha512,
+            _ => return None,
+        })
+    }
 }
 
 /// What a column mapper rule does.
@@ -161,7 +192,7 @@ pub(super) fn parse(
 }
 
 fn anchored(pattern: &str) -> std::result::Result<Regex, String> {
-    super::full_match_regex(pattern, true)
+    crate::util::full_match_regex(pattern, true)
 }
 
 /// `message.key.columns`: `<table regex>:<column>[,<column>...]` entries separated by `;`;

@@ -11,69 +11,37 @@
 //! Names are matched as `schema.table.column`, data types as `schema.table.typname`, with
 //! the anchored, case-insensitive regular expressions of the config.
 
-use crate::config::records::{ColumnMapperKind, ColumnRules};
+use crate::config::records::{ColumnMapperKind, ColumnRules, HashAlgorithm};
 
 use crate::event::{Schema, Value};
 use crate::pg::types::TypeCatalog;
 
-/// A `MessageDigest` algorithm of `column.mask.hash.<algorithm>.with.salt.<salt>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HashAlgorithm {
-    /// `MD5`.
-    Md5,
-    /// `SHA-1` (`SHA`, `SHA1`).
-    Sha1,
-    /// `SHA-224`.
-    Sha224,
-    /// `SHA-256`.
-    Sha256,
-    /// `SHA-384`.
-    Sha384,
-    /// `SHA-512`.
-    Sha512,
-}
-
-impl HashAlgorithm {
-    /// The algorithm for a Java `MessageDigest` name (case-insensitive), or `None`.
-    pub fn from_java_name(name: &str) -> Option<HashAlgorithm> {
-        Some(match name.to_ascii_uppercase().as_str() {
-            "MD5" => HashAlgorithm::Md5,
-            "SHA" | "SHA1" | "SHA-1" => HashAlgorithm::Sha1,
-            "SHA224" | "SHA-224" => HashAlgorithm::Sha224,
-            "SHA256" | "SHA-256" => HashAlgorithm::Sha256,
-            "SHA384" | "SHA-384" => HashAlgorithm::Sha384,
-            "SHA512" | "SHA-512" => HashAlgorithm::Sha512,
-            _ => return None,
-        })
+/// Lower-case hex of the `algorithm` digest of `salt` followed by `data`.
+pub fn hex_digest(algorithm: HashAlgorithm, salt: &[u8], data: &[u8]) -> String {
+    fn run<D: sha2::Digest>(salt: &[u8], data: &[u8]) -> Vec<u8> {
+        let mut d = D::new();
+        d.update(salt);
+        d.update(data);
+        d.finalize().to_vec()
     }
-
-    /// Lower-case hex of the digest of `salt` followed by `data`.
-    pub fn hex_digest(self, salt: &[u8], data: &[u8]) -> String {
-        fn run<D: sha2::Digest>(salt: &[u8], data: &[u8]) -> Vec<u8> {
-            let mut d = D::new();
-            d.update(salt);
-            d.update(data);
-            d.finalize().to_vec()
+    let bytes = match algorithm {
+        HashAlgorithm::Md5 => run::<md5::Md5>(salt, data),
+        HashAlgorithm::Sha1 => {
+            let mut ctx = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
+            ctx.update(salt);
+            ctx.update(data);
+            ctx.finish().as_ref().to_vec()
         }
-        let bytes = match self {
-            HashAlgorithm::Md5 => run::<md5::Md5>(salt, data),
-            HashAlgorithm::Sha1 => {
-                let mut ctx = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
-                ctx.update(salt);
-                ctx.update(data);
-                ctx.finish().as_ref().to_vec()
-            }
-            HashAlgorithm::Sha224 => run::<sha2::Sha224>(salt, data),
-            HashAlgorithm::Sha256 => run::<sha2::Sha256>(salt, data),
-            HashAlgorithm::Sha384 => run::<sha2::Sha384>(salt, data),
-            HashAlgorithm::Sha512 => run::<sha2::Sha512>(salt, data),
-        };
-        let mut hex = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            hex.push_str(&format!("{b:02x}"));
-        }
-        hex
+        HashAlgorithm::Sha224 => run::<sha2::Sha224>(salt, data),
+        HashAlgorithm::Sha256 => run::<sha2::Sha256>(salt, data),
+        HashAlgorithm::Sha384 => run::<sha2::Sha384>(salt, data),
+        HashAlgorithm::Sha512 => run::<sha2::Sha512>(salt, data),
+    };
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        hex.push_str(&format!("{b:02x}"));
     }
+    hex
 }
 
 /// pgjdbc's length for unknown or unbounded types (`Integer.MAX_VALUE`).
@@ -292,7 +260,7 @@ impl ValueMapper {
                 } else {
                     java_serialized_string(text)
                 };
-                let mut hex = algorithm.hex_digest(salt, &bytes);
+                let mut hex = hex_digest(*algorithm, salt, &bytes);
                 if let Some(max) = max_chars {
                     hex.truncate(*max);
                 }

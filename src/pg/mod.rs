@@ -4,7 +4,6 @@
 //! Nothing here knows about Kafka, converters or transforms.
 
 pub mod columns;
-pub mod lsn;
 pub mod pgoutput;
 pub mod relation;
 pub mod setup;
@@ -14,3 +13,7 @@ pub mod stream;
 pub mod tls;
 pub mod types;
 pub mod wire;
+
+/// PostgreSQL's epoch (2000-01-01 00:00 UTC) minus the Unix epoch, in microseconds: add it to
+/// a protocol timestamp (µs since 2000) to get µs since 1970.
+pub const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;

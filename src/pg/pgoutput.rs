@@ -10,9 +10,6 @@
 
 use bytes::Bytes;
 
-/// PostgreSQL epoch (2000-01-01) minus Unix epoch, in microseconds.
-pub const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
-
 /// Why a message could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {

@@ -12,15 +12,14 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
+use crate::config::values::{DecimalMode, ValueOptions};
 use crate::config::{ConnectorConfig, ConvertingFailureMode};
 use crate::error::{Error, Result};
 use crate::event::envelope::table_descriptor_from_fields;
 use crate::event::{Schema, TableDescriptor, Value};
 use crate::pg::columns::{self, PlanColumn, SourceColumn, ValueMapper};
 use crate::pg::pgoutput::{Tuple, TupleValue};
-use crate::pg::types::{
-    parse_default, ColumnType, DecimalMode, TypeCatalog, TypeInfo, ValueOptions,
-};
+use crate::pg::types::{parse_default, ColumnType, TypeCatalog, TypeInfo};
 
 /// One column of a captured table.
 #[derive(Debug, Clone)]

@@ -4,9 +4,9 @@
 use tokio_postgres::Client;
 
 use crate::config::{ConnectorConfig, PublicationAutocreateMode, ReplicaIdentity};
-use crate::error::{Error, Result};
-use crate::pg::lsn::Lsn;
-use crate::pg::wire::{quote_ident, quote_literal};
+use crate::error::{sqlstate, Error, Result};
+use crate::lsn::Lsn;
+use crate::util::{quote_ident, quote_literal};
 
 /// Facts about the server.
 #[derive(Debug, Clone)]
@@ -359,11 +359,13 @@ pub async fn drop_slot(client: &Client, name: &str, attempts: u32) -> Result<()>
                 tracing::info!(slot = name, "dropped replication slot");
                 return Ok(());
             }
-            Err(e) if e.code().map(|c| c.code()) == Some("55006") => {
+            Err(e) if e.code().map(|c| c.code()) == Some(sqlstate::OBJECT_IN_USE) => {
                 last = Some(e);
                 tokio::time::sleep(std::time::Duration::from_millis(100 * (i as u64 + 1))).await;
             }
-            Err(e) if e.code().map(|c| c.code()) == Some("42704") => return Ok(()),
+            Err(e) if e.code().map(|c| c.code()) == Some(sqlstate::UNDEFINED_OBJECT) => {
+                return Ok(())
+            }
             Err(e) => return Err(e.into()),
         }
     }

@@ -6,7 +6,7 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 
 use crate::config::SnapshotIsolationMode;
 use crate::error::Result;
-use crate::pg::wire::{quote_ident, quote_literal};
+use crate::util::{quote_ident, quote_literal};
 
 /// Opens the snapshot transaction. With `exported`, it imports that snapshot (REPEATABLE READ,
 /// as `SET TRANSACTION SNAPSHOT` requires); otherwise it uses `snapshot.isolation.mode`.

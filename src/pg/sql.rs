@@ -12,7 +12,7 @@ use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, NoTls, TlsConnect};
 use tokio_postgres::Client;
 
 use crate::config::{DatabaseConfig, SslMode};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, SqlContext};
 use crate::pg::wire::SESSION_SETTINGS;
 
 /// rustls as a tokio-postgres TLS connector.
@@ -117,23 +117,18 @@ fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
     if let Some(msg) = crate::pg::tls::certificate_problem(&e, db) {
         return Error::config(msg).with_source(e);
     }
-    let kind = match e.as_db_error().map(|d| d.code().code()) {
-        Some("28000") | Some("28P01") => ErrorKind::Auth,
-        Some(_) => ErrorKind::Server,
-        None => ErrorKind::Connection,
-    };
-    let what = match e.as_db_error() {
-        Some(d) => format!("{} {}", d.code().code(), d.message()),
-        None => "connection failed".to_string(),
-    };
-    Error::new(
-        kind,
-        format!(
-            "cannot connect to PostgreSQL at {}:{} as user {}: {what}",
-            db.hostname, db.port, db.user
-        ),
-    )
-    .with_source(e)
+    let context = format!(
+        "cannot connect to PostgreSQL at {}:{} as user {}",
+        db.hostname, db.port, db.user
+    );
+    match e.as_db_error() {
+        Some(d) => {
+            let code = d.code().code();
+            let message = format!("{context}: {code} {}", d.message());
+            Error::from_sqlstate(code, SqlContext::Connection, message).with_source(e)
+        }
+        None => Error::from(e).with_context(&context),
+    }
 }
 
 /// Opens a regular SQL connection; its driver task runs in the background until the

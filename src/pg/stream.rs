@@ -21,8 +21,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::error::{Error, Result};
+use crate::lsn::Lsn;
 use crate::offsets::ack::AckTracker;
-use crate::pg::lsn::Lsn;
 use crate::pg::pgoutput::{self, Message};
 use crate::pg::wire::{ReplicationFrame, ReplicationReader, ReplicationWriter};
 

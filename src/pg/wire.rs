@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf, Rea
 use tokio::net::TcpStream;
 
 use crate::config::{DatabaseConfig, SslMode};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{sqlstate, Error, ErrorKind, Result, SqlContext};
 
 /// Session settings sent at start-up on every connection, so that value text is stable
 /// whatever the server, database or role defaults say.
@@ -34,9 +34,6 @@ pub const SESSION_SETTINGS: &[(&str, &str)] = &[
     ("bytea_output", "hex"),
     ("client_encoding", "UTF8"),
 ];
-
-/// Microseconds between the Unix epoch and the PostgreSQL epoch (2000-01-01).
-const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
 /// The transport: plain TCP or TLS over TCP.
 pub enum Stream {
@@ -136,16 +133,9 @@ fn parse_error_fields(mut body: &[u8]) -> ServerError {
     e
 }
 
-/// Classifies a server error into the crate's error kinds.
+/// A server error on this connection, classified by its SQLSTATE ([`crate::error`]).
 pub fn server_error(context: &str, e: ServerError) -> Error {
-    let kind = match e.code.as_str() {
-        "28000" | "28P01" => ErrorKind::Auth,
-        c if c.starts_with("08") || c == "57P01" || c == "57P02" || c == "57P03" => {
-            ErrorKind::Connection
-        }
-        _ => ErrorKind::Server,
-    };
-    Error::new(kind, format!("{context}: {e}")).with_source(e)
+    Error::from_sqlstate(&e.code, SqlContext::Connection, format!("{context}: {e}")).with_source(e)
 }
 
 /// Result rows of a simple query, as text.
@@ -228,9 +218,11 @@ impl WireConnection {
             Some(tls) => {
                 let mut req = BytesMut::new();
                 frontend::ssl_request(&mut req);
-                tcp.write_all(&req).await?;
+                tcp.write_all(&req).await.map_err(Error::network_io)?;
                 let mut answer = [0u8; 1];
-                tcp.read_exact(&mut answer).await?;
+                tcp.read_exact(&mut answer)
+                    .await
+                    .map_err(Error::network_io)?;
                 match answer[0] {
                     b'S' => {
                         let name = crate::pg::tls::server_name(&db.hostname)?;
@@ -287,7 +279,10 @@ impl WireConnection {
         let mut out = BytesMut::new();
         frontend::startup_message(params.iter().copied(), &mut out)
             .map_err(|e| Error::config("invalid connection parameter").with_source(e))?;
-        self.stream.write_all(&out).await?;
+        self.stream
+            .write_all(&out)
+            .await
+            .map_err(Error::network_io)?;
 
         let mut scram: Option<ScramSha256> = None;
         loop {
@@ -389,7 +384,10 @@ impl WireConnection {
     async fn send(&mut self, f: impl FnOnce(&mut BytesMut) -> std::io::Result<()>) -> Result<()> {
         let mut out = BytesMut::new();
         f(&mut out).map_err(|e| Error::protocol("cannot encode a message").with_source(e))?;
-        self.stream.write_all(&out).await?;
+        self.stream
+            .write_all(&out)
+            .await
+            .map_err(Error::network_io)?;
         Ok(())
     }
 
@@ -398,7 +396,11 @@ impl WireConnection {
             if let Some(frame) = split_frame(&mut self.buf)? {
                 return Ok(frame);
             }
-            let n = self.stream.read_buf(&mut self.buf).await?;
+            let n = self
+                .stream
+                .read_buf(&mut self.buf)
+                .await
+                .map_err(Error::network_io)?;
             if n == 0 {
                 return Err(Error::connection("PostgreSQL closed the connection"));
             }
@@ -619,7 +621,11 @@ impl ReplicationReader {
         if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
             self.buf.reserve(READ_CHUNK);
         }
-        let n = self.rd.read_buf(&mut self.buf).await?;
+        let n = self
+            .rd
+            .read_buf(&mut self.buf)
+            .await
+            .map_err(Error::network_io)?;
         if n == 0 {
             return Err(Error::connection(
                 "PostgreSQL closed the replication connection",
@@ -651,7 +657,7 @@ pub fn pg_now_micros() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)
         .unwrap_or(0);
-    unix - PG_EPOCH_MICROS
+    unix - crate::pg::PG_EPOCH_OFFSET_MICROS
 }
 
 impl ReplicationWriter {
@@ -667,8 +673,8 @@ impl ReplicationWriter {
         out.put_u64(apply);
         out.put_i64(pg_now_micros());
         out.put_u8(0);
-        self.wr.write_all(&out).await?;
-        self.wr.flush().await?;
+        self.wr.write_all(&out).await.map_err(Error::network_io)?;
+        self.wr.flush().await.map_err(Error::network_io)?;
         Ok(())
     }
 
@@ -676,8 +682,8 @@ impl ReplicationWriter {
     pub async fn send_terminate(&mut self) -> Result<()> {
         let mut out = BytesMut::new();
         frontend::terminate(&mut out);
-        self.wr.write_all(&out).await?;
-        self.wr.shutdown().await?;
+        self.wr.write_all(&out).await.map_err(Error::network_io)?;
+        self.wr.shutdown().await.map_err(Error::network_io)?;
         Ok(())
     }
 
@@ -685,8 +691,8 @@ impl ReplicationWriter {
     pub async fn send_copy_done(&mut self) -> Result<()> {
         let mut out = BytesMut::new();
         frontend::copy_done(&mut out);
-        self.wr.write_all(&out).await?;
-        self.wr.flush().await?;
+        self.wr.write_all(&out).await.map_err(Error::network_io)?;
+        self.wr.flush().await.map_err(Error::network_io)?;
         Ok(())
     }
 }
@@ -701,16 +707,6 @@ pub fn sslmode_name(m: SslMode) -> &'static str {
         SslMode::VerifyCa => "verify-ca",
         SslMode::VerifyFull => "verify-full",
     }
-}
-
-/// Quotes an SQL identifier (`"a""b"`).
-pub fn quote_ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
-/// Quotes an SQL string literal (`'it''s'`).
-pub fn quote_literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// Takes the next complete replication-stream frame out of `buf` (`None` when more bytes are
@@ -764,7 +760,9 @@ pub fn parse_replication_frame(buf: &mut BytesMut) -> Result<Option<ReplicationF
                 // pgoutput looks the publication up with the catalog as it was when each
                 // change was written: one dropped (and maybe re-created) since the slot's
                 // position is missing there for good, whatever exists now.
-                let context = if e.code == "42704" && e.message.contains("publication") {
+                let context = if e.code == sqlstate::UNDEFINED_OBJECT
+                    && e.message.contains("publication")
+                {
                     "the replication stream failed (the publication did not exist, as decoding sees the catalog, when the changes still in the slot were written: it was dropped, or created after the slot; the slot cannot be read past them. Drop the slot and restart with snapshot.mode=when_needed to take a new snapshot)"
                 } else {
                     "the replication stream failed"

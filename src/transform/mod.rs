@@ -271,7 +271,7 @@ impl<'a> Options<'a> {
     pub fn finish(mut self, class: &str) -> Vec<String> {
         for k in self.values.keys() {
             if !self.seen.iter().any(|s| s == k) {
-                let hint = crate::config::keys::closest_of(k, self.seen.iter().map(String::as_str))
+                let hint = crate::util::closest_of(k, self.seen.iter().map(String::as_str))
                     .map(|s| format!("; did you mean {}{s}?", self.prefix))
                     .unwrap_or_default();
                 self.problems.push(format!(

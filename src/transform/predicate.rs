@@ -49,7 +49,7 @@ impl Predicate {
                         o.problem("pattern", " is required: a regular expression matched against the whole topic name");
                         None
                     }
-                    Some(p) => match crate::config::full_match_regex(p, false) {
+                    Some(p) => match crate::util::full_match_regex(p, false) {
                         Ok(re) => Some(Predicate::TopicNameMatches(re)),
                         Err(e) => {
                             o.problem("pattern", format!("={p} is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}"));

@@ -37,7 +37,7 @@ impl TopicRewrite {
         let find = Regex::new(regex).map_err(|e| {
             format!("is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}")
         })?;
-        let full = crate::config::full_match_regex(regex, false)
+        let full = crate::util::full_match_regex(regex, false)
             .map_err(|e| format!("is not a regular expression pgcdc can compile: {e}"))?;
         let pieces = parse_replacement(&find, replacement)?;
         Ok(TopicRewrite { full, find, pieces })

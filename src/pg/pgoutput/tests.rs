@@ -340,7 +340,7 @@ fn transaction_ids_and_commit_lsns_increase_from_one_transaction_to_the_next() {
 fn commit_times_are_microseconds_since_the_postgres_epoch() {
     for m in messages() {
         if let Message::Commit { commit_time, .. } | Message::Begin { commit_time, .. } = m {
-            let unix_secs = (commit_time + PG_EPOCH_OFFSET_MICROS) / 1_000_000;
+            let unix_secs = (commit_time + crate::pg::PG_EPOCH_OFFSET_MICROS) / 1_000_000;
             // 2020-01-01 .. 2100-01-01
             assert!(
                 (1_577_836_800..4_102_444_800).contains(&unix_secs),

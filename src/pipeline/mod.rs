@@ -11,6 +11,10 @@
 //! transactions to the ack tracker. The flushable LSN moves only over fully acknowledged
 //! transactions, so a crash anywhere leads to redelivery, never loss.
 
+mod validate;
+
+pub use validate::validate_config;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,17 +23,18 @@ use tokio_postgres::Client;
 
 use crate::config::{ConnectorConfig, SnapshotMode};
 use crate::convert::RecordConverter;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, HeartbeatAction, Result};
 use crate::event::envelope::{change_records, message_record, message_value_schema, RecordOptions};
 use crate::event::meta::{self, TransactionCounters};
 use crate::event::{ChangeEvent, ConnectRecord, Op, SourceInfo, Value};
+use crate::lsn::Lsn;
 use crate::offsets::ack::{AckTracker, CommitInfo, TxSeq};
 use crate::offsets::store::{OffsetStore, Offsets};
-use crate::pg::lsn::Lsn;
-use crate::pg::pgoutput::{Message, OldTuple, Relation, PG_EPOCH_OFFSET_MICROS};
+use crate::pg::pgoutput::{Message, OldTuple, Relation};
 use crate::pg::relation::{self, Image, RelationCache, TableSchema};
 use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
 use crate::pg::wire::WireConnection;
+use crate::pg::PG_EPOCH_OFFSET_MICROS;
 use crate::pg::{setup, snapshot};
 use crate::sink::kafka::KafkaSink;
 use crate::transform::{apply_chain, build_chain, Stage};
@@ -179,9 +184,8 @@ impl Processor {
     }
 
     /// Runs `heartbeat.action.query` on the heartbeat connection (opened when first needed).
-    /// As Debezium 3.6.1 does for PostgreSQL: SQLSTATE 57P01 (admin shutdown) and 42P01
-    /// (undefined table) stop the connector, 57P03 (cannot connect now) and a broken
-    /// connection restart it, any other error is logged and the stream goes on.
+    /// What a failure does is Debezium 3.6.1's rule for PostgreSQL, from the classifier
+    /// ([`crate::error::heartbeat_action`]): stop, restart, or log and go on streaming.
     async fn heartbeat_action(&mut self, query: &str) -> Result<()> {
         let Some(hb) = self.heartbeat.as_mut() else {
             return Ok(());
@@ -196,19 +200,24 @@ impl Processor {
             return Ok(());
         };
         let code = e.as_db_error().map(|d| d.code().code().to_string());
-        match code.as_deref() {
-            // A database error is not retriable (see Error::is_retriable).
-            Some("57P01") | Some("42P01") => {
-                Err(Error::from(e).with_context("heartbeat.action.query failed"))
-            }
-            Some("57P03") | None => Err(Error::connection(format!(
+        match crate::error::heartbeat_action(code.as_deref()) {
+            // Fatal whatever the code means on a data connection: Debezium's rule.
+            HeartbeatAction::Stop => Err(Error::new(
+                ErrorKind::Sql,
+                format!(
+                    "heartbeat.action.query failed: PostgreSQL error {}",
+                    code.as_deref().unwrap_or("")
+                ),
+            )
+            .with_source(e)),
+            HeartbeatAction::Restart => Err(Error::connection(format!(
                 "heartbeat.action.query failed (SQLSTATE {})",
                 code.as_deref().unwrap_or("none: connection lost")
             ))
             .with_source(e)),
-            Some(other) => {
+            HeartbeatAction::Continue => {
                 tracing::warn!(
-                    sqlstate = other,
+                    sqlstate = code.as_deref().unwrap_or(""),
                     "heartbeat.action.query failed; continuing, as Debezium does for this error"
                 );
                 Ok(())
@@ -833,7 +842,7 @@ pub async fn run(
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
         last_commit_time_us: None,
         message_schema: message_value_schema(
-            config.values.binary != crate::pg::types::BinaryMode::Bytes,
+            config.values.binary != crate::config::values::BinaryMode::Bytes,
         ),
         transaction_topic: config.records.transaction_metadata.then(|| {
             Arc::from(crate::event::sanitize_topic(

@@ -1,0 +1,168 @@
+//! Small helpers shared across layers, with no knowledge of any of them: SQL quoting,
+//! Java-style whole-name regular expressions, comma lists, "did you mean" suggestions and hex
+//! decoding.
+//!
+//! This module sits at the bottom of the dependency order, next to [`crate::error`] and
+//! [`crate::lsn`]: it imports nothing from the crate.
+
+use regex::{Regex, RegexBuilder};
+
+/// Quotes an SQL identifier: `a"b` becomes `"a""b"`.
+pub fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Quotes an SQL string literal: `it's` becomes `'it''s'`.
+pub fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Compiles `pattern` to match a whole name (`^(?:pattern)$`), as Java's `Matcher.matches`
+/// does. The error is one line describing `pattern` as the user wrote it (the pattern alone is
+/// compiled first, so the message does not show the anchoring wrapper).
+pub fn full_match_regex(
+    pattern: &str,
+    case_insensitive: bool,
+) -> std::result::Result<Regex, String> {
+    let build = |p: &str| {
+        RegexBuilder::new(p)
+            .case_insensitive(case_insensitive)
+            .build()
+            .map_err(|e| regex_error_line(&e.to_string()))
+    };
+    build(pattern)?;
+    build(&format!("^(?:{pattern})$"))
+}
+
+/// The regex crate's multi-line syntax error (pattern, caret line, `error: ...`) as one line:
+/// `unclosed group (at character 8)`.
+fn regex_error_line(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let what = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .unwrap_or_else(|| text.trim());
+    match lines
+        .iter()
+        .position(|l| l.trim() == "^" || l.trim().starts_with('^'))
+    {
+        Some(i) if i > 0 => {
+            let indent = lines[i - 1].len() - lines[i - 1].trim_start().len();
+            let at = lines[i].find('^').unwrap_or(indent).saturating_sub(indent) + 1;
+            format!("{what} (at character {at})")
+        }
+        _ => what.lines().collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// Splits a comma-separated list of regular expressions, honouring `\,` as a literal comma;
+/// items are trimmed and empty items dropped.
+pub fn split_regex_list(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&',') => {
+                cur.push(',');
+                chars.next();
+            }
+            ',' => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// The candidate closest to `word` by edit distance, if close enough to be a likely typo
+/// (at most half the longer length, and at least 3 edits allowed).
+pub fn closest_of<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|k| (k, levenshtein(word, k)))
+        .min_by_key(|(_, d)| *d)
+        .filter(|(k, d)| *d <= (k.len().max(word.len()) / 2).max(3))
+        .map(|(k, _)| k)
+}
+
+/// Levenshtein edit distance between `a` and `b`, in characters.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Decodes hexadecimal text (either case, an even number of digits) into bytes; `None` for
+/// anything else.
+pub fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    let b = text.as_bytes();
+    if b.len() % 2 != 0 {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    b.chunks(2)
+        .map(|p| Some((digit(p[0])? << 4) | digit(p[1])?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_and_literals_are_quoted_with_doubled_quotes() {
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn regexes_match_whole_names_and_errors_are_one_line() {
+        let r = full_match_regex("public\\.t.*", true).unwrap();
+        assert!(r.is_match("PUBLIC.tab"));
+        assert!(!r.is_match("xpublic.tab"));
+        let e = full_match_regex("(a", false).unwrap_err();
+        assert!(!e.contains('\n') && e.contains("at character"), "{e}");
+    }
+
+    #[test]
+    fn regex_lists_split_on_unescaped_commas() {
+        assert_eq!(split_regex_list(r"a\,b, c ,,d"), vec!["a,b", "c", "d"]);
+    }
+
+    #[test]
+    fn closest_of_suggests_near_words_only() {
+        let words = ["tombstones.on.delete", "database.hostname"];
+        assert_eq!(
+            closest_of("tombstone.on.delete", words.iter().copied()),
+            Some("tombstones.on.delete")
+        );
+        assert_eq!(
+            closest_of("completely.unrelated.thing.here", words.iter().copied()),
+            None
+        );
+    }
+
+    #[test]
+    fn hex_decodes_pairs_and_refuses_odd_or_non_hex_text() {
+        assert_eq!(decode_hex("00fF10"), Some(vec![0, 255, 16]));
+        assert_eq!(decode_hex("abc"), None);
+        assert_eq!(decode_hex("zz"), None);
+    }
+}
