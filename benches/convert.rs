@@ -127,7 +127,7 @@ fn run(schemas: bool, n: u64) -> f64 {
                 snapshot: None,
                 sequence: Some(format!("[\"{}\",\"{}\"]", 1000 + i, 2000 + i)),
                 tx_id: Some(700),
-                lsn: Some(2000 + i),
+                lsn: Some(pgcdc::lsn::Lsn(2000 + i)),
                 origin: None,
                 origin_lsn: None,
             },

@@ -671,6 +671,8 @@ cmd_start() {
   done
   [ ${#brokers[@]} -gt 0 ] || return 0
   with_lock kafka-libs kafka_libs
+  # Installed once here: two brokers starting together would run apt-get at the same time.
+  kcat_ensure
   # The brokers are independent JVMs: launch them together and wait for each.
   for s in "${brokers[@]}"; do start_one "$s" & pids+=($!); done
   for s in "${pids[@]}"; do wait "$s" || rc=1; done

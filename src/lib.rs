@@ -52,4 +52,5 @@ pub mod sink;
 pub mod transform;
 pub mod util;
 
+
 pub use error::{Error, ErrorKind, Result};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use pgcdc::config::{self, ConfigSource, ConnectorConfig};
+use pgcdc::pipeline::Connector;
 
 #[derive(Parser)]
 #[command(
@@ -102,17 +103,19 @@ fn main() -> ExitCode {
             }
             Command::Run { config, set } => {
                 let (_, cfg) = load(&config, set)?;
-                let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-                tokio::spawn(async move {
-                    wait_for_signal().await;
-                    tracing::info!("signal received; stopping (a second signal exits at once)");
-                    let _ = stop_tx.send(true);
-                    wait_for_signal().await;
-                    std::process::exit(130);
-                });
-                pgcdc::pipeline::run_with_retries(Arc::new(cfg), stop_rx)
-                    .await
-                    .map(|_| ())
+                let mut connector = Connector::new(Arc::new(cfg));
+                connector.start()?;
+                tokio::select! {
+                    r = connector.wait() => r.map(|_| ()),
+                    () = wait_for_signal() => {
+                        tracing::info!("signal received; stopping (a second signal exits at once)");
+                        tokio::spawn(async {
+                            wait_for_signal().await;
+                            std::process::exit(130);
+                        });
+                        connector.stop().await.map(|_| ())
+                    }
+                }
             }
         }
     });

@@ -502,8 +502,10 @@ async fn changes_of_a_table_dropped_before_they_are_read_keep_their_key() {
 async fn records_sent_to_just_created_topics_all_arrive() {
     use pgcdc::config::KafkaConfig;
     use pgcdc::convert::KafkaRecord;
+    use pgcdc::lsn::Lsn;
     use pgcdc::offsets::ack::{AckTracker, CommitInfo};
     use pgcdc::sink::kafka::KafkaSink;
+    use pgcdc::sink::Sink;
     use rdkafka::consumer::{BaseConsumer, Consumer};
     use std::sync::Arc;
 
@@ -526,11 +528,11 @@ async fn records_sent_to_just_created_topics_all_arrive() {
         topic_partitions: 1,
         topic_replication_factor: 1,
     };
-    let tracker = Arc::new(AckTracker::new(0));
+    let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
     let mut sink = KafkaSink::new(&config, tracker.clone()).expect("sink");
     let base = unique("newtopic");
     let names: Vec<String> = (0..topics).map(|i| format!("{base}.t{i}")).collect();
-    let seq = tracker.begin();
+    let seq = sink.begin();
     for name in &names {
         for r in 0..PER_TOPIC {
             let key = format!("{{\"id\":{r}}}");
@@ -550,10 +552,10 @@ async fn records_sent_to_just_created_topics_all_arrive() {
             }
         }
     }
-    tracker.commit(
+    sink.commit(
         seq,
         CommitInfo {
-            end_lsn: 1,
+            end_lsn: Lsn(1),
             ..CommitInfo::default()
         },
     );

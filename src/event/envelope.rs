@@ -185,14 +185,14 @@ pub fn source_value(source: &SourceInfo, table: &TableDescriptor) -> Value {
         Value::Shared(table.schema.clone()),
         Value::Shared(table.table.clone()),
         opt_i(source.tx_id),
-        opt_i(source.lsn.map(|l| l as i64)),
+        opt_i(source.lsn.map(|l| l.0 as i64)),
         Value::Null,
         source
             .origin
             .clone()
             .map(Value::String)
             .unwrap_or(Value::Null),
-        opt_i(source.origin_lsn.map(|l| l as i64)),
+        opt_i(source.origin_lsn.map(|l| l.0 as i64)),
     ])
 }
 

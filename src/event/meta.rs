@@ -17,6 +17,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{ConnectRecord, Field, Schema, SchemaType, Value};
+use crate::lsn::Lsn;
 
 /// The data collection name Debezium gives a logical decoding message in transaction
 /// metadata (its `LogicalDecodingMessageId.identifier()`).
@@ -185,8 +186,8 @@ pub fn java_hash_map_order<'a>(
 }
 
 /// `"<xid>:<lsn>"`, the PostgreSQL transaction id of a metadata record or event.
-pub fn transaction_id(xid: u32, lsn: u64) -> String {
-    format!("{xid}:{lsn}")
+pub fn transaction_id(xid: u32, lsn: Lsn) -> String {
+    format!("{xid}:{}", lsn.0)
 }
 
 /// The `transaction` block of an event (`event.block`): `{id, total_order,
@@ -197,6 +198,21 @@ pub fn transaction_block(id: String, total_order: i64, data_collection_order: i6
         Value::Int(total_order),
         Value::Int(data_collection_order),
     ])
+}
+
+/// Puts `block` (see [`transaction_block`]) into the `transaction` field of `record`'s value:
+/// a change event's envelope or a logical message's value. Records whose value has no such
+/// field (tombstones, metadata records) are left as they are.
+pub fn set_transaction_block(record: &mut ConnectRecord, block: Value) {
+    let index = record
+        .value_schema
+        .as_ref()
+        .and_then(|s| s.field_index("transaction"));
+    if let (Some(i), Some(Value::Struct(fields))) = (index, record.value.as_mut()) {
+        if let Some(slot) = fields.get_mut(i) {
+            *slot = block;
+        }
+    }
 }
 
 /// A BEGIN record on `topic`: `event_count` and `data_collections` null, `ts_ms` the commit

@@ -13,6 +13,8 @@ pub mod value;
 
 use std::sync::Arc;
 
+use crate::lsn::Lsn;
+
 pub use schema::{Field, Schema, SchemaType};
 pub use value::Value;
 
@@ -80,12 +82,12 @@ pub struct SourceInfo {
     pub sequence: Option<String>,
     /// `txId`.
     pub tx_id: Option<i64>,
-    /// `lsn`.
-    pub lsn: Option<u64>,
+    /// `lsn` (written as the decimal `u64`).
+    pub lsn: Option<Lsn>,
     /// `origin`: replication origin of the transaction.
     pub origin: Option<String>,
-    /// `origin_lsn`.
-    pub origin_lsn: Option<u64>,
+    /// `origin_lsn` (written as the decimal `u64`).
+    pub origin_lsn: Option<Lsn>,
 }
 
 /// One captured change (or snapshot row) before it becomes Kafka records.

@@ -13,14 +13,18 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Sequence number of a tracked transaction (the delivery opaque of its records).
-pub type TxSeq = u64;
+use crate::lsn::Lsn;
+
+/// The token of a tracked unit (a transaction, the snapshot, a heartbeat): its sequence
+/// number, carried by each of its records as the delivery opaque.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AckToken(pub u64);
 
 #[derive(Debug)]
 struct Tx {
     outstanding: u64,
     /// End LSN once the Commit was processed; `None` while open.
-    end_lsn: Option<u64>,
+    end_lsn: Option<Lsn>,
     info: CommitInfo,
 }
 
@@ -28,7 +32,7 @@ struct Tx {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CommitInfo {
     /// End LSN of the transaction.
-    pub end_lsn: u64,
+    pub end_lsn: Lsn,
     /// Transaction id.
     pub xid: u32,
     /// Commit time, µs since the Unix epoch.
@@ -38,7 +42,7 @@ pub struct CommitInfo {
 #[derive(Debug, Default)]
 struct Inner {
     /// Sequence number of `txs[0]`.
-    front_seq: TxSeq,
+    front_seq: u64,
     txs: VecDeque<Tx>,
     last_completed: Option<CommitInfo>,
     failure: Option<String>,
@@ -54,10 +58,10 @@ pub struct AckTracker {
 
 impl AckTracker {
     /// A tracker whose flushable LSN starts at `start` (the slot's confirmed position).
-    pub fn new(start: u64) -> Self {
+    pub fn new(start: Lsn) -> Self {
         AckTracker {
             inner: Mutex::new(Inner::default()),
-            flushable: AtomicU64::new(start),
+            flushable: AtomicU64::new(start.0),
         }
     }
 
@@ -67,9 +71,9 @@ impl AckTracker {
     }
 
     /// Opens a transaction (in commit order) and returns its sequence number.
-    pub fn begin(&self) -> TxSeq {
+    pub fn begin(&self) -> AckToken {
         let mut g = self.lock();
-        let seq = g.front_seq + g.txs.len() as u64;
+        let seq = AckToken(g.front_seq + g.txs.len() as u64);
         g.txs.push_back(Tx {
             outstanding: 0,
             end_lsn: None,
@@ -79,9 +83,9 @@ impl AckTracker {
     }
 
     /// Counts one more produced record of transaction `seq`.
-    pub fn add(&self, seq: TxSeq) {
+    pub fn add(&self, seq: AckToken) {
         let mut g = self.lock();
-        let idx = seq.wrapping_sub(g.front_seq) as usize;
+        let idx = seq.0.wrapping_sub(g.front_seq) as usize;
         if let Some(tx) = g.txs.get_mut(idx) {
             tx.outstanding += 1;
             g.in_flight += 1;
@@ -89,9 +93,9 @@ impl AckTracker {
     }
 
     /// Records a successful delivery report for a record of transaction `seq`.
-    pub fn ack(&self, seq: TxSeq) {
+    pub fn ack(&self, seq: AckToken) {
         let mut g = self.lock();
-        let idx = seq.wrapping_sub(g.front_seq) as usize;
+        let idx = seq.0.wrapping_sub(g.front_seq) as usize;
         if let Some(tx) = g.txs.get_mut(idx) {
             tx.outstanding = tx.outstanding.saturating_sub(1);
             g.in_flight = g.in_flight.saturating_sub(1);
@@ -115,9 +119,9 @@ impl AckTracker {
 
     /// Marks transaction `seq` committed at `info.end_lsn`; it completes once all its records
     /// are acknowledged.
-    pub fn commit(&self, seq: TxSeq, info: CommitInfo) {
+    pub fn commit(&self, seq: AckToken, info: CommitInfo) {
         let mut g = self.lock();
-        let idx = seq.wrapping_sub(g.front_seq) as usize;
+        let idx = seq.0.wrapping_sub(g.front_seq) as usize;
         if let Some(tx) = g.txs.get_mut(idx) {
             tx.end_lsn = Some(info.end_lsn);
             tx.info = info;
@@ -135,8 +139,8 @@ impl AckTracker {
                     let info = front.info;
                     g.txs.pop_front();
                     g.front_seq += 1;
-                    if end > self.flushable.load(Ordering::Acquire) {
-                        self.flushable.store(end, Ordering::Release);
+                    if end.0 > self.flushable.load(Ordering::Acquire) {
+                        self.flushable.store(end.0, Ordering::Release);
                     }
                     g.last_completed = Some(info);
                 }
@@ -147,20 +151,20 @@ impl AckTracker {
 
     /// Confirms `wal_end` from a keepalive when no transaction is open or unacknowledged.
     /// Returns whether it did.
-    pub fn idle(&self, wal_end: u64) -> bool {
+    pub fn idle(&self, wal_end: Lsn) -> bool {
         let g = self.lock();
         if g.failure.is_some() || !g.txs.is_empty() {
             return false;
         }
-        if wal_end > self.flushable.load(Ordering::Acquire) {
-            self.flushable.store(wal_end, Ordering::Release);
+        if wal_end.0 > self.flushable.load(Ordering::Acquire) {
+            self.flushable.store(wal_end.0, Ordering::Release);
         }
         true
     }
 
     /// The LSN that may be reported as flushed.
-    pub fn flushable(&self) -> u64 {
-        self.flushable.load(Ordering::Acquire)
+    pub fn flushable(&self) -> Lsn {
+        Lsn(self.flushable.load(Ordering::Acquire))
     }
 
     /// Records produced and not yet acknowledged.
@@ -185,28 +189,28 @@ mod tests {
 
     fn info(end: u64) -> CommitInfo {
         CommitInfo {
-            end_lsn: end,
+            end_lsn: Lsn(end),
             ..Default::default()
         }
     }
 
     #[test]
     fn flushable_waits_for_every_record_of_a_transaction() {
-        let t = AckTracker::new(10);
+        let t = AckTracker::new(Lsn(10));
         let a = t.begin();
         t.add(a);
         t.add(a);
         t.commit(a, info(100));
-        assert_eq!(t.flushable(), 10);
+        assert_eq!(t.flushable(), Lsn(10));
         t.ack(a);
-        assert_eq!(t.flushable(), 10);
+        assert_eq!(t.flushable(), Lsn(10));
         t.ack(a);
-        assert_eq!(t.flushable(), 100);
+        assert_eq!(t.flushable(), Lsn(100));
     }
 
     #[test]
     fn a_later_transaction_acked_first_does_not_pass_an_earlier_one() {
-        let t = AckTracker::new(0);
+        let t = AckTracker::new(Lsn(0));
         let a = t.begin();
         t.add(a);
         t.commit(a, info(100));
@@ -214,58 +218,61 @@ mod tests {
         t.add(b);
         t.commit(b, info(200));
         t.ack(b);
-        assert_eq!(t.flushable(), 0, "b is acked but a is not");
+        assert_eq!(t.flushable(), Lsn(0), "b is acked but a is not");
         t.ack(a);
-        assert_eq!(t.flushable(), 200);
+        assert_eq!(t.flushable(), Lsn(200));
     }
 
     #[test]
     fn an_open_transaction_is_never_flushable_even_when_its_records_are_acked() {
-        let t = AckTracker::new(0);
+        let t = AckTracker::new(Lsn(0));
         let a = t.begin();
         t.add(a);
         t.ack(a);
-        assert_eq!(t.flushable(), 0);
-        assert!(!t.idle(500), "keepalive must not pass an open transaction");
+        assert_eq!(t.flushable(), Lsn(0));
+        assert!(
+            !t.idle(Lsn(500)),
+            "keepalive must not pass an open transaction"
+        );
         t.commit(a, info(100));
-        assert_eq!(t.flushable(), 100);
+        assert_eq!(t.flushable(), Lsn(100));
     }
 
     #[test]
     fn empty_transactions_complete_at_commit() {
-        let t = AckTracker::new(0);
+        let t = AckTracker::new(Lsn(0));
         let a = t.begin();
         t.commit(a, info(50));
-        assert_eq!(t.flushable(), 50);
+        assert_eq!(t.flushable(), Lsn(50));
     }
 
     #[test]
     fn keepalive_wal_end_is_confirmed_only_when_idle() {
-        let t = AckTracker::new(0);
-        assert!(t.idle(70));
-        assert_eq!(t.flushable(), 70);
+        let t = AckTracker::new(Lsn(0));
+        assert!(t.idle(Lsn(70)));
+        assert_eq!(t.flushable(), Lsn(70));
         let a = t.begin();
         t.add(a);
         t.commit(a, info(90));
-        assert!(!t.idle(120));
-        assert_eq!(t.flushable(), 70);
+        assert!(!t.idle(Lsn(120)));
+        assert_eq!(t.flushable(), Lsn(70));
         t.ack(a);
-        assert!(t.idle(120));
-        assert_eq!(t.flushable(), 120);
-        assert!(t.idle(60));
-        assert_eq!(t.flushable(), 120, "never moves back");
+        assert!(t.idle(Lsn(120)));
+        assert_eq!(t.flushable(), Lsn(120));
+        assert!(t.idle(Lsn(60)));
+        assert_eq!(t.flushable(), Lsn(120), "never moves back");
     }
 
     #[test]
     fn a_delivery_failure_freezes_progress() {
-        let t = AckTracker::new(0);
+        let t = AckTracker::new(Lsn(0));
         let a = t.begin();
         t.add(a);
         t.commit(a, info(100));
         t.fail("broker said no".into());
         t.ack(a);
-        assert_eq!(t.flushable(), 0);
-        assert!(!t.idle(200));
+        assert_eq!(t.flushable(), Lsn(0));
+        assert!(!t.idle(Lsn(200)));
         assert_eq!(t.failure().as_deref(), Some("broker said no"));
     }
 }

@@ -14,16 +14,17 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lsn::Lsn;
 
 /// Offsets of one connector.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Offsets {
     /// `lsn`: LSN of the last event (snapshot: the snapshot position).
-    pub lsn: Option<u64>,
+    pub lsn: Option<Lsn>,
     /// `lsn_proc`: last completely processed LSN.
-    pub lsn_proc: Option<u64>,
+    pub lsn_proc: Option<Lsn>,
     /// `lsn_commit`: end LSN of the last delivered transaction.
-    pub lsn_commit: Option<u64>,
+    pub lsn_commit: Option<Lsn>,
     /// `txId`.
     pub tx_id: Option<i64>,
     /// `ts_usec`: commit time of that transaction, µs.
@@ -51,16 +52,16 @@ impl Offsets {
             m.insert(k.to_string(), v);
         };
         if let Some(v) = self.lsn_proc {
-            put("lsn_proc", json!(v));
+            put("lsn_proc", json!(v.0));
         }
         if let Some(v) = &self.message_type {
             put("messageType", json!(v));
         }
         if let Some(v) = self.lsn_commit {
-            put("lsn_commit", json!(v));
+            put("lsn_commit", json!(v.0));
         }
         if let Some(v) = self.lsn {
-            put("lsn", json!(v));
+            put("lsn", json!(v.0));
         }
         if let Some(v) = self.tx_id {
             put("txId", json!(v));
@@ -77,7 +78,7 @@ impl Offsets {
     }
 
     fn from_json(v: &Json) -> Offsets {
-        let u = |k: &str| v.get(k).and_then(Json::as_u64);
+        let u = |k: &str| v.get(k).and_then(Json::as_u64).map(Lsn);
         let snapshot = match v.get("snapshot") {
             Some(Json::String(s)) if s.eq_ignore_ascii_case("true") => Some("INITIAL".to_string()),
             Some(Json::String(s)) => Some(s.clone()),
@@ -202,8 +203,8 @@ mod tests {
         let a = OffsetStore::new(&path, "a", "p");
         let b = OffsetStore::new(&path, "b", "p");
         let off = Offsets {
-            lsn_commit: Some(42),
-            lsn_proc: Some(42),
+            lsn_commit: Some(Lsn(42)),
+            lsn_proc: Some(Lsn(42)),
             tx_id: Some(7),
             ..Default::default()
         };

@@ -10,6 +10,8 @@
 
 use bytes::Bytes;
 
+use crate::lsn::Lsn;
+
 /// Why a message could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
@@ -95,7 +97,7 @@ pub enum Message {
     /// 'B': start of a transaction.
     Begin {
         /// LSN of the commit record (not its end).
-        final_lsn: u64,
+        final_lsn: Lsn,
         /// Commit time, microseconds since 2000-01-01.
         commit_time: i64,
         /// Transaction id.
@@ -106,16 +108,16 @@ pub enum Message {
         /// Flags (unused, 0).
         flags: u8,
         /// LSN of the commit record.
-        commit_lsn: u64,
+        commit_lsn: Lsn,
         /// End LSN of the transaction: the position to confirm once it is delivered.
-        end_lsn: u64,
+        end_lsn: Lsn,
         /// Commit time, microseconds since 2000-01-01.
         commit_time: i64,
     },
     /// 'O': the transaction came from another origin.
     Origin {
         /// Commit LSN on the origin server.
-        commit_lsn: u64,
+        commit_lsn: Lsn,
         /// Origin name.
         name: String,
     },
@@ -165,7 +167,7 @@ pub enum Message {
         /// `true` when emitted inside a transaction.
         transactional: bool,
         /// LSN of the message.
-        lsn: u64,
+        lsn: Lsn,
         /// Prefix given by the writer.
         prefix: String,
         /// Content bytes.
@@ -237,6 +239,9 @@ impl<'a> Reader<'a> {
         b.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
         self.pos += 8;
         Ok(u64::from_be_bytes(b))
+    }
+    fn lsn(&mut self) -> Result<Lsn, DecodeError> {
+        self.u64().map(Lsn)
     }
     fn i64(&mut self) -> Result<i64, DecodeError> {
         Ok(self.u64()? as i64)
@@ -328,9 +333,9 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
         tag: tag as char,
     };
     let msg = match tag {
-        b'B' => Message::Begin { final_lsn: r.u64()?, commit_time: r.i64()?, xid: r.u32()? },
-        b'C' => Message::Commit { flags: r.u8()?, commit_lsn: r.u64()?, end_lsn: r.u64()?, commit_time: r.i64()? },
-        b'O' => Message::Origin { commit_lsn: r.u64()?, name: r.cstr()? },
+        b'B' => Message::Begin { final_lsn: r.lsn()?, commit_time: r.i64()?, xid: r.u32()? },
+        b'C' => Message::Commit { flags: r.u8()?, commit_lsn: r.lsn()?, end_lsn: r.lsn()?, commit_time: r.i64()? },
+        b'O' => Message::Origin { commit_lsn: r.lsn()?, name: r.cstr()? },
         b'R' => {
             let id = r.u32()?;
             let namespace = r.cstr()?;
@@ -393,7 +398,7 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
         }
         b'M' => {
             let flags = r.u8()?;
-            let lsn = r.u64()?;
+            let lsn = r.lsn()?;
             let prefix = r.cstr()?;
             let len = r.i32()?;
             if len < 0 {
@@ -412,5 +417,7 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
     Ok(msg)
 }
 
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;

@@ -190,8 +190,8 @@ pub struct TableCatalog {
 }
 
 /// Reads columns, key and types of relation `relid`; `type_oids` are the published column
-/// types (the Relation message's, or the catalog's for a snapshot). With `source_types` (a
-/// column mapper needs the source type), the built-in types are read too, in the same query.
+/// types (the Relation message's). With `source_types` (a column mapper needs the source
+/// type), the built-in types are read too, in the same query.
 pub async fn read_table_catalog(
     client: &Client,
     relid: u32,
@@ -199,6 +199,36 @@ pub async fn read_table_catalog(
     source_types: bool,
 ) -> Result<TableCatalog> {
     let columns = catalog_columns(client, relid).await?;
+    complete_table_catalog(client, relid, columns, type_oids, source_types).await
+}
+
+/// For a snapshot: the columns of relation `relid` as pgoutput would publish them (`(name,
+/// type OID, typmod)` in attribute order, generated columns left out) and its catalog, as
+/// [`read_table_catalog`] reads it for those columns.
+pub async fn read_published_table(
+    client: &Client,
+    relid: u32,
+    source_types: bool,
+) -> Result<(Vec<(String, u32, i32)>, TableCatalog)> {
+    let columns = catalog_columns(client, relid).await?;
+    let published: Vec<(String, u32, i32)> = columns
+        .iter()
+        .filter(|c| !c.generated)
+        .map(|c| (c.name.clone(), c.type_oid, c.typmod))
+        .collect();
+    let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
+    let catalog = complete_table_catalog(client, relid, columns, &oids, source_types).await?;
+    Ok((published, catalog))
+}
+
+/// Adds the key and the types of `type_oids` to `columns` of relation `relid`.
+async fn complete_table_catalog(
+    client: &Client,
+    relid: u32,
+    columns: Vec<CatalogColumn>,
+    type_oids: &[u32],
+    source_types: bool,
+) -> Result<TableCatalog> {
     let key = catalog_key(client, relid).await?;
     let (types, source_types) = column_types(client, type_oids, source_types).await?;
     Ok(TableCatalog {

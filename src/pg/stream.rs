@@ -11,7 +11,8 @@
 //! 3. handing a decoded message to the queue when it has room;
 //! 4. reading the socket, only when nothing decoded is waiting.
 //!
-//! A keepalive that asks for a reply is answered at once, with the tracker's flushable LSN.
+//! A keepalive that asks for a reply is answered at once, with the flushable LSN (the ack
+//! tracker's, passed in as a function so that this module knows nothing of Kafka).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +23,6 @@ use tokio::sync::{mpsc, watch, Notify};
 
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
-use crate::offsets::ack::AckTracker;
 use crate::pg::pgoutput::{self, Message};
 use crate::pg::wire::{ReplicationFrame, ReplicationReader, ReplicationWriter};
 
@@ -32,7 +32,7 @@ pub enum StreamEvent {
     /// A decoded pgoutput message and the LSN of its XLogData.
     Message {
         /// XLogData start LSN.
-        lsn: u64,
+        lsn: Lsn,
         /// The message.
         message: Message,
         /// Bytes it occupied on the wire (released from [`QueueBytes`] once processed).
@@ -42,7 +42,7 @@ pub enum StreamEvent {
     /// when nothing is in flight.
     Keepalive {
         /// Server WAL end.
-        wal_end: u64,
+        wal_end: Lsn,
     },
 }
 
@@ -77,6 +77,9 @@ impl QueueBytes {
     }
 }
 
+/// The LSN that may be confirmed to PostgreSQL as flushed, read at every status update.
+pub type FlushedLsn = Arc<dyn Fn() -> Lsn + Send + Sync>;
+
 /// Reader settings.
 #[derive(Debug, Clone)]
 pub struct ReaderSettings {
@@ -90,61 +93,90 @@ pub struct ReaderSettings {
 /// flushed everything it will flush; the reader then sends a final status update.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_reader(
-    mut reader: ReplicationReader,
-    mut writer: ReplicationWriter,
+    reader: ReplicationReader,
+    writer: ReplicationWriter,
     tx: mpsc::Sender<StreamEvent>,
     bytes: Arc<QueueBytes>,
-    tracker: Arc<AckTracker>,
+    flushed: FlushedLsn,
     settings: ReaderSettings,
     mut shutdown: watch::Receiver<bool>,
-    mut drained: watch::Receiver<bool>,
+    drained: watch::Receiver<bool>,
 ) -> Result<()> {
-    let mut pending: VecDeque<StreamEvent> = VecDeque::new();
     let mut ticker = tokio::time::interval(settings.status_interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut received: u64 = 0;
-    let mut last_flush_sent: u64 = 0;
+    let mut r = Reader {
+        reader,
+        writer,
+        flushed,
+        pending: VecDeque::new(),
+        received: Lsn::ZERO,
+        last_flush_sent: Lsn::ZERO,
+    };
     loop {
-        // Decode what is already buffered, a bounded amount at a time.
-        while pending.len() < 1024 {
-            let Some(frame) = reader.next_frame()? else {
+        r.decode_buffered().await?;
+        let room = bytes.has_room();
+        tokio::select! {
+            biased;
+            // 1. Shutdown.
+            _ = shutdown.changed() => break,
+            // 2. Status updates on a timer, whatever else is happening.
+            _ = ticker.tick() => r.status_update(true).await?,
+            // 3. Hand on a decoded message when the queue has room.
+            permit = tx.reserve(), if !r.pending.is_empty() && room => {
+                let Ok(permit) = permit else { break };
+                if let Some(ev) = r.pending.pop_front() {
+                    if let StreamEvent::Message { size, .. } = &ev {
+                        bytes.take(*size);
+                    }
+                    permit.send(ev);
+                }
+            }
+            _ = bytes.freed.notified(), if !r.pending.is_empty() && !room => {}
+            // 4. Read more only when nothing decoded waits.
+            res = r.reader.fill(), if r.pending.is_empty() => res?,
+        }
+    }
+    r.finish(&mut ticker, drained, settings.drain_timeout).await
+}
+
+/// The reader's state between turns of its loop.
+struct Reader {
+    reader: ReplicationReader,
+    writer: ReplicationWriter,
+    flushed: FlushedLsn,
+    /// Decoded items not yet handed on.
+    pending: VecDeque<StreamEvent>,
+    /// The newest WAL position received.
+    received: Lsn,
+    /// The flush position last reported.
+    last_flush_sent: Lsn,
+}
+
+impl Reader {
+    /// Decodes what is already buffered, a bounded amount at a time; answers a keepalive that
+    /// asks for a reply at once.
+    async fn decode_buffered(&mut self) -> Result<()> {
+        while self.pending.len() < 1024 {
+            let Some(frame) = self.reader.next_frame()? else {
                 break;
             };
             match frame {
                 ReplicationFrame::XLogData {
                     wal_start, data, ..
-                } => {
-                    let size = data.len() + 25;
-                    let message = pgoutput::decode(&data).map_err(|e| {
-                        Error::protocol(format!(
-                            "cannot decode the pgoutput message at LSN {}",
-                            Lsn(wal_start)
-                        ))
-                        .with_source(e)
-                    })?;
-                    received = received.max(wal_start);
-                    pending.push_back(StreamEvent::Message {
-                        lsn: wal_start,
-                        message,
-                        size,
-                    });
-                }
+                } => self.message(Lsn(wal_start), &data)?,
                 ReplicationFrame::Keepalive {
                     wal_end,
                     reply_requested,
                     ..
                 } => {
-                    received = received.max(wal_end);
+                    let wal_end = Lsn(wal_end);
+                    self.received = self.received.max(wal_end);
                     if reply_requested {
-                        let flush = tracker.flushable();
-                        writer
-                            .send_status(received.max(flush), flush, flush)
-                            .await?;
-                        last_flush_sent = flush;
+                        self.status_update(false).await?;
                     }
-                    match pending.back_mut() {
+                    match self.pending.back_mut() {
                         Some(StreamEvent::Keepalive { wal_end: w }) => *w = wal_end,
-                        _ => pending.push_back(StreamEvent::Keepalive { wal_end }),
+                        _ => self.pending.push_back(StreamEvent::Keepalive { wal_end }),
                     }
                 }
                 ReplicationFrame::CopyDone => {
@@ -154,70 +186,78 @@ pub async fn run_reader(
                 }
             }
         }
-        let room = bytes.has_room();
-        tokio::select! {
-            biased;
-            // 1. Shutdown.
-            _ = shutdown.changed() => break,
-            // 2. Status updates on a timer, whatever else is happening.
-            _ = ticker.tick() => {
-                let flush = tracker.flushable();
-                writer.send_status(received.max(flush), flush, flush).await?;
-                if flush != last_flush_sent {
-                    tracing::debug!(flush_lsn = %Lsn(flush), "confirmed position to PostgreSQL");
-                    last_flush_sent = flush;
-                }
-            }
-            // 3. Hand on a decoded message when the queue has room.
-            permit = tx.reserve(), if !pending.is_empty() && room => {
-                let Ok(permit) = permit else { break };
-                if let Some(ev) = pending.pop_front() {
-                    if let StreamEvent::Message { size, .. } = &ev {
-                        bytes.take(*size);
-                    }
-                    permit.send(ev);
-                }
-            }
-            _ = bytes.freed.notified(), if !pending.is_empty() && !room => {}
-            // 4. Read more only when nothing decoded waits.
-            r = reader.fill(), if pending.is_empty() => r?,
-        }
+        Ok(())
     }
-    // Graceful stop: keep the status updates going until the pipeline has drained, then
-    // report the final position.
-    let deadline = tokio::time::Instant::now() + settings.drain_timeout;
-    while !*drained.borrow() {
-        tokio::select! {
-            biased;
-            _ = drained.changed() => {}
-            _ = tokio::time::sleep_until(deadline) => break,
-            _ = ticker.tick() => {
-                let flush = tracker.flushable();
-                writer.send_status(received.max(flush), flush, flush).await?;
+
+    /// Decodes one XLogData payload that starts at `wal_start`.
+    fn message(&mut self, wal_start: Lsn, data: &bytes::Bytes) -> Result<()> {
+        let size = data.len() + 25;
+        let message = pgoutput::decode(data).map_err(|e| {
+            Error::protocol(format!(
+                "cannot decode the pgoutput message at LSN {wal_start}"
+            ))
+            .with_source(e)
+        })?;
+        self.received = self.received.max(wal_start);
+        self.pending.push_back(StreamEvent::Message {
+            lsn: wal_start,
+            message,
+            size,
+        });
+        Ok(())
+    }
+
+    /// Sends a standby status update: written up to what was received, flushed and applied
+    /// up to the flushable LSN. With `log`, a moved flush position is logged.
+    async fn status_update(&mut self, log: bool) -> Result<()> {
+        let flush = (self.flushed)();
+        self.writer
+            .send_status(self.received.max(flush).0, flush.0, flush.0)
+            .await?;
+        if log && flush != self.last_flush_sent {
+            tracing::debug!(flush_lsn = %flush, "confirmed position to PostgreSQL");
+        }
+        self.last_flush_sent = flush;
+        Ok(())
+    }
+
+    /// Graceful stop: keeps the status updates going until the pipeline has drained (or
+    /// `drain_timeout`), reports the final position, and ends the stream cleanly (CopyDone,
+    /// a brief wait for the server's CopyDone, Terminate).
+    async fn finish(
+        mut self,
+        ticker: &mut tokio::time::Interval,
+        mut drained: watch::Receiver<bool>,
+        drain_timeout: Duration,
+    ) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + drain_timeout;
+        while !*drained.borrow() {
+            tokio::select! {
+                biased;
+                _ = drained.changed() => {}
+                _ = tokio::time::sleep_until(deadline) => break,
+                _ = ticker.tick() => self.status_update(false).await?,
             }
         }
-    }
-    let flush = tracker.flushable();
-    writer
-        .send_status(received.max(flush), flush, flush)
-        .await?;
-    tracing::info!(flush_lsn = %Lsn(flush), "sent final status update");
-    // End the stream cleanly: CopyDone, wait briefly for the server's CopyDone, Terminate.
-    let _ = writer.send_copy_done().await;
-    let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        loop {
-            match reader.next_frame() {
-                Ok(Some(ReplicationFrame::CopyDone)) | Err(_) => break,
-                Ok(Some(_)) => continue,
-                Ok(None) => {
-                    if reader.fill().await.is_err() {
-                        break;
+        self.status_update(false).await?;
+        tracing::info!(flush_lsn = %self.last_flush_sent, "sent final status update");
+        let _ = self.writer.send_copy_done().await;
+        let reader = &mut self.reader;
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            loop {
+                match reader.next_frame() {
+                    Ok(Some(ReplicationFrame::CopyDone)) | Err(_) => break,
+                    Ok(Some(_)) => continue,
+                    Ok(None) => {
+                        if reader.fill().await.is_err() {
+                            break;
+                        }
                     }
                 }
             }
-        }
-    })
-    .await;
-    let _ = writer.send_terminate().await;
-    Ok(())
+        })
+        .await;
+        let _ = self.writer.send_terminate().await;
+        Ok(())
+    }
 }

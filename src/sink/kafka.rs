@@ -39,7 +39,9 @@ use tokio::sync::Notify;
 use crate::config::KafkaConfig;
 use crate::convert::KafkaRecord;
 use crate::error::{Error, Result};
-use crate::offsets::ack::{AckTracker, TxSeq};
+use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
+
+use super::Sink;
 
 /// Defaults applied before user `producer.*` settings.
 pub const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
@@ -178,7 +180,7 @@ impl ProducerContext for SinkContext {
 
     fn delivery(&self, result: &DeliveryResult<'_>, seq: usize) {
         match result {
-            Ok(_) => self.tracker.ack(seq as TxSeq),
+            Ok(_) => self.tracker.ack(AckToken(seq as u64)),
             Err((e, msg)) => {
                 let hint = match e.rdkafka_error_code() {
                     Some(RDKafkaErrorCode::MessageSizeTooLarge) => {
@@ -373,10 +375,16 @@ impl KafkaSink {
             .iter()
             .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()))
     }
+}
 
-    /// Enqueues `record` for transaction `seq`. Waits (without limit) while the producer
-    /// queue is full: that is backpressure. Any other refusal is an error naming the topic.
-    pub async fn send(&mut self, record: &KafkaRecord<'_>, seq: TxSeq) -> Result<()> {
+impl Sink for KafkaSink {
+    fn begin(&mut self) -> AckToken {
+        self.tracker.begin()
+    }
+
+    /// Enqueues `record` for unit `seq`. Waits (without limit) while the producer queue is
+    /// full: that is backpressure. Any other refusal is an error naming the topic.
+    async fn send(&mut self, record: &KafkaRecord<'_>, seq: AckToken) -> Result<()> {
         // After a record was refused, nothing behind it may land in Kafka ahead of it (an
         // update of a key whose create was refused): stop, and drop what librdkafka still
         // holds unsent. The position confirmed to PostgreSQL stays before the refused record.
@@ -394,7 +402,7 @@ impl KafkaSink {
             });
         }
         let mut br: BaseRecord<'_, [u8], [u8], usize> =
-            BaseRecord::with_opaque_to(record.topic, seq as usize).headers(headers);
+            BaseRecord::with_opaque_to(record.topic, seq.0 as usize).headers(headers);
         if let Some(k) = record.key {
             br = br.key(k);
         }
@@ -467,9 +475,13 @@ impl KafkaSink {
         }
     }
 
+    fn commit(&mut self, token: AckToken, info: CommitInfo) {
+        self.tracker.commit(token, info);
+    }
+
     /// Waits up to `timeout` for every enqueued record's delivery report. Returns whether
     /// all arrived.
-    pub async fn flush(&self, timeout: Duration) -> bool {
+    async fn flush(&mut self, timeout: Duration) -> bool {
         let deadline = tokio::time::Instant::now().checked_add(timeout);
         while self.producer.in_flight_count() > 0 {
             if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
@@ -481,6 +493,10 @@ impl KafkaSink {
                 tokio::time::timeout(Duration::from_millis(50), self.delivered.notified()).await;
         }
         true
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.tracker.failure()
     }
 }
 

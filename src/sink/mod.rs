@@ -1,4 +1,58 @@
-//! Sinks: where records go. The Kafka sink sees topics, partitions, key and value bytes,
-//! headers and ack tokens, never PostgreSQL types.
+//! Sinks: where records go. A sink sees topics, partitions, key and value bytes, headers and
+//! ack tokens, never PostgreSQL types.
+//!
+//! The [`Sink`] trait is the seam between the pipeline and Kafka. The pipeline groups records
+//! in *units* (a PostgreSQL transaction, the snapshot, a heartbeat or a non-transactional
+//! logical message): it opens a unit with [`Sink::begin`], sends its records with
+//! [`Sink::send`], and closes it with [`Sink::commit`]. Every sink reports each record's
+//! outcome to the shared [`AckTracker`], which turns completed units into the LSN that may be
+//! confirmed to PostgreSQL (invariant 1: an enqueued record is not an acknowledged one).
+//!
+//! Unit boundaries pass through the sink so that a transactional sink can map them onto Kafka
+//! transactions (begin at the first record of a unit, commit the Kafka transaction before
+//! completing the unit, abort it when the pipeline fails), without the pipeline changing.
+//!
+//! Implementations: [`kafka::KafkaSink`] (librdkafka, at-least-once) and [`memory::MemorySink`]
+//! (records kept in memory, acknowledgements under the test's control) for unit tests.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::convert::KafkaRecord;
+use crate::error::Result;
+use crate::offsets::ack::{AckToken, CommitInfo};
 
 pub mod kafka;
+pub mod memory;
+
+/// Where records go. See the module documentation for the unit protocol.
+///
+/// Contract for implementations:
+/// - [`Sink::send`] counts the record at the ack tracker before it can be delivered, and the
+///   record's delivery is later reported there exactly once (acknowledged or failed);
+/// - [`Sink::send`] waits (does not fail) while the sink is full: that is backpressure;
+/// - after a failure, no later record may be delivered ahead of the failed one:
+///   [`Sink::send`] refuses further records with the failure.
+pub trait Sink: Send {
+    /// Opens a unit and returns its token (units complete in the order they were opened).
+    fn begin(&mut self) -> AckToken;
+
+    /// Sends `record` as part of unit `token`. Waits while the sink is full. Errors: the
+    /// record was refused, or an earlier record failed (progress stops there).
+    fn send(
+        &mut self,
+        record: &KafkaRecord<'_>,
+        token: AckToken,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Closes unit `token`: every record of it has been sent; it completes, at
+    /// `info.end_lsn`, once all of them are acknowledged.
+    fn commit(&mut self, token: AckToken, info: CommitInfo);
+
+    /// Waits up to `timeout` for the outcome of every record sent so far. Returns `true` when
+    /// all were acknowledged, `false` on timeout or after a delivery failure.
+    fn flush(&mut self, timeout: Duration) -> impl Future<Output = bool> + Send;
+
+    /// The first delivery failure, if any.
+    fn failure(&self) -> Option<String>;
+}

@@ -69,7 +69,7 @@ pub fn records(
             snapshot: None,
             sequence: Some("[null,\"100\"]".into()),
             tx_id: Some(777),
-            lsn: Some(100),
+            lsn: Some(crate::lsn::Lsn(100)),
             origin: None,
             origin_lsn: None,
         },

@@ -8,7 +8,7 @@
 
 use super::*;
 
-const FRAMES: &str = include_str!("../../../tests/fixtures/pgoutput/frames.txt");
+use super::fixture::{decoded, frames};
 
 /// Built-in type OIDs (stable across PostgreSQL versions).
 const INT4: u32 = 23;
@@ -21,58 +21,6 @@ const TEXT_ARRAY: u32 = 1009;
 const VARCHAR: u32 = 1043;
 /// First OID assigned to user objects.
 const FIRST_NORMAL_OBJECT_ID: u32 = 16384;
-
-/// One line of the fixture: the LSN column of the peek and the message bytes.
-#[derive(Debug, Clone)]
-struct Frame {
-    /// 1-based line number in frames.txt, for failure messages.
-    line: usize,
-    /// `lsn` column of `pg_logical_slot_peek_binary_changes` (the write location).
-    lsn: u64,
-    bytes: Bytes,
-}
-
-fn parse_lsn(s: &str) -> u64 {
-    let (hi, lo) = s.split_once('/').expect("LSN is written as X/Y");
-    (u64::from_str_radix(hi, 16).unwrap() << 32) | u64::from_str_radix(lo, 16).unwrap()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn frames() -> Vec<Frame> {
-    let out: Vec<Frame> = FRAMES
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|(i, l)| {
-            let (lsn, hex) = l.split_once('\t').expect("<lsn>\\t<hex>");
-            Frame {
-                line: i + 1,
-                lsn: parse_lsn(lsn),
-                bytes: Bytes::from(unhex(hex.trim())),
-            }
-        })
-        .collect();
-    assert!(!out.is_empty(), "the fixture has no frames");
-    out
-}
-
-/// Every frame with its decoded message; fails on the first frame that does not decode.
-fn decoded() -> Vec<(Frame, Message)> {
-    frames()
-        .into_iter()
-        .map(|f| match decode(&f.bytes) {
-            Ok(m) => (f, m),
-            Err(e) => panic!("frames.txt line {}: {e:?}", f.line),
-        })
-        .collect()
-}
 
 fn messages() -> Vec<Message> {
     decoded().into_iter().map(|(_, m)| m).collect()
@@ -224,7 +172,7 @@ fn begin_is_decoded_with_its_final_lsn_commit_time_and_xid() {
     };
     assert_eq!(
         final_lsn,
-        u64::from_be_bytes(frame.bytes[1..9].try_into().unwrap())
+        Lsn(u64::from_be_bytes(frame.bytes[1..9].try_into().unwrap()))
     );
     assert_eq!(
         commit_time,
@@ -244,7 +192,7 @@ fn begin_is_decoded_with_its_final_lsn_commit_time_and_xid() {
 #[test]
 fn every_transaction_is_a_begin_and_commit_pair_with_matching_lsn_and_time() {
     let d = decoded();
-    let mut open: Option<(u64, i64, u32)> = None;
+    let mut open: Option<(Lsn, i64, u32)> = None;
     let mut transactions = 0;
     for (frame, msg) in &d {
         match msg {
@@ -278,7 +226,7 @@ fn every_transaction_is_a_begin_and_commit_pair_with_matching_lsn_and_time() {
                 assert_eq!(*commit_time, begin_time, "line {}", frame.line);
                 assert!(
                     end_lsn > commit_lsn,
-                    "line {}: end_lsn {end_lsn:X} <= commit_lsn {commit_lsn:X}",
+                    "line {}: end_lsn {end_lsn} <= commit_lsn {commit_lsn}",
                     frame.line
                 );
                 assert_eq!(
@@ -317,7 +265,7 @@ fn transaction_ids_and_commit_lsns_increase_from_one_transaction_to_the_next() {
     // Protocol version 1 carries the xid on Begin only: each change belongs to the Begin that
     // precedes it. (The capture script checks that the peek's xid column of every row between
     // a Begin and its Commit equals that Begin's xid.)
-    let begins: Vec<(u32, u64, i64)> = messages()
+    let begins: Vec<(u32, Lsn, i64)> = messages()
         .iter()
         .filter_map(|m| match m {
             Message::Begin {
@@ -331,7 +279,7 @@ fn transaction_ids_and_commit_lsns_increase_from_one_transaction_to_the_next() {
     assert_eq!(begins.len(), 10);
     for w in begins.windows(2) {
         assert!(w[1].0 > w[0].0, "xid {} then {}", w[0].0, w[1].0);
-        assert!(w[1].1 > w[0].1, "commit LSN {:X} then {:X}", w[0].1, w[1].1);
+        assert!(w[1].1 > w[0].1, "commit LSN {} then {}", w[0].1, w[1].1);
         assert!(w[1].2 >= w[0].2, "commit time went back");
     }
 }
@@ -672,7 +620,7 @@ fn origin_message_follows_begin_and_names_the_replication_origin() {
     assert_eq!(
         msgs[i],
         Message::Origin {
-            commit_lsn: 0x5A5_A5A5,
+            commit_lsn: Lsn(0x5A5_A5A5),
             name: "pgcdc_capture_origin".into()
         }
     );

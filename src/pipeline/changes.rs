@@ -1,0 +1,157 @@
+//! Row changes (Insert, Update, Delete, Truncate) into change events, as Debezium's
+//! PostgreSQL connector shapes them: key from the emitted image, `before` from the old tuple
+//! the replica identity sends, a key change noticed by comparing the old and new keys.
+//!
+//! Changes of relations that are not captured (their Relation message was filtered) are
+//! dropped here by design; `skipped.operations` drops the configured operations. A change of
+//! a relation whose Relation message never arrived is a protocol error.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::event::{ChangeEvent, Op};
+use crate::lsn::Lsn;
+use crate::pg::pgoutput::{OldTuple, Tuple};
+use crate::pg::relation::{Image, TableSchema};
+use crate::sink::Sink;
+
+use super::processor::Processor;
+use super::relations::Catalog;
+
+impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// An Insert: one `c` event.
+    pub(super) async fn insert(&mut self, lsn: Lsn, relation_id: u32, new: Tuple) -> Result<()> {
+        let Some(table) = self.table(relation_id)? else {
+            return Ok(());
+        };
+        if self.config.skipped_operations.create {
+            return Ok(());
+        }
+        let after = self.row(&table, &new, None, Image::New)?;
+        let key = table.key_of(&after);
+        let ev = self.event(&table, Op::Create, lsn, key, None, None, Some(after))?;
+        self.emit_change(ev).await
+    }
+
+    /// An Update: one `u` event, or the delete / tombstone / create of a key change (split
+    /// by the envelope code).
+    pub(super) async fn update(
+        &mut self,
+        lsn: Lsn,
+        relation_id: u32,
+        old: Option<OldTuple>,
+        new: Tuple,
+    ) -> Result<()> {
+        let Some(table) = self.table(relation_id)? else {
+            return Ok(());
+        };
+        if self.config.skipped_operations.update {
+            return Ok(());
+        }
+        let old_full = match &old {
+            Some(OldTuple::Full(t)) => Some(t),
+            _ => None,
+        };
+        let after = self.row(&table, &new, old_full, Image::New)?;
+        let before = match &old {
+            Some(OldTuple::Full(t)) | Some(OldTuple::Key(t)) => {
+                Some(self.row(&table, t, None, Image::Old)?)
+            }
+            None => None,
+        };
+        let key = table.key_of(&after);
+        let old_key = before
+            .as_ref()
+            .and_then(|b| table.key_of(b))
+            .filter(|k| Some(k) != key.as_ref());
+        let ev = self.event(&table, Op::Update, lsn, key, old_key, before, Some(after))?;
+        self.emit_change(ev).await
+    }
+
+    /// A Delete: one `d` event (its tombstone is added by the envelope code).
+    pub(super) async fn delete(&mut self, lsn: Lsn, relation_id: u32, old: OldTuple) -> Result<()> {
+        let Some(table) = self.table(relation_id)? else {
+            return Ok(());
+        };
+        if self.config.skipped_operations.delete {
+            return Ok(());
+        }
+        let (OldTuple::Full(tuple) | OldTuple::Key(tuple)) = &old;
+        let before = self.row(&table, tuple, None, Image::Old)?;
+        let key = table.key_of(&before);
+        let ev = self.event(&table, Op::Delete, lsn, key, None, Some(before), None)?;
+        self.emit_change(ev).await
+    }
+
+    /// A Truncate: one `t` event per captured relation it names.
+    pub(super) async fn truncate(&mut self, lsn: Lsn, relation_ids: Vec<u32>) -> Result<()> {
+        if self.config.skipped_operations.truncate {
+            return Ok(());
+        }
+        for relation_id in relation_ids {
+            let Some(table) = self.table(relation_id)? else {
+                continue;
+            };
+            let ev = self.event(&table, Op::Truncate, lsn, None, None, None, None)?;
+            self.emit_change(ev).await?;
+        }
+        Ok(())
+    }
+
+    /// Converts one tuple of `table` into its row values.
+    fn row(
+        &self,
+        table: &TableSchema,
+        tuple: &Tuple,
+        old_full: Option<&Tuple>,
+        image: Image,
+    ) -> Result<Vec<crate::event::Value>> {
+        table.row_from_tuple(
+            tuple,
+            old_full,
+            image,
+            &self.config.values,
+            self.config.converting_failure,
+        )
+    }
+
+    /// A streamed change event of the open transaction.
+    #[allow(clippy::too_many_arguments)]
+    fn event(
+        &self,
+        table: &Arc<TableSchema>,
+        op: Op,
+        lsn: Lsn,
+        key: Option<Vec<crate::event::Value>>,
+        old_key: Option<Vec<crate::event::Value>>,
+        before: Option<Vec<crate::event::Value>>,
+        after: Option<Vec<crate::event::Value>>,
+    ) -> Result<ChangeEvent> {
+        let tx = self.open_tx()?;
+        let source = self.source.info(
+            tx.commit_time_us,
+            None,
+            self.progress.last_commit_lsn,
+            lsn,
+            Some(tx.xid as i64),
+            tx.origin.as_ref(),
+        );
+        Ok(ChangeEvent {
+            table: table.descriptor.clone(),
+            op,
+            key,
+            old_key,
+            before: before.map(|b| table.value_row(b)),
+            after: after.map(|a| table.value_row(a)),
+            source,
+        })
+    }
+
+    /// Sends a streamed change event in the open transaction's unit and counts it.
+    async fn emit_change(&mut self, ev: ChangeEvent) -> Result<()> {
+        let token = self.open_tx()?.token;
+        self.emit(ev, token).await?;
+        self.counters.add_change_event();
+        Ok(())
+    }
+}

@@ -1,0 +1,243 @@
+//! A connector as a value: something its owner creates from a config, starts, stops,
+//! restarts and observes (state, counters, last error), with no process-global state, so that
+//! one process can run several side by side.
+//!
+//! A started connector runs its supervision loop on the tokio runtime: it runs the pipeline
+//! ([`super::run_counted`]) and, after a retriable error, waits
+//! `retriable.restart.connector.wait.ms` and runs it again, up to `errors.max.retries` times
+//! (unlimited by default). A fatal error ends it in [`ConnectorState::Failed`] with the error
+//! kept for [`Connector::status`]; a stop request ends it in [`ConnectorState::Stopped`],
+//! also while it waits to restart (nothing is in flight then).
+//!
+//! State names follow Kafka Connect's REST API.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::ConnectorConfig;
+use crate::error::{Error, ErrorKind, Result};
+
+use super::{run_counted, Counters, RunStats};
+
+/// The state of a connector, as Kafka Connect names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectorState {
+    /// Created, never started.
+    Unassigned,
+    /// Running (snapshot or stream).
+    Running,
+    /// Waiting to restart after a retriable error.
+    Restarting,
+    /// Stopped on request.
+    Stopped,
+    /// Ended by a fatal error (or by running out of retries).
+    Failed,
+}
+
+/// What an owner sees of a connector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectorStatus {
+    /// The connector's name.
+    pub name: String,
+    /// Its state.
+    pub state: ConnectorState,
+    /// The last error (the one that failed it, or the one it is restarting after), as one
+    /// line.
+    pub last_error: Option<String>,
+    /// Restarts after retriable errors since it was started.
+    pub restarts: u64,
+    /// Counters since it was created.
+    pub stats: RunStats,
+}
+
+/// State shared between a connector and its supervision task.
+#[derive(Debug)]
+struct Shared {
+    status: Mutex<(ConnectorState, Option<String>, u64)>,
+    counters: Arc<Counters>,
+}
+
+impl Shared {
+    fn set(&self, state: ConnectorState, error: Option<String>) {
+        let mut s = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        s.0 = state;
+        if error.is_some() {
+            s.1 = error;
+        }
+    }
+
+    fn count_restart(&self) -> u64 {
+        let mut s = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        s.2 += 1;
+        s.2
+    }
+}
+
+/// One connector: its config, and its supervision task while it runs.
+#[derive(Debug)]
+pub struct Connector {
+    config: Arc<ConnectorConfig>,
+    shared: Arc<Shared>,
+    stop: Option<watch::Sender<bool>>,
+    task: Option<JoinHandle<Result<()>>>,
+}
+
+impl Connector {
+    /// A connector for a validated `config` (see [`super::validate_config`]), not started.
+    pub fn new(config: Arc<ConnectorConfig>) -> Self {
+        Connector {
+            config,
+            shared: Arc::new(Shared {
+                status: Mutex::new((ConnectorState::Unassigned, None, 0)),
+                counters: Arc::new(Counters::default()),
+            }),
+            stop: None,
+            task: None,
+        }
+    }
+
+    /// The connector's config.
+    pub fn config(&self) -> &Arc<ConnectorConfig> {
+        &self.config
+    }
+
+    /// Starts the connector on the current tokio runtime. Errors: it is already running.
+    pub fn start(&mut self) -> Result<()> {
+        if self.task.as_ref().is_some_and(|t| !t.is_finished()) {
+            return Err(Error::config(format!(
+                "connector {} is already running",
+                self.config.name
+            )));
+        }
+        let (stop, stop_rx) = watch::channel(false);
+        {
+            let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
+            *s = (ConnectorState::Running, None, 0);
+        }
+        self.task = Some(tokio::spawn(supervise(
+            self.config.clone(),
+            stop_rx,
+            self.shared.clone(),
+        )));
+        self.stop = Some(stop);
+        Ok(())
+    }
+
+    /// What the connector is doing now.
+    pub fn status(&self) -> ConnectorStatus {
+        let s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
+        ConnectorStatus {
+            name: self.config.name.clone(),
+            state: s.0,
+            last_error: s.1.clone(),
+            restarts: s.2,
+            stats: self.shared.counters.snapshot(),
+        }
+    }
+
+    /// Asks a running connector to stop gracefully (without waiting for it).
+    pub fn request_stop(&self) {
+        if let Some(stop) = &self.stop {
+            let _ = stop.send(true);
+        }
+    }
+
+    /// Stops the connector gracefully and waits for it: see [`Connector::wait`].
+    pub async fn stop(&mut self) -> Result<RunStats> {
+        self.request_stop();
+        self.wait().await
+    }
+
+    /// Waits until the connector ends (a stop, or a fatal error) and returns its counters or
+    /// the error that ended it. A connector that is not running returns at once.
+    /// Cancel-safe: dropping the future leaves the connector running and stoppable.
+    pub async fn wait(&mut self) -> Result<RunStats> {
+        let Some(task) = self.task.as_mut() else {
+            return Ok(self.shared.counters.snapshot());
+        };
+        let joined = task.await;
+        self.task = None;
+        self.stop = None;
+        match joined {
+            Ok(r) => r.map(|()| self.shared.counters.snapshot()),
+            Err(e) => {
+                let msg = format!("connector {} task ended abnormally: {e}", self.config.name);
+                self.shared.set(ConnectorState::Failed, Some(msg.clone()));
+                Err(Error::protocol(msg))
+            }
+        }
+    }
+
+    /// Stops the connector (gracefully) and starts it again. A stop that ends in an error
+    /// does not prevent the restart; the error is returned after it.
+    pub async fn restart(&mut self) -> Result<()> {
+        let stopped = self.stop().await;
+        self.start()?;
+        stopped.map(|_| ())
+    }
+}
+
+/// The supervision loop: runs the pipeline, restarting it after retriable errors.
+async fn supervise(
+    config: Arc<ConnectorConfig>,
+    shutdown: watch::Receiver<bool>,
+    shared: Arc<Shared>,
+) -> Result<()> {
+    let mut attempts: i64 = 0;
+    loop {
+        let result = run_counted(config.clone(), shutdown.clone(), shared.counters.clone()).await;
+        let e = match result {
+            Ok(()) => {
+                shared.set(ConnectorState::Stopped, None);
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        let may_retry = config.errors_max_retries < 0 || attempts < config.errors_max_retries;
+        if !e.is_retriable() || !may_retry {
+            let e = give_up(&config, e, attempts);
+            shared.set(ConnectorState::Failed, Some(e.one_line()));
+            return Err(e);
+        }
+        attempts += 1;
+        shared.count_restart();
+        shared.set(ConnectorState::Restarting, Some(e.one_line()));
+        tracing::warn!(
+            error = %e.one_line(),
+            attempt = attempts,
+            wait_ms = config.restart_wait.as_millis() as u64,
+            "retriable error; restarting the connector"
+        );
+        if !wait_to_restart(&config, shutdown.clone()).await {
+            shared.set(ConnectorState::Stopped, None);
+            return Ok(());
+        }
+        shared.set(ConnectorState::Running, None);
+    }
+}
+
+/// The error a connector fails with: a connection error after the last allowed retry says
+/// so.
+fn give_up(config: &ConnectorConfig, e: Error, attempts: i64) -> Error {
+    if e.kind() == ErrorKind::Connection && config.errors_max_retries >= 0 {
+        e.with_context(&format!(
+            "giving up after {attempts} restart(s) (errors.max.retries)"
+        ))
+    } else {
+        e
+    }
+}
+
+/// Waits `retriable.restart.connector.wait.ms`. Returns `false` when a stop was requested
+/// (before or during the wait): a graceful stop, since nothing is in flight.
+async fn wait_to_restart(config: &ConnectorConfig, mut shutdown: watch::Receiver<bool>) -> bool {
+    if *shutdown.borrow() {
+        return false;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(config.restart_wait) => true,
+        _ = shutdown.changed() => false,
+    }
+}

@@ -1,0 +1,126 @@
+//! Logical decoding messages (`pg_logical_emit_message`, PostgreSQL 14+) into records on
+//! `<topic.prefix>.message`, as Debezium writes them.
+//!
+//! A transactional message belongs to its transaction's unit and counts in its transaction
+//! metadata (each message a data collection of its own, Debezium's
+//! `LogicalDecodingMessageId`). A non-transactional message is a unit of its own that
+//! completes at the message's position; Debezium records it as the last completed position,
+//! which its own `source.sequence` already shows.
+
+use bytes::Bytes;
+
+use crate::config::values::BinaryMode;
+use crate::error::{Error, Result};
+use crate::event::envelope::message_record;
+use crate::event::{meta, Value};
+use crate::lsn::Lsn;
+use crate::offsets::ack::CommitInfo;
+use crate::pg::types::encode_binary;
+use crate::sink::Sink;
+
+use super::processor::Processor;
+use super::relations::Catalog;
+
+impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// A logical decoding message that arrived in the XLogData at `lsn`; `message_lsn` is the
+    /// position the message itself carries.
+    pub(super) async fn logical_message(
+        &mut self,
+        lsn: Lsn,
+        message_lsn: Lsn,
+        transactional: bool,
+        prefix: String,
+        content: Bytes,
+    ) -> Result<()> {
+        if !self.config.message_filters.is_captured(&prefix) {
+            return Ok(());
+        }
+        let content = encode_content(content, self.config.values.binary);
+        if !transactional {
+            self.progress.last_commit_lsn = Some(lsn);
+        }
+        let (token, own_unit) = match (&self.tx, transactional) {
+            (Some(tx), true) => (tx.token, false),
+            (None, true) => {
+                return Err(Error::protocol(
+                    "transactional logical message outside a transaction",
+                ))
+            }
+            (_, false) => (self.sink.begin(), true),
+        };
+        let ts_us = self.message_time(transactional);
+        let tx_id = match (&self.tx, transactional) {
+            (Some(tx), true) => Some(tx.xid as i64),
+            _ => None,
+        };
+        let source = self
+            .source
+            .info(ts_us, None, self.progress.last_commit_lsn, lsn, tx_id, None);
+        let mut record = message_record(
+            &self.config.topic_prefix,
+            &source,
+            &prefix,
+            content,
+            self.message_schema.clone(),
+        );
+        if transactional {
+            self.count_message(&mut record, lsn);
+        }
+        self.send_record(record, token).await?;
+        if own_unit {
+            self.complete_own_unit(token, message_lsn.max(lsn), ts_us);
+        }
+        self.counters.add_change_event();
+        Ok(())
+    }
+
+    /// `source.ts_ms` of a message: its transaction's commit time, or for a non-transactional
+    /// one the last commit time seen (the clock when there was none).
+    fn message_time(&self, transactional: bool) -> i64 {
+        match (&self.tx, transactional) {
+            (Some(tx), true) => tx.commit_time_us,
+            _ => self
+                .progress
+                .last_commit_time_us
+                .unwrap_or_else(|| crate::event::envelope::now_nanos() / 1000),
+        }
+    }
+
+    /// Counts a transactional message in the transaction metadata and fills its
+    /// `transaction` block.
+    fn count_message(&mut self, record: &mut crate::event::ConnectRecord, lsn: Lsn) {
+        if self.transaction_topic.is_none() || !matches!(record.value, Some(Value::Struct(_))) {
+            return;
+        }
+        if let Some(tx) = self.tx.as_mut() {
+            let (total, order) = tx.counters.message_event();
+            let block = meta::transaction_block(meta::transaction_id(tx.xid, lsn), total, order);
+            meta::set_transaction_block(record, block);
+        }
+    }
+
+    /// Completes the unit of a non-transactional message at `end_lsn`.
+    fn complete_own_unit(
+        &mut self,
+        token: crate::offsets::ack::AckToken,
+        end_lsn: Lsn,
+        ts_us: i64,
+    ) {
+        self.sink.commit(
+            token,
+            CommitInfo {
+                end_lsn,
+                xid: 0,
+                commit_time_us: ts_us,
+            },
+        );
+        if self.tx.is_none() {
+            self.note_idle_position(end_lsn);
+        }
+    }
+}
+
+/// The content as `binary.handling.mode` writes bytes.
+fn encode_content(content: Bytes, mode: BinaryMode) -> Value {
+    encode_binary(content.to_vec(), mode)
+}

@@ -1,0 +1,221 @@
+//! The start-up decision, as a pure function: given `snapshot.mode`, the state of the slot
+//! and what the offsets say, whether to drop a lost slot, create the slot, take a snapshot
+//! and stream, or refuse to start because changes would be lost.
+//!
+//! The rules (Debezium's, made explicit):
+//! - a slot the server invalidated (`wal_status = lost`) has lost changes: only
+//!   `when_needed` may drop it, create a new one and take a new snapshot; every other mode
+//!   refuses to start;
+//! - a missing slot where the offsets say streaming had begun means the changes since then
+//!   are gone: only modes that take a new snapshot (`always`, `when_needed`) may create a new
+//!   slot and carry on (`initial_only` never streams, so it does not care);
+//! - `initial` and `initial_only` snapshot until a snapshot is recorded as complete,
+//!   `always` at every start, `no_data` never, `when_needed` also when the slot is missing;
+//! - every mode but `initial_only` streams, creating the slot when it is missing.
+
+use crate::config::SnapshotMode;
+use crate::offsets::store::Offsets;
+
+/// The replication slot as start-up found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotState {
+    /// No slot with the configured name.
+    Absent,
+    /// The slot exists and can be read.
+    Present,
+    /// The server invalidated the slot (`wal_status = lost`).
+    Lost,
+}
+
+/// What the stored offsets say about earlier runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetsState {
+    /// No offsets for this connector (or an entry with no position).
+    Absent,
+    /// A snapshot started and did not complete.
+    SnapshotIncomplete,
+    /// The snapshot completed (or was never needed) and streaming had begun.
+    Streaming,
+}
+
+impl OffsetsState {
+    /// Classifies stored offsets.
+    pub fn of(offsets: Option<&Offsets>) -> OffsetsState {
+        match offsets {
+            None => OffsetsState::Absent,
+            Some(o) if o.snapshot_done() => OffsetsState::Streaming,
+            Some(o) if o.lsn.is_some() || o.lsn_commit.is_some() || o.lsn_proc.is_some() => {
+                OffsetsState::SnapshotIncomplete
+            }
+            Some(_) => OffsetsState::Absent,
+        }
+    }
+}
+
+/// What start-up does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartPlan {
+    /// Drop the invalidated slot first (then it is absent).
+    pub drop_lost_slot: bool,
+    /// Create the slot (exporting its snapshot).
+    pub create_slot: bool,
+    /// Take a snapshot before streaming.
+    pub snapshot: bool,
+    /// Stream from the slot after the snapshot (if any).
+    pub stream: bool,
+}
+
+/// Why start-up refuses to go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartRefusal {
+    /// The slot was invalidated and the mode does not allow a new snapshot.
+    SlotLost,
+    /// The slot is missing although the offsets say streaming had begun, and the mode does
+    /// not take a new snapshot: changes since then may be lost.
+    PositionLost,
+}
+
+/// Decides how a run starts. Pure: see the module docs for the rules.
+pub fn plan_start(
+    mode: SnapshotMode,
+    slot: SlotState,
+    offsets: OffsetsState,
+) -> Result<StartPlan, StartRefusal> {
+    let stream = mode != SnapshotMode::InitialOnly;
+    let drop_lost_slot = match (slot, mode) {
+        (SlotState::Lost, SnapshotMode::WhenNeeded) => true,
+        (SlotState::Lost, _) => return Err(StartRefusal::SlotLost),
+        _ => false,
+    };
+    let slot_missing = slot != SlotState::Present;
+    let snapshot_done = offsets == OffsetsState::Streaming;
+    let position_lost = match mode {
+        SnapshotMode::Initial => snapshot_done,
+        SnapshotMode::NoData => offsets != OffsetsState::Absent,
+        SnapshotMode::Always | SnapshotMode::WhenNeeded | SnapshotMode::InitialOnly => false,
+    };
+    if stream && slot_missing && position_lost {
+        return Err(StartRefusal::PositionLost);
+    }
+    let snapshot = match mode {
+        SnapshotMode::Always => true,
+        SnapshotMode::NoData => false,
+        SnapshotMode::Initial | SnapshotMode::InitialOnly => !snapshot_done,
+        SnapshotMode::WhenNeeded => !snapshot_done || slot_missing,
+    };
+    Ok(StartPlan {
+        drop_lost_slot,
+        create_slot: stream && slot_missing,
+        snapshot,
+        stream,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use OffsetsState::{Absent as NoOffsets, SnapshotIncomplete as Partial, Streaming};
+    use SlotState::{Absent as NoSlot, Lost, Present};
+    use SnapshotMode::*;
+
+    /// Expected outcome: refusal, or (drop lost slot, create slot, snapshot, stream).
+    type Want = Result<(bool, bool, bool, bool), StartRefusal>;
+
+    const LOST: Want = Err(StartRefusal::SlotLost);
+    const GONE: Want = Err(StartRefusal::PositionLost);
+
+    /// Every snapshot.mode × slot present / absent / lost × offsets absent / snapshot
+    /// incomplete / streaming.
+    #[rustfmt::skip]
+    const TABLE: &[(SnapshotMode, SlotState, OffsetsState, Want)] = &[
+        // mode         slot     offsets     drop   create snap   stream
+        (Initial,     Present, NoOffsets, Ok((false, false, true,  true))),
+        (Initial,     Present, Partial,   Ok((false, false, true,  true))),
+        (Initial,     Present, Streaming, Ok((false, false, false, true))),
+        (Initial,     NoSlot,  NoOffsets, Ok((false, true,  true,  true))),
+        (Initial,     NoSlot,  Partial,   Ok((false, true,  true,  true))),
+        (Initial,     NoSlot,  Streaming, GONE),
+        (Initial,     Lost,    NoOffsets, LOST),
+        (Initial,     Lost,    Partial,   LOST),
+        (Initial,     Lost,    Streaming, LOST),
+
+        (InitialOnly, Present, NoOffsets, Ok((false, false, true,  false))),
+        (InitialOnly, Present, Partial,   Ok((false, false, true,  false))),
+        (InitialOnly, Present, Streaming, Ok((false, false, false, false))),
+        (InitialOnly, NoSlot,  NoOffsets, Ok((false, false, true,  false))),
+        (InitialOnly, NoSlot,  Partial,   Ok((false, false, true,  false))),
+        (InitialOnly, NoSlot,  Streaming, Ok((false, false, false, false))),
+        (InitialOnly, Lost,    NoOffsets, LOST),
+        (InitialOnly, Lost,    Partial,   LOST),
+        (InitialOnly, Lost,    Streaming, LOST),
+
+        (NoData,      Present, NoOffsets, Ok((false, false, false, true))),
+        (NoData,      Present, Partial,   Ok((false, false, false, true))),
+        (NoData,      Present, Streaming, Ok((false, false, false, true))),
+        (NoData,      NoSlot,  NoOffsets, Ok((false, true,  false, true))),
+        (NoData,      NoSlot,  Partial,   GONE),
+        (NoData,      NoSlot,  Streaming, GONE),
+        (NoData,      Lost,    NoOffsets, LOST),
+        (NoData,      Lost,    Partial,   LOST),
+        (NoData,      Lost,    Streaming, LOST),
+
+        (Always,      Present, NoOffsets, Ok((false, false, true,  true))),
+        (Always,      Present, Partial,   Ok((false, false, true,  true))),
+        (Always,      Present, Streaming, Ok((false, false, true,  true))),
+        (Always,      NoSlot,  NoOffsets, Ok((false, true,  true,  true))),
+        (Always,      NoSlot,  Partial,   Ok((false, true,  true,  true))),
+        (Always,      NoSlot,  Streaming, Ok((false, true,  true,  true))),
+        (Always,      Lost,    NoOffsets, LOST),
+        (Always,      Lost,    Partial,   LOST),
+        (Always,      Lost,    Streaming, LOST),
+
+        (WhenNeeded,  Present, NoOffsets, Ok((false, false, true,  true))),
+        (WhenNeeded,  Present, Partial,   Ok((false, false, true,  true))),
+        (WhenNeeded,  Present, Streaming, Ok((false, false, false, true))),
+        (WhenNeeded,  NoSlot,  NoOffsets, Ok((false, true,  true,  true))),
+        (WhenNeeded,  NoSlot,  Partial,   Ok((false, true,  true,  true))),
+        (WhenNeeded,  NoSlot,  Streaming, Ok((false, true,  true,  true))),
+        (WhenNeeded,  Lost,    NoOffsets, Ok((true,  true,  true,  true))),
+        (WhenNeeded,  Lost,    Partial,   Ok((true,  true,  true,  true))),
+        (WhenNeeded,  Lost,    Streaming, Ok((true,  true,  true,  true))),
+    ];
+
+    #[test]
+    fn every_mode_slot_and_offsets_combination_has_the_documented_plan() {
+        assert_eq!(TABLE.len(), 5 * 3 * 3, "the table covers every combination");
+        for &(mode, slot, offsets, want) in TABLE {
+            let got = plan_start(mode, slot, offsets)
+                .map(|p| (p.drop_lost_slot, p.create_slot, p.snapshot, p.stream));
+            assert_eq!(got, want, "{mode:?} / slot {slot:?} / offsets {offsets:?}");
+        }
+    }
+
+    #[test]
+    fn offsets_are_classified_by_snapshot_completion_and_position() {
+        use crate::lsn::Lsn;
+        assert_eq!(OffsetsState::of(None), OffsetsState::Absent);
+        let running = Offsets {
+            lsn: Some(Lsn(5)),
+            snapshot: Some("INITIAL".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            OffsetsState::of(Some(&running)),
+            OffsetsState::SnapshotIncomplete
+        );
+        let done = Offsets {
+            snapshot_completed: true,
+            ..running.clone()
+        };
+        assert_eq!(OffsetsState::of(Some(&done)), OffsetsState::Streaming);
+        let streaming = Offsets {
+            lsn_commit: Some(Lsn(9)),
+            ..Default::default()
+        };
+        assert_eq!(OffsetsState::of(Some(&streaming)), OffsetsState::Streaming);
+        assert_eq!(
+            OffsetsState::of(Some(&Offsets::default())),
+            OffsetsState::Absent
+        );
+    }
+}

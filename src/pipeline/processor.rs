@@ -1,0 +1,372 @@
+//! The processor: turns each pgoutput message into records and sends them to the sink, in
+//! commit order, grouping them in units for the ack tracker.
+//!
+//! One [`Processor`] exists per run. It is generic over the [`Sink`] (Kafka in production,
+//! memory in unit tests) and the [`Catalog`] (a SQL connection in production, a fixed table in
+//! unit tests), so that everything from a decoded message to the bytes of a record can be
+//! tested without PostgreSQL or Kafka.
+//!
+//! Invariants:
+//! - every record of a transaction is sent under that transaction's unit, and the unit is
+//!   committed (at the transaction's end LSN) only after the last of them was sent, so the
+//!   confirmed LSN never passes an unacknowledged record;
+//! - a keepalive's position is only recorded between transactions;
+//! - messages of kinds the processor does not expect where they arrive (a change outside a
+//!   transaction, a BEGIN inside one) are protocol errors, never skipped.
+//!
+//! Row changes are handled in [`super::changes`], logical decoding messages in
+//! [`super::messages`], Relation messages in [`super::relations`], heartbeats in
+//! [`super::heartbeat`] and the snapshot in [`super::snapshot`].
+
+use std::sync::Arc;
+
+use crate::config::values::BinaryMode;
+use crate::config::ConnectorConfig;
+use crate::convert::RecordConverter;
+use crate::error::{Error, Result};
+use crate::event::envelope::{change_records, message_value_schema, RecordOptions};
+use crate::event::meta::{self, TransactionCounters};
+use crate::event::{sanitize_topic, ChangeEvent, ConnectRecord, Schema, SourceInfo, Value};
+use crate::lsn::Lsn;
+use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
+use crate::pg::pgoutput::Message;
+use crate::pg::relation::RelationCache;
+use crate::pg::PG_EPOCH_OFFSET_MICROS;
+use crate::sink::Sink;
+use crate::transform::{apply_chain, build_chain, Stage};
+
+use super::heartbeat::Heartbeat;
+use super::relations::Catalog;
+use super::Counters;
+
+/// The transaction being processed: between its BEGIN and its COMMIT.
+#[derive(Debug)]
+pub(super) struct OpenTx {
+    /// Its unit at the sink.
+    pub(super) token: AckToken,
+    pub(super) xid: u32,
+    /// Commit time, µs since the Unix epoch.
+    pub(super) commit_time_us: i64,
+    /// Replication origin name and the commit LSN on the origin, from an Origin message.
+    pub(super) origin: Option<(String, Lsn)>,
+    /// Event counters for transaction metadata (`provide.transaction.metadata`).
+    pub(super) counters: TransactionCounters,
+}
+
+/// What the processor remembers between transactions.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Progress {
+    /// End LSN of the last completed unit, the first element of `source.sequence`.
+    pub(super) last_commit_lsn: Option<Lsn>,
+    /// Commit time of the last transaction, µs since the Unix epoch.
+    pub(super) last_commit_time_us: Option<i64>,
+    /// The newest position up to which everything was processed with no transaction open (a
+    /// commit's end, or a keepalive's `wal_end` seen while idle): what an idle heartbeat may
+    /// confirm.
+    pub(super) idle_position: Lsn,
+    /// The last committed transaction, for the offsets of an idle heartbeat's unit.
+    pub(super) last_commit: CommitInfo,
+    /// Table size of Debezium's per-transaction collection map, which only grows during a run
+    /// (it decides the order of `data_collections`).
+    pub(super) tx_map_capacity: usize,
+}
+
+/// The `source` block's connector-wide fields, and the one place that builds source blocks.
+#[derive(Debug, Clone)]
+pub(super) struct SourceContext {
+    /// `name`: the topic prefix.
+    name: Arc<str>,
+    /// `db`: the database name.
+    db: Arc<str>,
+}
+
+impl SourceContext {
+    /// The source block of an event at `lsn`: `sequence` is `[last_commit, lsn]` as decimal
+    /// strings (`null` first when nothing was committed yet).
+    pub(super) fn info(
+        &self,
+        ts_us: i64,
+        snapshot: Option<&'static str>,
+        last_commit: Option<Lsn>,
+        lsn: Lsn,
+        tx_id: Option<i64>,
+        origin: Option<&(String, Lsn)>,
+    ) -> SourceInfo {
+        let sequence = match last_commit {
+            Some(c) => format!("[\"{}\",\"{}\"]", c.0, lsn.0),
+            None => format!("[null,\"{}\"]", lsn.0),
+        };
+        SourceInfo {
+            name: self.name.clone(),
+            db: self.db.clone(),
+            ts_us,
+            snapshot,
+            sequence: Some(sequence),
+            tx_id,
+            lsn: Some(lsn),
+            origin: origin.map(|o| o.0.clone()),
+            origin_lsn: origin.map(|o| o.1),
+        }
+    }
+}
+
+/// Where a record goes after it is built: the transform chain, then the converters.
+#[derive(Debug)]
+pub(super) struct RecordOutput {
+    pub(super) options: RecordOptions,
+    transforms: Vec<Stage>,
+    converter: RecordConverter,
+}
+
+/// Where the processor starts: the slot's confirmed position and the offsets' last commit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessorStart {
+    /// The position the slot resumes from (its confirmed flush LSN, or the new slot's
+    /// consistent point).
+    pub resume_lsn: Lsn,
+    /// `lsn_commit` of the stored offsets: the first element of `source.sequence` until the
+    /// first commit of this run.
+    pub last_commit_lsn: Option<Lsn>,
+}
+
+/// Turns pgoutput messages into records sent to a [`Sink`].
+pub struct Processor<S: Sink, C: Catalog> {
+    pub(super) config: Arc<ConnectorConfig>,
+    pub(super) catalog: C,
+    pub(super) relations: RelationCache,
+    pub(super) output: RecordOutput,
+    pub(super) sink: S,
+    pub(super) tracker: Arc<AckTracker>,
+    pub(super) source: SourceContext,
+    pub(super) tx: Option<OpenTx>,
+    pub(super) progress: Progress,
+    /// The transaction metadata topic, when `provide.transaction.metadata` is on.
+    pub(super) transaction_topic: Option<Arc<str>>,
+    pub(super) heartbeat: Option<Heartbeat>,
+    /// Value schema of logical decoding message records.
+    pub(super) message_schema: Arc<Schema>,
+    pub(super) counters: Arc<Counters>,
+}
+
+impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// A processor for `config` that reads the catalog through `catalog`, sends to `sink`
+    /// (which reports to `tracker`) and counts into `counters`.
+    pub fn new(
+        config: Arc<ConnectorConfig>,
+        catalog: C,
+        sink: S,
+        tracker: Arc<AckTracker>,
+        counters: Arc<Counters>,
+        start: ProcessorStart,
+    ) -> Result<Self> {
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let output = RecordOutput {
+            options: RecordOptions::new(
+                config.tombstones_on_delete,
+                config.extended_headers,
+                &config.topic_prefix,
+                &run_id,
+            ),
+            transforms: build_chain(&config.transforms),
+            converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
+        };
+        let records = &config.records;
+        Ok(Processor {
+            catalog,
+            relations: RelationCache::new(),
+            output,
+            sink,
+            tracker,
+            source: SourceContext {
+                name: Arc::from(config.topic_prefix.as_str()),
+                db: Arc::from(config.database.dbname.as_str()),
+            },
+            tx: None,
+            progress: Progress {
+                last_commit_lsn: start.last_commit_lsn,
+                last_commit_time_us: None,
+                idle_position: start.resume_lsn,
+                last_commit: CommitInfo {
+                    end_lsn: start.resume_lsn,
+                    ..Default::default()
+                },
+                tx_map_capacity: meta::JAVA_HASH_MAP_INITIAL_CAPACITY,
+            },
+            transaction_topic: records
+                .transaction_metadata
+                .then(|| Arc::from(sanitize_topic(&records.transaction_topic))),
+            heartbeat: Heartbeat::new(&config),
+            message_schema: message_value_schema(config.values.binary != BinaryMode::Bytes),
+            counters,
+            config,
+        })
+    }
+
+    /// Handles one decoded message that arrived in the XLogData starting at `lsn`.
+    pub async fn handle(&mut self, lsn: Lsn, message: Message) -> Result<()> {
+        match message {
+            Message::Begin {
+                xid, commit_time, ..
+            } => self.begin(lsn, xid, commit_time).await,
+            Message::Commit { end_lsn, .. } => self.commit(lsn, end_lsn).await,
+            Message::Origin { commit_lsn, name } => {
+                if let Some(tx) = self.tx.as_mut() {
+                    tx.origin = Some((name, commit_lsn));
+                }
+                Ok(())
+            }
+            Message::Relation(rel) => self.relation(rel).await,
+            Message::Type { .. } => Ok(()),
+            Message::Insert { relation_id, new } => self.insert(lsn, relation_id, new).await,
+            Message::Update {
+                relation_id,
+                old,
+                new,
+            } => self.update(lsn, relation_id, old, new).await,
+            Message::Delete { relation_id, old } => self.delete(lsn, relation_id, old).await,
+            Message::Truncate { relation_ids, .. } => self.truncate(lsn, relation_ids).await,
+            Message::LogicalMessage {
+                transactional,
+                lsn: message_lsn,
+                prefix,
+                content,
+            } => {
+                self.logical_message(lsn, message_lsn, transactional, prefix, content)
+                    .await
+            }
+        }
+    }
+
+    /// Records a keepalive's `wal_end`: between transactions, everything before it has been
+    /// processed, so it may be confirmed once nothing is in flight.
+    pub fn keepalive(&mut self, wal_end: Lsn) {
+        if self.tx.is_none() {
+            self.tracker.idle(wal_end);
+            self.note_idle_position(wal_end);
+        }
+    }
+
+    /// Moves the idle position (what an idle heartbeat confirms) forward to `lsn`.
+    pub fn note_idle_position(&mut self, lsn: Lsn) {
+        self.progress.idle_position = self.progress.idle_position.max(lsn);
+    }
+
+    /// The sink.
+    pub fn sink(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &C {
+        &self.catalog
+    }
+
+    /// The ack tracker the sink reports to.
+    pub fn tracker(&self) -> &Arc<AckTracker> {
+        &self.tracker
+    }
+
+    /// `true` while a transaction is open (between BEGIN and COMMIT).
+    pub fn in_transaction(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    async fn begin(&mut self, lsn: Lsn, xid: u32, commit_time: i64) -> Result<()> {
+        if self.tx.is_some() {
+            return Err(Error::protocol(format!(
+                "BEGIN at LSN {lsn} inside an open transaction"
+            )));
+        }
+        let commit_time_us = commit_time + PG_EPOCH_OFFSET_MICROS;
+        let token = self.sink.begin();
+        self.tx = Some(OpenTx {
+            token,
+            xid,
+            commit_time_us,
+            origin: None,
+            counters: TransactionCounters::with_capacity(self.progress.tx_map_capacity),
+        });
+        if let Some(topic) = self.transaction_topic.clone() {
+            let id = meta::transaction_id(xid, lsn);
+            let record = meta::begin_record(&topic, id, commit_time_us.div_euclid(1000));
+            self.send_record(record, token).await?;
+        }
+        Ok(())
+    }
+
+    async fn commit(&mut self, lsn: Lsn, end_lsn: Lsn) -> Result<()> {
+        let tx = self
+            .tx
+            .take()
+            .ok_or_else(|| Error::protocol("COMMIT without BEGIN"))?;
+        self.progress.tx_map_capacity = tx.counters.capacity();
+        if let Some(topic) = self.transaction_topic.clone() {
+            let record = meta::end_record(
+                &topic,
+                meta::transaction_id(tx.xid, lsn),
+                tx.commit_time_us.div_euclid(1000),
+                &tx.counters,
+            );
+            self.send_record(record, tx.token).await?;
+        }
+        let info = CommitInfo {
+            end_lsn,
+            xid: tx.xid,
+            commit_time_us: tx.commit_time_us,
+        };
+        self.sink.commit(tx.token, info);
+        self.progress.last_commit_lsn = Some(end_lsn);
+        self.progress.last_commit_time_us = Some(tx.commit_time_us);
+        self.progress.last_commit = info;
+        self.note_idle_position(end_lsn);
+        self.counters.add_transaction();
+        Ok(())
+    }
+
+    /// The open transaction, or a protocol error naming what arrived outside one.
+    pub(super) fn open_tx(&self) -> Result<&OpenTx> {
+        self.tx
+            .as_ref()
+            .ok_or_else(|| Error::protocol("row change outside a transaction"))
+    }
+
+    /// Sends the records of one change event as part of unit `token`.
+    pub(super) async fn emit(&mut self, ev: ChangeEvent, token: AckToken) -> Result<()> {
+        let lsn = ev.source.lsn.unwrap_or(Lsn::ZERO);
+        for mut record in change_records(ev, &self.output.options) {
+            self.add_transaction_block(&mut record, lsn);
+            self.send_record(record, token).await?;
+        }
+        Ok(())
+    }
+
+    /// With `provide.transaction.metadata`, counts a streamed change record that has a value
+    /// (tombstones are not counted, as in Debezium) and fills its envelope's `transaction`
+    /// block: id `<xid>:<lsn>`, total and per-table order.
+    fn add_transaction_block(&mut self, record: &mut ConnectRecord, lsn: Lsn) {
+        if self.transaction_topic.is_none() || !matches!(record.value, Some(Value::Struct(_))) {
+            return;
+        }
+        let (Some(tx), Some(table)) = (self.tx.as_mut(), record.table.as_ref()) else {
+            return;
+        };
+        let collection = format!("{}.{}", table.schema, table.table);
+        let (total, order) = tx.counters.table_event(&collection);
+        let block = meta::transaction_block(meta::transaction_id(tx.xid, lsn), total, order);
+        meta::set_transaction_block(record, block);
+    }
+
+    /// Transforms, converts and sends one record as part of unit `token`.
+    pub(super) async fn send_record(
+        &mut self,
+        record: ConnectRecord,
+        token: AckToken,
+    ) -> Result<()> {
+        if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
+            let kafka_record = self.output.converter.convert(&record);
+            self.sink.send(&kafka_record, token).await?;
+            self.counters.add_record();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,101 @@
+//! Relation messages into the relation cache: the shape of each captured table, from the
+//! Relation message plus what the catalog says (nullability, defaults, key, type details).
+//!
+//! The catalog is read through the [`Catalog`] seam: a SQL connection in production
+//! ([`tokio_postgres::Client`]), a fixed table in unit tests. A relation the filters leave
+//! out is cached as `None`, so its changes are dropped without a lookup; a change whose
+//! relation was never announced is a protocol error.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use crate::error::{Error, Result};
+use crate::pg::pgoutput::Relation;
+use crate::pg::relation::{self, TableCatalog, TableSchema};
+use crate::sink::Sink;
+
+use super::processor::Processor;
+
+/// Where the processor reads what the catalog says about a relation.
+pub trait Catalog: Send {
+    /// The catalog facts of `relation` (columns in attribute order, key column names, the
+    /// types among `type_oids` that need a lookup, and with `source_types` every column
+    /// type's `pg_type` row). An empty column list means the table is gone from the catalog.
+    fn table_catalog(
+        &mut self,
+        relation: &Relation,
+        type_oids: &[u32],
+        source_types: bool,
+    ) -> impl Future<Output = Result<TableCatalog>> + Send;
+}
+
+impl Catalog for Client {
+    async fn table_catalog(
+        &mut self,
+        relation: &Relation,
+        type_oids: &[u32],
+        source_types: bool,
+    ) -> Result<TableCatalog> {
+        relation::read_table_catalog(self, relation.id, type_oids, source_types).await
+    }
+}
+
+impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// A Relation message: builds the table's schema (or caches `None` when not captured).
+    pub(super) async fn relation(&mut self, rel: Relation) -> Result<()> {
+        if !self.config.filters.is_captured(&rel.namespace, &rel.name) {
+            self.relations.insert(rel.id, None);
+            return Ok(());
+        }
+        let published: Vec<(String, u32, i32)> = rel
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.type_oid, c.type_modifier))
+            .collect();
+        let oids: Vec<u32> = published.iter().map(|p| p.1).collect();
+        let needs_source_types = self.config.records.columns.needs_source_types();
+        let mut catalog = self
+            .catalog
+            .table_catalog(&rel, &oids, needs_source_types)
+            .await?;
+        if catalog.columns.is_empty() {
+            // The table is gone from the catalog (dropped after these changes were written):
+            // fall back to the key flags of the Relation message, which are the replica
+            // identity columns at the time of the change.
+            tracing::warn!(
+                relation = %format!("{}.{}", rel.namespace, rel.name),
+                "table no longer exists in the catalog; using the replica identity of the Relation message as key, without NOT NULL or default information"
+            );
+            catalog.key = rel
+                .columns
+                .iter()
+                .filter(|c| c.is_key)
+                .map(|c| c.name.clone())
+                .collect();
+        }
+        let table = relation::build_table(
+            &self.config,
+            rel.id,
+            &rel.namespace,
+            &rel.name,
+            &published,
+            &catalog,
+        )?;
+        tracing::debug!(relation = %table.full_name(), columns = table.columns.len(), key = table.key.len(), "relation");
+        self.relations.insert(rel.id, Some(Arc::new(table)));
+        Ok(())
+    }
+
+    /// The cached table of `relation_id`: `None` when it is not captured; an error when no
+    /// Relation message announced it.
+    pub(super) fn table(&self, relation_id: u32) -> Result<Option<Arc<TableSchema>>> {
+        match self.relations.get(&relation_id) {
+            Some(t) => Ok(t.clone()),
+            None => Err(Error::protocol(format!(
+                "change for relation OID {relation_id} arrived before its Relation message"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! The end of a streaming run, in order: stop the reader from taking in more, wait (at most
+//! [`SHUTDOWN_FLUSH_TIMEOUT`]) for outstanding acknowledgements while the reader keeps
+//! sending status updates, let the reader send the final one and end the stream, write the
+//! offsets, and with `slot.drop.on.stop` drop the slot and this connector's offsets.
+//!
+//! An error from the main loop wins over one from the reader; records still unacknowledged
+//! at the end are sent again after a restart (they were never confirmed).
+
+use crate::config::ConnectorConfig;
+use crate::error::Result;
+use crate::pg::setup;
+use crate::sink::Sink;
+
+use super::startup::Started;
+use super::stream::Streaming;
+use super::SHUTDOWN_FLUSH_TIMEOUT;
+
+/// Ends a streaming run whose main loop returned `result`.
+pub async fn finish(
+    config: &ConnectorConfig,
+    mut started: Started,
+    streaming: Streaming,
+    result: Result<()>,
+) -> Result<()> {
+    streaming.stop_reading();
+    let flushed = started.processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+    streaming.drained();
+    let reader_result = streaming.join_reader().await;
+    let tracker = started.processor.tracker().clone();
+    started.offsets.save_completed(&tracker)?;
+    if !flushed && result.is_ok() {
+        tracing::warn!(
+            in_flight = tracker.in_flight(),
+            "stopped with records still unacknowledged; they will be sent again on restart"
+        );
+    }
+    let stats = started.processor.counters.snapshot();
+    tracing::info!(
+        flushed_lsn = %tracker.flushable(),
+        transactions = stats.transactions,
+        events = stats.change_events,
+        records = stats.records,
+        "stopped"
+    );
+    result?;
+    reader_result?;
+    if config.slot_drop_on_stop {
+        drop_slot_and_offsets(config, &started).await?;
+    }
+    Ok(())
+}
+
+/// `slot.drop.on.stop`: the position the offsets hold is gone with the slot, so the entry
+/// goes too, and the next start begins again with a snapshot instead of refusing to stream
+/// from a new slot.
+async fn drop_slot_and_offsets(config: &ConnectorConfig, started: &Started) -> Result<()> {
+    setup::drop_slot(started.processor.catalog(), &config.slot_name, 50).await?;
+    let store = started.offsets.store();
+    store.clear()?;
+    tracing::info!(slot = %config.slot_name, offsets = %store.path().display(), "dropped the slot and this connector's offsets (slot.drop.on.stop=true)");
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! The initial snapshot: every captured table read in one snapshot transaction (on the
+//! snapshot the new slot exported, so snapshot and stream meet with no gap and no overlap)
+//! and emitted as `op: r` events with Debezium's `source.snapshot` markers.
+//!
+//! The snapshot is one unit at the sink that completes at the slot's position. Before it
+//! starts, the offsets say a snapshot is in progress; only once Kafka has acknowledged every
+//! snapshot record do they say it completed. A stop request or a crash in between means the
+//! next start takes the snapshot again. A fatal error drops the slot this run created, which
+//! would otherwise only retain WAL.
+
+use tokio::sync::watch;
+use tokio_postgres::Client;
+
+use crate::error::{Error, Result};
+use crate::event::{ChangeEvent, Op};
+use crate::lsn::Lsn;
+use crate::offsets::ack::CommitInfo;
+use crate::offsets::store::Offsets;
+use crate::pg::relation::{self, TableSchema};
+use crate::pg::setup::{self, CatalogTable};
+use crate::pg::snapshot as cursor;
+use crate::sink::Sink;
+
+use super::processor::Processor;
+use super::relations::Catalog;
+use super::startup::{SnapshotJob, Started};
+use super::{SHUTDOWN_FLUSH_TIMEOUT, SNAPSHOT_BATCH_BYTES};
+
+/// Takes the initial snapshot of a started run and waits for Kafka to acknowledge it.
+/// Returns `false` when a stop request ended it (the next start takes it again).
+pub async fn run_initial(
+    started: &mut Started,
+    job: &mut SnapshotJob,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<bool> {
+    let position = started.start_lsn;
+    started.offsets.store().save(&Offsets {
+        lsn: Some(position),
+        snapshot: Some("INITIAL".into()),
+        snapshot_completed: false,
+        ..Default::default()
+    })?;
+    let snap_sql = crate::pg::sql::connect(&started.processor.config.database).await?;
+    let version = started.server.version_num;
+    let processor = &mut started.processor;
+    let read = tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            // The offsets still say the snapshot is in progress: the next start redoes it.
+            tracing::info!(rows = processor.counters.snapshot().snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
+            processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+            return Ok(false);
+        }
+        r = processor.snapshot_tables(&snap_sql, job.exported.as_deref(), position, version) => r,
+    };
+    drop(snap_sql);
+    if let Err(e) = read {
+        drop_created_slot(started, job, &e).await;
+        return Err(e);
+    }
+    if !wait_acknowledged(started, shutdown).await? {
+        return Ok(false);
+    }
+    complete(started, position).await?;
+    Ok(true)
+}
+
+/// After a fatal snapshot error: a slot this run created would only retain WAL until someone
+/// runs pgcdc again, so it is dropped; the next start creates a new one and takes the
+/// snapshot again. (Retriable errors restart and reuse it.)
+async fn drop_created_slot(started: &mut Started, job: &SnapshotJob, e: &Error) {
+    if !job.created_slot || e.is_retriable() {
+        return;
+    }
+    // The slot is active on the replication connection that created it: close that first.
+    started.replication = None;
+    let slot = &started.processor.config.slot_name;
+    match setup::drop_slot(started.processor.catalog(), slot, 50).await {
+        Ok(()) => {
+            tracing::info!(slot = %slot, "snapshot failed: dropped the replication slot this run created, so it does not retain WAL")
+        }
+        Err(d) => {
+            tracing::warn!(slot = %slot, error = %d.one_line(), "snapshot failed and the replication slot this run created could not be dropped: it retains WAL until pgcdc runs again or it is dropped")
+        }
+    }
+}
+
+/// Waits, without limit, until Kafka has acknowledged every snapshot record. `Ok(false)`: a
+/// stop request came first.
+async fn wait_acknowledged(
+    started: &mut Started,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<bool> {
+    let processor = &mut started.processor;
+    let acked = tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            tracing::info!("stop requested while waiting for Kafka to acknowledge the snapshot; it will be taken again on the next start");
+            return Ok(false);
+        }
+        ok = processor.sink().flush(std::time::Duration::MAX) => ok,
+    };
+    if !acked {
+        let reason = processor.tracker().failure();
+        return Err(Error::kafka(reason.unwrap_or_else(|| {
+            "snapshot records were not acknowledged".into()
+        })));
+    }
+    Ok(true)
+}
+
+/// Records the completed snapshot in the offsets and sends the heartbeat Debezium sends (and
+/// runs the action query) as soon as a snapshot is complete, whatever the interval.
+async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
+    started.offsets.store().save(&Offsets {
+        lsn: Some(position),
+        lsn_commit: Some(position),
+        snapshot: Some("INITIAL".into()),
+        snapshot_completed: true,
+        ..Default::default()
+    })?;
+    let processor = &mut started.processor;
+    tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
+    processor.note_idle_position(position);
+    processor.heartbeat(true).await?;
+    if started.replication.is_none() && processor.heartbeat_due().is_some() {
+        processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+    }
+    Ok(())
+}
+
+/// Debezium's `source.snapshot` markers need to know which row is the last of its table and
+/// of the snapshot, so one row is held back until the next one (or the end) arrives.
+#[derive(Default)]
+struct HeldBack {
+    /// The held row: its event, whether it is the first overall and in its table, and its
+    /// table's index.
+    row: Option<(ChangeEvent, bool, bool, usize)>,
+    /// No row was emitted yet.
+    started: bool,
+}
+
+impl HeldBack {
+    /// Holds `ev` (row of table `table_index`) and returns the previous row, marked.
+    fn push(
+        &mut self,
+        ev: ChangeEvent,
+        first_in_table: bool,
+        table_index: usize,
+    ) -> Option<ChangeEvent> {
+        let first = !self.started;
+        self.started = true;
+        let prev = self.row.replace((ev, first, first_in_table, table_index));
+        prev.map(|(mut p, f, fi, ti)| {
+            p.source.snapshot = Some(marker(f, fi, false, ti != table_index));
+            p
+        })
+    }
+
+    /// The last row of the snapshot, marked `last`.
+    fn finish(&mut self) -> Option<ChangeEvent> {
+        self.row.take().map(|(mut p, f, fi, _)| {
+            p.source.snapshot = Some(marker(f, fi, true, true));
+            p
+        })
+    }
+}
+
+/// Debezium's marker precedence: last > first > last_in_data_collection >
+/// first_in_data_collection > true.
+fn marker(first: bool, first_in_table: bool, last: bool, last_in_table: bool) -> &'static str {
+    if last {
+        "last"
+    } else if first {
+        "first"
+    } else if last_in_table {
+        "last_in_data_collection"
+    } else if first_in_table {
+        "first_in_data_collection"
+    } else {
+        "true"
+    }
+}
+
+/// The snapshot transaction's facts shared by every row.
+struct SnapshotTx {
+    xid: i64,
+    start_us: i64,
+    position: Lsn,
+    token: crate::offsets::ack::AckToken,
+}
+
+impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// Reads every captured table on `snap_sql` and sends `op: r` events as one unit that
+    /// completes at `position`.
+    pub async fn snapshot_tables(
+        &mut self,
+        snap_sql: &Client,
+        exported: Option<&str>,
+        position: Lsn,
+        version_num: u32,
+    ) -> Result<()> {
+        let isolation = self.config.snapshot_isolation_mode;
+        let (xid, start_us) = cursor::begin(snap_sql, exported, isolation, version_num).await?;
+        let tables = setup::captured_tables(snap_sql, &self.config).await?;
+        tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
+        let tx = SnapshotTx {
+            xid,
+            start_us,
+            position,
+            token: self.sink.begin(),
+        };
+        let mut held = HeldBack::default();
+        for (index, t) in tables.iter().enumerate() {
+            self.snapshot_table(snap_sql, t, index, &tx, &mut held)
+                .await?;
+        }
+        if let Some(last) = held.finish() {
+            self.emit(last, tx.token).await?;
+        }
+        snap_sql.batch_execute("COMMIT").await?;
+        let info = CommitInfo {
+            end_lsn: position,
+            xid: xid as u32,
+            commit_time_us: start_us,
+        };
+        self.sink.commit(tx.token, info);
+        Ok(())
+    }
+
+    /// Reads one table through a cursor, in batches of about [`SNAPSHOT_BATCH_BYTES`].
+    async fn snapshot_table(
+        &mut self,
+        snap_sql: &Client,
+        t: &CatalogTable,
+        index: usize,
+        tx: &SnapshotTx,
+        held: &mut HeldBack,
+    ) -> Result<()> {
+        let needs_source_types = self.config.records.columns.needs_source_types();
+        let (published, catalog) =
+            relation::read_published_table(snap_sql, t.oid, needs_source_types).await?;
+        let table = relation::build_table(
+            &self.config,
+            t.oid,
+            &t.schema,
+            &t.table,
+            &published,
+            &catalog,
+        )?;
+        let names: Vec<String> = published.iter().map(|p| p.0.clone()).collect();
+        cursor::open_cursor(snap_sql, &t.schema, &t.table, &names).await?;
+        let mut rows_in_table = 0u64;
+        // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch stays
+        // near SNAPSHOT_BATCH_BYTES.
+        let mut fetch = self.config.snapshot_fetch_size.min(64);
+        loop {
+            let rows = cursor::fetch(snap_sql, fetch, names.len()).await?;
+            if rows.is_empty() {
+                break;
+            }
+            fetch = self.next_fetch_size(&rows);
+            for row in rows {
+                let ev = self.snapshot_event(&table, &row, tx)?;
+                if let Some(ready) = held.push(ev, rows_in_table == 0, index) {
+                    self.emit(ready, tx.token).await?;
+                }
+                rows_in_table += 1;
+                self.counters.add_snapshot_row();
+            }
+        }
+        cursor::close_cursor(snap_sql).await?;
+        tracing::info!(table = %table.full_name(), rows = rows_in_table, "snapshot of table done");
+        Ok(())
+    }
+
+    /// The fetch size after a batch: rows per [`SNAPSHOT_BATCH_BYTES`] at this batch's row
+    /// width, within `1..=snapshot.fetch.size`.
+    fn next_fetch_size(&self, rows: &[Vec<Option<String>>]) -> usize {
+        let bytes: usize = rows
+            .iter()
+            .flat_map(|r| r.iter())
+            .map(|v| v.as_ref().map_or(1, String::len))
+            .sum();
+        let per_row = (bytes / rows.len().max(1)).max(1);
+        (SNAPSHOT_BATCH_BYTES / per_row).clamp(1, self.config.snapshot_fetch_size)
+    }
+
+    /// The `op: r` event of one snapshot row (its marker is set when it is released).
+    fn snapshot_event(
+        &self,
+        table: &TableSchema,
+        row: &[Option<String>],
+        tx: &SnapshotTx,
+    ) -> Result<ChangeEvent> {
+        let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
+        let after =
+            table.row_from_text(&refs, &self.config.values, self.config.converting_failure)?;
+        let key = table.key_of(&after);
+        let source = self.source.info(
+            tx.start_us,
+            Some("true"),
+            None,
+            tx.position,
+            Some(tx.xid),
+            None,
+        );
+        Ok(ChangeEvent {
+            table: table.descriptor.clone(),
+            op: Op::Read,
+            key,
+            old_key: None,
+            before: None,
+            after: Some(table.value_row(after)),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_follow_debeziums_precedence() {
+        assert_eq!(marker(true, true, true, true), "last");
+        assert_eq!(marker(true, true, false, true), "first");
+        assert_eq!(marker(false, true, false, true), "last_in_data_collection");
+        assert_eq!(
+            marker(false, true, false, false),
+            "first_in_data_collection"
+        );
+        assert_eq!(marker(false, false, false, false), "true");
+    }
+}

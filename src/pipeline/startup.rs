@@ -1,0 +1,213 @@
+//! Start-up: everything before the snapshot and the stream.
+//!
+//! [`prepare`] talks to PostgreSQL only: it reads the offsets, checks the server, creates or
+//! aligns the publication, applies replica identities, looks the slot up, checks that the
+//! slot can be used by this connector, and asks [`plan_start`] what to do. [`start`] then
+//! reaches Kafka (failing fast on bad producer settings or unreachable brokers), builds the
+//! processor, opens the replication connection and creates the slot when the plan says so.
+
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use crate::config::ConnectorConfig;
+use crate::error::{Error, Result};
+use crate::lsn::Lsn;
+use crate::offsets::ack::AckTracker;
+use crate::offsets::store::{OffsetStore, Offsets};
+use crate::pg::setup::{self, ServerInfo, SlotInfo};
+use crate::pg::wire::WireConnection;
+use crate::sink::kafka::KafkaSink;
+
+use super::plan::{plan_start, OffsetsState, SlotState, StartPlan, StartRefusal};
+use super::processor::{Processor, ProcessorStart};
+use super::stream::OffsetSaver;
+use super::{Counters, KAFKA_CONNECT_TIMEOUT};
+
+/// What [`prepare`] found and decided.
+pub struct Prepared {
+    sql: Client,
+    server: ServerInfo,
+    store: OffsetStore,
+    offsets: Option<Offsets>,
+    /// The slot (after dropping a lost one, `None`).
+    slot: Option<SlotInfo>,
+    plan: StartPlan,
+}
+
+/// The initial snapshot to take: on the snapshot exported by the slot this run created, or
+/// (when the slot already existed) in a transaction of `snapshot.isolation.mode`.
+#[derive(Debug)]
+pub struct SnapshotJob {
+    /// The exported snapshot's name.
+    pub exported: Option<String>,
+    /// Whether this run created the slot (a snapshot that cannot complete then drops it).
+    pub created_slot: bool,
+}
+
+/// A started run: the processor with its Kafka sink, the replication connection when it
+/// streams, and what remains to do.
+pub struct Started {
+    /// The processor (its catalog is the SQL connection of this run).
+    pub processor: Processor<KafkaSink, Client>,
+    /// The server's version and settings.
+    pub server: ServerInfo,
+    /// The offsets store and what was last written to it.
+    pub offsets: OffsetSaver,
+    /// The replication connection, when the run streams.
+    pub replication: Option<WireConnection>,
+    /// The position streaming starts from (and the snapshot's position).
+    pub start_lsn: Lsn,
+    /// The snapshot to take first, if any.
+    pub snapshot: Option<SnapshotJob>,
+}
+
+/// Checks the server and the slot and decides how to start (see [`plan_start`]).
+pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
+    let store = OffsetStore::new(&config.offset_file, &config.name, &config.topic_prefix);
+    let offsets = store.load()?;
+    let needs_stream = config.snapshot_mode != crate::config::SnapshotMode::InitialOnly;
+    let sql = crate::pg::sql::connect(&config.database).await?;
+    let server = setup::check_server(&sql, needs_stream).await?;
+    setup::ensure_publication(&sql, config).await?;
+    setup::apply_replica_identity_autoset(&sql, config).await?;
+    setup::warn_replica_identity(&sql, config).await?;
+    let mut slot = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
+    if let Some(s) = &slot {
+        check_slot_usable(config, s)?;
+    }
+    let plan = decide(config, &store, slot.as_ref(), offsets.as_ref())?;
+    if plan.drop_lost_slot {
+        tracing::warn!(slot = %config.slot_name, "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
+        setup::drop_slot(&sql, &config.slot_name, 10).await?;
+        slot = None;
+    }
+    Ok(Prepared {
+        sql,
+        server,
+        store,
+        offsets,
+        slot,
+        plan,
+    })
+}
+
+/// A slot of another plugin or database cannot be used; one in use elsewhere may free up.
+fn check_slot_usable(config: &ConnectorConfig, s: &SlotInfo) -> Result<()> {
+    let db = &config.database.dbname;
+    if s.plugin.as_deref() != Some("pgoutput") || s.database.as_deref() != Some(db.as_str()) {
+        return Err(Error::server(format!(
+            "replication slot {} exists for plugin {} in database {}, not pgoutput in {}: use another slot.name",
+            config.slot_name,
+            s.plugin.as_deref().unwrap_or("?"),
+            s.database.as_deref().unwrap_or("?"),
+            db
+        )));
+    }
+    if s.active {
+        return Err(Error::connection(format!(
+            "replication slot {} is in use by another replication connection (walsender PID {}; pg_stat_replication shows its client): stop the other consumer or use another slot.name",
+            config.slot_name,
+            s.active_pid.unwrap_or(0)
+        )));
+    }
+    Ok(())
+}
+
+/// Runs [`plan_start`] and turns a refusal into the error that says what to do.
+fn decide(
+    config: &ConnectorConfig,
+    store: &OffsetStore,
+    slot: Option<&SlotInfo>,
+    offsets: Option<&Offsets>,
+) -> Result<StartPlan> {
+    let slot_state = match slot {
+        None => SlotState::Absent,
+        Some(s) if s.wal_status.as_deref() == Some("lost") => SlotState::Lost,
+        Some(_) => SlotState::Present,
+    };
+    let plan = plan_start(config.snapshot_mode, slot_state, OffsetsState::of(offsets));
+    plan.map_err(|refusal| match refusal {
+        StartRefusal::SlotLost => Error::server(format!(
+            "replication slot {} was invalidated by the server (wal_status=lost, usually max_slot_wal_keep_size): changes since its position are gone. Drop the slot and restart with snapshot.mode=when_needed (or always) to take a new snapshot",
+            config.slot_name
+        )),
+        StartRefusal::PositionLost => Error::server(format!(
+            "replication slot {} does not exist, but the offsets in {} say streaming had started: changes made since then may be lost. Use snapshot.mode=when_needed (or always) to take a new snapshot, or remove the offsets entry to start over",
+            config.slot_name,
+            store.path().display()
+        )),
+    })
+}
+
+/// Reaches Kafka, builds the processor, and opens the replication connection (creating the
+/// slot) when the plan streams.
+pub async fn start(
+    config: &Arc<ConnectorConfig>,
+    prepared: Prepared,
+    counters: Arc<Counters>,
+) -> Result<Started> {
+    let Prepared {
+        sql,
+        server,
+        store,
+        offsets,
+        slot,
+        plan,
+    } = prepared;
+    let resume_lsn = slot
+        .as_ref()
+        .and_then(|s| s.confirmed_flush)
+        .unwrap_or(Lsn::ZERO);
+    let tracker = Arc::new(AckTracker::new(resume_lsn));
+    let sink = KafkaSink::new(&config.kafka, tracker.clone())?;
+    sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
+    let start = ProcessorStart {
+        resume_lsn,
+        last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
+    };
+    let mut processor = Processor::new(config.clone(), sql, sink, tracker, counters, start)?;
+    let mut replication = if plan.stream {
+        Some(WireConnection::connect(&config.database, true).await?)
+    } else {
+        None
+    };
+    let mut start_lsn = resume_lsn;
+    let mut exported = None;
+    if let (Some(conn), true) = (replication.as_mut(), plan.create_slot) {
+        let (lsn, snapshot_name) = create_slot(conn, config).await?;
+        start_lsn = lsn;
+        exported = snapshot_name;
+        processor.tracker().idle(lsn);
+        processor.note_idle_position(lsn);
+    }
+    Ok(Started {
+        processor,
+        server,
+        offsets: OffsetSaver::new(store),
+        replication,
+        start_lsn,
+        snapshot: plan.snapshot.then_some(SnapshotJob {
+            exported,
+            created_slot: plan.create_slot,
+        }),
+    })
+}
+
+/// Creates the slot on the replication connection, exporting its snapshot. Returns the
+/// consistent point and the exported snapshot's name.
+async fn create_slot(
+    conn: &mut WireConnection,
+    config: &ConnectorConfig,
+) -> Result<(Lsn, Option<String>)> {
+    let r = conn
+        .simple_query(&setup::create_slot_command(&config.slot_name))
+        .await?;
+    let lsn: Lsn = r
+        .get(0, "consistent_point")
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Error::protocol("CREATE_REPLICATION_SLOT returned no consistent point"))?;
+    let exported = r.get(0, "snapshot_name").map(str::to_string);
+    tracing::info!(slot = %config.slot_name, lsn = %lsn, "created replication slot");
+    Ok((lsn, exported))
+}

@@ -1,0 +1,278 @@
+//! Streaming: the main loop.
+//!
+//! [`start`] issues START_REPLICATION and spawns the replication reader
+//! ([`crate::pg::stream::run_reader`]), which owns the socket, answers keepalives and sends
+//! status updates with the tracker's flushable LSN on a timer, whatever this loop is doing.
+//! [`run`] is the loop that takes the reader's output through a bounded queue and hands it
+//! to the processor. It is a biased `select!`; its branches, in priority order:
+//! 1. a stop request: ends the loop before anything else is taken in;
+//! 2. the offsets timer: writing the offsets file is cheap and must not starve under a busy
+//!    stream;
+//! 3. the heartbeat timer: wakes the loop while nothing arrives, so scheduled heartbeats go
+//!    out on an idle stream;
+//! 4. new input from the reader, last: everything above must stay responsive however much
+//!    input waits. Handling one message may wait on Kafka (backpressure) for as long as the
+//!    broker is away; a stop request cancels that wait (the partial transaction is never
+//!    confirmed, so it is sent again after a restart).
+//!
+//! After each turn the loop sends a heartbeat if one is due (Debezium checks after every
+//! event) and stops at the first delivery failure.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::config::ConnectorConfig;
+use crate::error::{Error, Result};
+use crate::lsn::Lsn;
+use crate::offsets::ack::AckTracker;
+use crate::offsets::store::{OffsetStore, Offsets};
+use crate::pg::setup;
+use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
+use crate::pg::wire::WireConnection;
+use crate::sink::Sink;
+
+use super::processor::Processor;
+use super::relations::Catalog;
+use super::startup::Started;
+use super::SHUTDOWN_FLUSH_TIMEOUT;
+
+/// The offsets file and the last commit written to it.
+pub struct OffsetSaver {
+    store: OffsetStore,
+    saved: Option<Lsn>,
+}
+
+impl OffsetSaver {
+    /// A saver writing to `store`.
+    pub fn new(store: OffsetStore) -> Self {
+        OffsetSaver { store, saved: None }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &OffsetStore {
+        &self.store
+    }
+
+    /// Writes the newest completed transaction, when it changed since the last write.
+    pub fn save_completed(&mut self, tracker: &AckTracker) -> Result<()> {
+        let Some(c) = tracker.last_completed() else {
+            return Ok(());
+        };
+        if self.saved == Some(c.end_lsn) {
+            return Ok(());
+        }
+        self.store.save(&Offsets {
+            lsn: Some(c.end_lsn),
+            lsn_proc: Some(c.end_lsn),
+            lsn_commit: Some(c.end_lsn),
+            tx_id: Some(c.xid as i64),
+            ts_usec: Some(c.commit_time_us),
+            message_type: Some("COMMIT".into()),
+            snapshot: None,
+            snapshot_completed: false,
+        })?;
+        self.saved = Some(c.end_lsn);
+        Ok(())
+    }
+}
+
+/// A running replication reader and the queue from it.
+pub struct Streaming {
+    input: mpsc::Receiver<StreamEvent>,
+    bytes: Arc<QueueBytes>,
+    reader_shutdown: watch::Sender<bool>,
+    drained: watch::Sender<bool>,
+    reader: JoinHandle<Result<()>>,
+}
+
+impl Streaming {
+    /// Stops the reader from taking in more; it keeps sending status updates until
+    /// [`Streaming::drained`] (or its drain timeout).
+    pub fn stop_reading(&self) {
+        let _ = self.reader_shutdown.send(true);
+    }
+
+    /// Tells the reader everything that will be acknowledged was: it sends the final status
+    /// update and ends the stream.
+    pub fn drained(&self) {
+        let _ = self.drained.send(true);
+    }
+
+    /// Waits for the reader to end and returns its result.
+    pub async fn join_reader(self) -> Result<()> {
+        self.reader
+            .await
+            .map_err(|e| Error::protocol(format!("replication reader task failed: {e}")))?
+    }
+}
+
+/// Starts replication from the slot at the run's start position and spawns the reader.
+pub async fn start(
+    config: &ConnectorConfig,
+    started: &mut Started,
+    mut repl: WireConnection,
+) -> Result<Streaming> {
+    let status_interval = status_interval(config, &mut repl).await?;
+    // Logical decoding messages exist in pgoutput from PostgreSQL 14.
+    let messages = started.server.version_num >= 140000;
+    let command = setup::start_replication_command(
+        &config.slot_name,
+        started.start_lsn,
+        &config.publication_name,
+        messages,
+    );
+    let (reader, writer) = repl.start_replication(&command).await?;
+    tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
+    let (tx, input) = mpsc::channel::<StreamEvent>(config.max_queue_size);
+    let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
+    let (reader_shutdown, reader_shutdown_rx) = watch::channel(false);
+    let (drained, drained_rx) = watch::channel(false);
+    let tracker = started.processor.tracker().clone();
+    let reader = tokio::spawn(run_reader(
+        reader,
+        writer,
+        tx,
+        bytes.clone(),
+        Arc::new(move || tracker.flushable()),
+        ReaderSettings {
+            status_interval,
+            drain_timeout: SHUTDOWN_FLUSH_TIMEOUT,
+        },
+        reader_shutdown_rx,
+        drained_rx,
+    ));
+    Ok(Streaming {
+        input,
+        bytes,
+        reader_shutdown,
+        drained,
+        reader,
+    })
+}
+
+/// `status.update.interval.ms`, never longer than half the server's `wal_sender_timeout`.
+async fn status_interval(config: &ConnectorConfig, repl: &mut WireConnection) -> Result<Duration> {
+    let r = repl.simple_query("SHOW wal_sender_timeout").await?;
+    let wal_sender_timeout = r
+        .rows
+        .first()
+        .and_then(|row| row.first())
+        .and_then(|v| v.as_deref())
+        .and_then(setup::parse_pg_duration_ms)
+        .unwrap_or(60_000);
+    let mut interval = config.status_update_interval;
+    if wal_sender_timeout > 0 {
+        interval = interval.min(Duration::from_millis((wal_sender_timeout / 2).max(1)));
+    }
+    Ok(interval)
+}
+
+/// What ended a turn of the loop.
+enum Turn {
+    /// Go on.
+    Continue,
+    /// A stop was requested, or the reader ended: leave the loop.
+    Stop,
+}
+
+/// The main loop (see the module docs for its branches). Returns when a stop is requested
+/// or the reader ends; errors are the processor's and the sink's.
+pub async fn run(
+    started: &mut Started,
+    streaming: &mut Streaming,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<()> {
+    let mut offsets_tick = tokio::time::interval(started.processor.config.offset_flush_interval);
+    offsets_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let processor = &mut started.processor;
+    loop {
+        let heartbeat_due = processor.heartbeat_due();
+        let turn = tokio::select! {
+            biased;
+            // 1. A stop request.
+            _ = shutdown.changed() => {
+                tracing::info!("stop requested");
+                Turn::Stop
+            }
+            // 2. Offsets on their interval.
+            _ = offsets_tick.tick() => {
+                started.offsets.save_completed(processor.tracker())?;
+                Turn::Continue
+            }
+            // 3. A scheduled heartbeat while nothing arrives (sent below).
+            _ = sleep_until(heartbeat_due), if heartbeat_due.is_some() => Turn::Continue,
+            // 4. Input from the reader.
+            ev = streaming.input.recv() => match ev {
+                None => Turn::Stop,
+                Some(ev) => handle_input(processor, ev, &streaming.bytes, shutdown).await?,
+            },
+        };
+        if let Turn::Stop = turn {
+            return Ok(());
+        }
+        if let Turn::Stop = heartbeat_if_due(processor, shutdown).await? {
+            return Ok(());
+        }
+        if let Some(f) = processor.tracker().failure() {
+            return Err(Error::kafka(f));
+        }
+    }
+}
+
+/// Sleeps until `at` (`None`: for ever; the branch is disabled then anyway).
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Hands one item from the reader to the processor; a stop request cancels a handler that
+/// waits on Kafka.
+async fn handle_input<S: Sink, C: Catalog>(
+    processor: &mut Processor<S, C>,
+    ev: StreamEvent,
+    bytes: &QueueBytes,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Turn> {
+    match ev {
+        StreamEvent::Keepalive { wal_end } => {
+            processor.keepalive(wal_end);
+            Ok(Turn::Continue)
+        }
+        StreamEvent::Message { lsn, message, size } => {
+            let r = tokio::select! {
+                biased;
+                _ = shutdown.changed() => {
+                    tracing::info!("stop requested while waiting on Kafka");
+                    bytes.release(size);
+                    return Ok(Turn::Stop);
+                }
+                r = processor.handle(lsn, message) => r,
+            };
+            bytes.release(size);
+            r.map(|()| Turn::Continue)
+        }
+    }
+}
+
+/// Sends a heartbeat when one is due; a stop request cancels a send that waits on Kafka.
+async fn heartbeat_if_due<S: Sink, C: Catalog>(
+    processor: &mut Processor<S, C>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Turn> {
+    if processor.heartbeat_due().is_none() {
+        return Ok(Turn::Continue);
+    }
+    tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            tracing::info!("stop requested while sending a heartbeat");
+            Ok(Turn::Stop)
+        }
+        r = processor.heartbeat(false) => r.map(|()| Turn::Continue),
+    }
+}
