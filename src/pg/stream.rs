@@ -112,7 +112,9 @@ pub async fn run_reader(
             };
             match frame {
                 ReplicationFrame::XLogData {
-                    wal_start, data, ..
+                    wal_start: Lsn(wal_start),
+                    data,
+                    ..
                 } => {
                     let size = data.len() + 25;
                     let message = pgoutput::decode(&data).map_err(|e| {
@@ -130,7 +132,7 @@ pub async fn run_reader(
                     });
                 }
                 ReplicationFrame::Keepalive {
-                    wal_end,
+                    wal_end: Lsn(wal_end),
                     reply_requested,
                     ..
                 } => {
@@ -138,7 +140,7 @@ pub async fn run_reader(
                     if reply_requested {
                         let flush = tracker.flushable();
                         writer
-                            .send_status(received.max(flush), flush, flush)
+                            .send_status(Lsn(received.max(flush)), Lsn(flush), Lsn(flush))
                             .await?;
                         last_flush_sent = flush;
                     }
@@ -162,7 +164,7 @@ pub async fn run_reader(
             // 2. Status updates on a timer, whatever else is happening.
             _ = ticker.tick() => {
                 let flush = tracker.flushable();
-                writer.send_status(received.max(flush), flush, flush).await?;
+                writer.send_status(Lsn(received.max(flush)), Lsn(flush), Lsn(flush)).await?;
                 if flush != last_flush_sent {
                     tracing::debug!(flush_lsn = %Lsn(flush), "confirmed position to PostgreSQL");
                     last_flush_sent = flush;
@@ -193,13 +195,13 @@ pub async fn run_reader(
             _ = tokio::time::sleep_until(deadline) => break,
             _ = ticker.tick() => {
                 let flush = tracker.flushable();
-                writer.send_status(received.max(flush), flush, flush).await?;
+                writer.send_status(Lsn(received.max(flush)), Lsn(flush), Lsn(flush)).await?;
             }
         }
     }
     let flush = tracker.flushable();
     writer
-        .send_status(received.max(flush), flush, flush)
+        .send_status(Lsn(received.max(flush)), Lsn(flush), Lsn(flush))
         .await?;
     tracing::info!(flush_lsn = %Lsn(flush), "sent final status update");
     // End the stream cleanly: CopyDone, wait briefly for the server's CopyDone, Terminate.
