@@ -2,95 +2,13 @@
 //! management and snapshot reads, with the same TLS rules and session settings as the
 //! replication connection.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, NoTls, TlsConnect};
+use tokio_postgres::tls::NoTls;
 use tokio_postgres::Client;
 
 use crate::config::{DatabaseConfig, SslMode};
 use crate::error::{Error, ErrorKind, Result, SqlContext};
+use crate::pg::tls::RustlsMakeConnect;
 use crate::pg::wire::SESSION_SETTINGS;
-
-/// rustls as a tokio-postgres TLS connector.
-#[derive(Clone)]
-pub struct RustlsMakeConnect {
-    config: Arc<rustls::ClientConfig>,
-}
-
-/// One TLS handshake for one connection.
-pub struct RustlsConnect {
-    config: Arc<rustls::ClientConfig>,
-    name: rustls::pki_types::ServerName<'static>,
-}
-
-/// A TLS stream for tokio-postgres.
-pub struct RustlsStream<S>(tokio_rustls::client::TlsStream<S>);
-
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for RustlsStream<S> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for RustlsStream<S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_flush(cx)
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> tokio_postgres::tls::TlsStream for RustlsStream<S> {
-    fn channel_binding(&self) -> ChannelBinding {
-        ChannelBinding::none()
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> TlsConnect<S> for RustlsConnect {
-    type Stream = RustlsStream<S>;
-    type Error = std::io::Error;
-    type Future = Pin<Box<dyn Future<Output = std::io::Result<RustlsStream<S>>> + Send>>;
-
-    fn connect(self, stream: S) -> Self::Future {
-        Box::pin(async move {
-            let s = tokio_rustls::TlsConnector::from(self.config)
-                .connect(self.name, stream)
-                .await?;
-            Ok(RustlsStream(s))
-        })
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> MakeTlsConnect<S> for RustlsMakeConnect {
-    type Stream = RustlsStream<S>;
-    type TlsConnect = RustlsConnect;
-    type Error = std::io::Error;
-
-    fn make_tls_connect(&mut self, domain: &str) -> std::io::Result<RustlsConnect> {
-        let name = rustls::pki_types::ServerName::try_from(domain.to_string())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        Ok(RustlsConnect {
-            config: self.config.clone(),
-            name,
-        })
-    }
-}
 
 fn base_config(db: &DatabaseConfig) -> tokio_postgres::Config {
     let mut c = tokio_postgres::Config::new();
@@ -168,7 +86,7 @@ async fn connect_mode(
         }
         Some(tls) => {
             let (client, conn) = config
-                .connect(RustlsMakeConnect { config: tls })
+                .connect(RustlsMakeConnect::new(tls))
                 .await
                 .map_err(|e| connect_error(db, e))?;
             spawn_driver(conn);

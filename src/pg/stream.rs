@@ -163,13 +163,12 @@ impl Reader {
             match frame {
                 ReplicationFrame::XLogData {
                     wal_start, data, ..
-                } => self.message(Lsn(wal_start), &data)?,
+                } => self.message(wal_start, &data)?,
                 ReplicationFrame::Keepalive {
                     wal_end,
                     reply_requested,
                     ..
                 } => {
-                    let wal_end = Lsn(wal_end);
                     self.received = self.received.max(wal_end);
                     if reply_requested {
                         self.status_update(false).await?;
@@ -212,7 +211,7 @@ impl Reader {
     async fn status_update(&mut self, log: bool) -> Result<()> {
         let flush = (self.flushed)();
         self.writer
-            .send_status(self.received.max(flush).0, flush.0, flush.0)
+            .send_status(self.received.max(flush), flush, flush)
             .await?;
         if log && flush != self.last_flush_sent {
             tracing::debug!(flush_lsn = %flush, "confirmed position to PostgreSQL");

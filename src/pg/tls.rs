@@ -5,8 +5,15 @@
 //! Root certificates come from `database.sslrootcert` (PEM), or the Mozilla roots bundled with
 //! `webpki-roots` when it is not set. A client certificate comes from `database.sslcert` and
 //! `database.sslkey` (PEM, unencrypted key).
+//!
+//! Both kinds of connection use this configuration: the wire connection runs the SSLRequest
+//! negotiation and the handshake itself (`crate::pg::wire`), the tokio-postgres SQL
+//! connections through the [`RustlsMakeConnect`] adapter defined here.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
@@ -14,6 +21,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
 
 use crate::config::{DatabaseConfig, SslMode};
 use crate::error::{Error, Result};
@@ -263,4 +273,88 @@ pub fn certificate_problem(
         cur = err.source();
     }
     None
+}
+
+/// rustls as a tokio-postgres TLS connector.
+#[derive(Clone)]
+pub struct RustlsMakeConnect {
+    config: Arc<rustls::ClientConfig>,
+}
+
+impl RustlsMakeConnect {
+    /// A connector handshaking with `config` (from [`client_config`]).
+    pub fn new(config: Arc<ClientConfig>) -> Self {
+        RustlsMakeConnect { config }
+    }
+}
+
+/// One TLS handshake for one connection.
+pub struct RustlsConnect {
+    config: Arc<rustls::ClientConfig>,
+    name: ServerName<'static>,
+}
+
+/// A TLS stream for tokio-postgres.
+pub struct RustlsStream<S>(tokio_rustls::client::TlsStream<S>);
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for RustlsStream<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for RustlsStream<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> tokio_postgres::tls::TlsStream for RustlsStream<S> {
+    fn channel_binding(&self) -> ChannelBinding {
+        ChannelBinding::none()
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> TlsConnect<S> for RustlsConnect {
+    type Stream = RustlsStream<S>;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<RustlsStream<S>>> + Send>>;
+
+    fn connect(self, stream: S) -> Self::Future {
+        Box::pin(async move {
+            let s = tokio_rustls::TlsConnector::from(self.config)
+                .connect(self.name, stream)
+                .await?;
+            Ok(RustlsStream(s))
+        })
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> MakeTlsConnect<S> for RustlsMakeConnect {
+    type Stream = RustlsStream<S>;
+    type TlsConnect = RustlsConnect;
+    type Error = std::io::Error;
+
+    fn make_tls_connect(&mut self, domain: &str) -> std::io::Result<RustlsConnect> {
+        let name = ServerName::try_from(domain.to_string())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        Ok(RustlsConnect {
+            config: self.config.clone(),
+            name,
+        })
+    }
 }

@@ -1,0 +1,167 @@
+//! The transport of a wire-protocol connection: a TCP connection to the server, plain or
+//! wrapped in TLS after the SSLRequest negotiation that `database.sslmode` asks for.
+//!
+//! The TLS configuration and the certificate checks themselves live in [`crate::pg::tls`];
+//! this module only opens the socket and runs the negotiation on it.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::BytesMut;
+use postgres_protocol::message::frontend;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+
+use crate::config::{DatabaseConfig, SslMode};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The transport: plain TCP or TLS over TCP.
+pub enum Stream {
+    /// Unencrypted.
+    Plain(TcpStream),
+    /// TLS via rustls.
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// The libpq name of an sslmode.
+pub fn sslmode_name(m: SslMode) -> &'static str {
+    match m {
+        SslMode::Disable => "disable",
+        SslMode::Allow => "allow",
+        SslMode::Prefer => "prefer",
+        SslMode::Require => "require",
+        SslMode::VerifyCa => "verify-ca",
+        SslMode::VerifyFull => "verify-full",
+    }
+}
+
+/// Connects to the server and, with `try_tls` (and an sslmode other than `disable`), asks for
+/// TLS: the stream the start-up message is then sent on.
+pub(super) async fn open(db: &DatabaseConfig, try_tls: bool) -> Result<Stream> {
+    let tcp = tcp_connect(db).await?;
+    let tls = if try_tls {
+        crate::pg::tls::client_config(db)?
+    } else {
+        None
+    };
+    match tls {
+        None => Ok(Stream::Plain(tcp)),
+        Some(tls) => negotiate_tls(tcp, tls, db).await,
+    }
+}
+
+/// Opens the TCP connection, within `connection.validation.timeout.ms`.
+async fn tcp_connect(db: &DatabaseConfig) -> Result<TcpStream> {
+    let addr = format!("{}:{}", db.hostname, db.port);
+    let stream = tokio::time::timeout(db.connect_timeout, TcpStream::connect(&addr))
+        .await
+        .map_err(|_| {
+            Error::connection(format!(
+                "timed out connecting to PostgreSQL at {addr} after {} ms (connection.validation.timeout.ms)",
+                db.connect_timeout.as_millis()
+            ))
+        })?
+        .map_err(|e| Error::connection(format!("cannot connect to PostgreSQL at {addr}")).with_source(e))?;
+    stream.set_nodelay(true).ok();
+    if db.tcp_keepalive {
+        let sock = socket2::SockRef::from(&stream);
+        sock.set_keepalive(true).ok();
+    }
+    Ok(stream)
+}
+
+/// Sends SSLRequest and acts on the answer: `S` starts the TLS handshake, `N` (the server
+/// does not do TLS) continues in plain text only where `sslmode` allows it.
+async fn negotiate_tls(
+    mut tcp: TcpStream,
+    tls: Arc<rustls::ClientConfig>,
+    db: &DatabaseConfig,
+) -> Result<Stream> {
+    let mut req = BytesMut::new();
+    frontend::ssl_request(&mut req);
+    tcp.write_all(&req).await.map_err(Error::network_io)?;
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer)
+        .await
+        .map_err(Error::network_io)?;
+    match answer[0] {
+        b'S' => tls_handshake(tcp, tls, db).await,
+        b'N' if matches!(db.sslmode, SslMode::Prefer | SslMode::Allow) => Ok(Stream::Plain(tcp)),
+        b'N' => Err(Error::new(
+            ErrorKind::Server,
+            format!(
+                "the server at {}:{} does not accept TLS, but database.sslmode={} requires it (enable ssl on the server or lower sslmode)",
+                db.hostname,
+                db.port,
+                sslmode_name(db.sslmode)
+            ),
+        )),
+        other => Err(Error::protocol(format!(
+            "unexpected answer 0x{other:02x} to the TLS request"
+        ))),
+    }
+}
+
+/// The TLS handshake after the server accepted SSLRequest. A rejected certificate is a
+/// configuration error ([`crate::pg::tls::certificate_problem`]); any other failure is a
+/// connection error.
+async fn tls_handshake(
+    tcp: TcpStream,
+    tls: Arc<rustls::ClientConfig>,
+    db: &DatabaseConfig,
+) -> Result<Stream> {
+    let name = crate::pg::tls::server_name(&db.hostname)?;
+    let connector = tokio_rustls::TlsConnector::from(tls);
+    let s = connector.connect(name, tcp).await.map_err(|e| {
+        if let Some(msg) = crate::pg::tls::certificate_problem(&e, db) {
+            return Error::config(msg).with_source(e);
+        }
+        Error::connection(format!(
+            "TLS handshake with {}:{} failed (database.sslmode={})",
+            db.hostname,
+            db.port,
+            sslmode_name(db.sslmode)
+        ))
+        .with_source(e)
+    })?;
+    Ok(Stream::Tls(Box::new(s)))
+}
