@@ -165,6 +165,9 @@ pub fn java_string_hash(s: &str) -> i32 {
 /// (indices into `keys`): by bucket (`(h ^ h >>> 16) & (capacity - 1)`), then by insertion
 /// order within a bucket. The table size is `min_capacity`, doubled while the entries fill
 /// more than 3/4 of it.
+///
+/// The one implementation of this order: transaction metadata lists its data collections in
+/// it, and hstore values (`pg::types::hstore`) list their pairs in it.
 pub fn java_hash_map_order<'a>(
     keys: impl Iterator<Item = &'a str>,
     min_capacity: usize,

@@ -14,7 +14,8 @@
 use crate::config::records::{ColumnMapperKind, ColumnRules, HashAlgorithm};
 
 use crate::event::{Schema, Value};
-use crate::pg::types::TypeCatalog;
+use crate::pg::types::binary::lower_hex;
+use crate::pg::types::{oid, TypeCatalog};
 
 /// Lower-case hex of the `algorithm` digest of `salt` followed by `data`.
 pub fn hex_digest(algorithm: HashAlgorithm, salt: &[u8], data: &[u8]) -> String {
@@ -37,11 +38,7 @@ pub fn hex_digest(algorithm: HashAlgorithm, salt: &[u8], data: &[u8]) -> String 
         HashAlgorithm::Sha384 => run::<sha2::Sha384>(salt, data),
         HashAlgorithm::Sha512 => run::<sha2::Sha512>(salt, data),
     };
-    let mut hex = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        hex.push_str(&format!("{b:02x}"));
-    }
-    hex
+    lower_hex(&bytes)
 }
 
 /// pgjdbc's length for unknown or unbounded types (`Integer.MAX_VALUE`).
@@ -50,30 +47,6 @@ pub const UNKNOWN_LENGTH: i32 = i32::MAX;
 /// `pg_type` rows by OID (built-in types included), as
 /// [`crate::pg::relation::read_pg_types`] reads them.
 pub type PgTypes = TypeCatalog;
-
-mod oid {
-    pub const BOOL: u32 = 16;
-    pub const CHAR: u32 = 18;
-    pub const NAME: u32 = 19;
-    pub const INT8: u32 = 20;
-    pub const INT2: u32 = 21;
-    pub const INT4: u32 = 23;
-    pub const TEXT: u32 = 25;
-    pub const OID: u32 = 26;
-    pub const FLOAT4: u32 = 700;
-    pub const FLOAT8: u32 = 701;
-    pub const BPCHAR: u32 = 1042;
-    pub const VARCHAR: u32 = 1043;
-    pub const DATE: u32 = 1082;
-    pub const TIME: u32 = 1083;
-    pub const TIMESTAMP: u32 = 1114;
-    pub const TIMESTAMPTZ: u32 = 1184;
-    pub const INTERVAL: u32 = 1186;
-    pub const TIMETZ: u32 = 1266;
-    pub const BIT: u32 = 1560;
-    pub const VARBIT: u32 = 1562;
-    pub const NUMERIC: u32 = 1700;
-}
 
 /// pgjdbc's `getPrecision(oid, typmod)` (array OIDs already mapped to their element).
 pub fn jdbc_precision(oid: u32, typmod: i32) -> i32 {

@@ -1,0 +1,386 @@
+//! Dates and times in their text form (DateStyle ISO, as the session pins it): `date`,
+//! `time`, `timetz`, `timestamp` and `timestamptz` parsed into Debezium's values for each
+//! `time.precision.mode`, and formatted as Debezium's ISO strings (ZonedTimestamp, ZonedTime,
+//! IsoDate, IsoTime, IsoTimestamp).
+//!
+//! Invariants:
+//! - Arithmetic is on the proleptic Gregorian calendar in astronomical year numbering (`1 BC`
+//!   is year 0), in microseconds since 1970-01-01 00:00 UTC; `timestamp` is read as UTC wall
+//!   time, `timestamptz` and `timetz` are shifted to UTC by the offset in their text.
+//! - `infinity` and `-infinity` become Debezium's sentinel values (the constants below), never
+//!   an error; a timestamp that does not fit in 64-bit microseconds (or nanoseconds) is an
+//!   error that says so, never a wrapped value.
+
+use crate::config::values::TimePrecisionMode;
+use crate::event::{Schema, SchemaType, Value};
+
+/// Sentinel MicroTimestamp for `timestamp 'infinity'` (pgjdbc's constant, used as µs by Debezium).
+pub const TIMESTAMP_POSITIVE_INFINITY: i64 = 9_223_372_036_825_200_000;
+/// Sentinel MicroTimestamp for `timestamp '-infinity'`.
+pub const TIMESTAMP_NEGATIVE_INFINITY: i64 = -9_223_372_036_832_400_000;
+/// `io.debezium.time.Date` for `date 'infinity'`.
+pub const DATE_POSITIVE_INFINITY: i64 = -2_147_472_692;
+/// `io.debezium.time.Date` for `date '-infinity'`.
+pub const DATE_NEGATIVE_INFINITY: i64 = -2_147_472_691;
+
+/// Why a timestamp beyond the range of i64 microseconds since 1970 cannot be converted.
+const OUT_OF_MICROS_RANGE: &str =
+    "is outside the range of microseconds since 1970 in 64 bits (about years -290308 to 294247)";
+
+/// The Connect schema of `date`.
+pub(super) fn date_schema(mode: TimePrecisionMode) -> Schema {
+    use SchemaType as T;
+    match mode {
+        TimePrecisionMode::Connect => {
+            Schema::new(T::Int32, false).named("org.apache.kafka.connect.data.Date")
+        }
+        TimePrecisionMode::IsoString => {
+            Schema::new(T::String, false).named("io.debezium.time.IsoDate")
+        }
+        _ => Schema::new(T::Int32, false).named("io.debezium.time.Date"),
+    }
+}
+
+/// The Connect schema of `time(precision)`.
+pub(super) fn time_schema(precision: u32, mode: TimePrecisionMode) -> Schema {
+    use SchemaType as T;
+    match mode {
+        TimePrecisionMode::Connect => {
+            Schema::new(T::Int32, false).named("org.apache.kafka.connect.data.Time")
+        }
+        TimePrecisionMode::Adaptive if precision <= 3 => {
+            Schema::new(T::Int32, false).named("io.debezium.time.Time")
+        }
+        TimePrecisionMode::Nanoseconds => {
+            Schema::new(T::Int64, false).named("io.debezium.time.NanoTime")
+        }
+        TimePrecisionMode::IsoString => {
+            Schema::new(T::String, false).named("io.debezium.time.IsoTime")
+        }
+        _ => Schema::new(T::Int64, false).named("io.debezium.time.MicroTime"),
+    }
+}
+
+/// The Connect schema of `timestamp(precision)`.
+pub(super) fn timestamp_schema(precision: u32, mode: TimePrecisionMode) -> Schema {
+    use SchemaType as T;
+    match mode {
+        TimePrecisionMode::Connect => {
+            Schema::new(T::Int64, false).named("org.apache.kafka.connect.data.Timestamp")
+        }
+        TimePrecisionMode::Microseconds => {
+            Schema::new(T::Int64, false).named("io.debezium.time.MicroTimestamp")
+        }
+        TimePrecisionMode::Nanoseconds => {
+            Schema::new(T::Int64, false).named("io.debezium.time.NanoTimestamp")
+        }
+        TimePrecisionMode::IsoString => {
+            Schema::new(T::String, false).named("io.debezium.time.IsoTimestamp")
+        }
+        _ if precision <= 3 => Schema::new(T::Int64, false).named("io.debezium.time.Timestamp"),
+        _ => Schema::new(T::Int64, false).named("io.debezium.time.MicroTimestamp"),
+    }
+}
+
+/// The value of `date` output text: days since the epoch, or `YYYY-MM-DDZ` in isostring mode.
+pub(super) fn date_value(text: &str, mode: TimePrecisionMode) -> Result<Value, String> {
+    let days = parse_date_days(text)?;
+    Ok(match mode {
+        TimePrecisionMode::IsoString => Value::String(format!("{}Z", format_date(days))),
+        _ => Value::Int(days),
+    })
+}
+
+/// The value of `time(precision)` output text: ms, µs or ns past midnight, or
+/// `HH:MM:SS[.fraction]Z` in isostring mode.
+pub(super) fn time_value(
+    text: &str,
+    precision: u32,
+    mode: TimePrecisionMode,
+) -> Result<Value, String> {
+    let micros = parse_time_micros(text)?;
+    Ok(match mode {
+        TimePrecisionMode::Connect => Value::Int(micros / 1000),
+        TimePrecisionMode::Adaptive if precision <= 3 => Value::Int(micros / 1000),
+        TimePrecisionMode::Nanoseconds => Value::Int(micros * 1000),
+        TimePrecisionMode::IsoString => Value::String(format!("{}Z", format_time_trimmed(micros))),
+        _ => Value::Int(micros),
+    })
+}
+
+/// The value of `timestamp(precision)` output text: ms, µs or ns since the epoch of the UTC
+/// wall time, or an ISO string in isostring mode; the infinities as sentinels.
+pub(super) fn timestamp_value(
+    text: &str,
+    precision: u32,
+    mode: TimePrecisionMode,
+) -> Result<Value, String> {
+    match text {
+        "infinity" => return Ok(timestamp_infinity(true, text, precision, mode)),
+        "-infinity" => return Ok(timestamp_infinity(false, text, precision, mode)),
+        _ => {}
+    }
+    let micros = parse_timestamp_micros(text)?.0;
+    Ok(match mode {
+        TimePrecisionMode::Connect => Value::Int(micros.div_euclid(1000)),
+        TimePrecisionMode::Microseconds => Value::Int(micros),
+        TimePrecisionMode::Nanoseconds => Value::Int(
+            micros
+                .checked_mul(1000)
+                .ok_or("is outside the range NanoTimestamp can hold (years 1677 to 2262)")?,
+        ),
+        TimePrecisionMode::IsoString => {
+            let days = micros.div_euclid(86_400_000_000);
+            let in_day = micros.rem_euclid(86_400_000_000);
+            Value::String(format!(
+                "{}T{}Z",
+                format_date(days),
+                format_time_trimmed(in_day)
+            ))
+        }
+        _ if precision <= 3 => Value::Int(micros.div_euclid(1000)),
+        _ => Value::Int(micros),
+    })
+}
+
+/// The value of `timestamp 'infinity'` (`positive`) or `'-infinity'` (`text`) per mode.
+fn timestamp_infinity(
+    positive: bool,
+    text: &str,
+    precision: u32,
+    mode: TimePrecisionMode,
+) -> Value {
+    match mode {
+        TimePrecisionMode::Nanoseconds => Value::Int(if positive { i64::MAX } else { i64::MIN }),
+        TimePrecisionMode::IsoString => Value::String(text.to_string()),
+        mode => {
+            let micros = if positive {
+                TIMESTAMP_POSITIVE_INFINITY
+            } else {
+                TIMESTAMP_NEGATIVE_INFINITY
+            };
+            // Millisecond schemas (connect, and precision <= 3 outside the
+            // micro modes) carry the sentinel in milliseconds.
+            let millis = mode == TimePrecisionMode::Connect
+                || (precision <= 3 && mode != TimePrecisionMode::Microseconds);
+            Value::Int(if millis { micros / 1000 } else { micros })
+        }
+    }
+}
+
+/// The value of `timestamptz(precision)` output text: Debezium's ZonedTimestamp string in
+/// UTC; the infinities as their text.
+pub(super) fn zoned_timestamp_value(text: &str, precision: u32) -> Result<Value, String> {
+    match text {
+        "infinity" | "-infinity" => Ok(Value::String(text.to_string())),
+        _ => {
+            let (local, offset) = parse_timestamp_micros(text)?;
+            let utc = local
+                .checked_sub(offset.unwrap_or(0) as i64 * 1_000_000)
+                .ok_or(OUT_OF_MICROS_RANGE)?;
+            Ok(Value::String(format_zoned_timestamp(utc, precision)))
+        }
+    }
+}
+
+/// Days from 1970-01-01 to the proleptic Gregorian date (astronomical year numbering).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// The date of a day number since 1970-01-01: (astronomical year, month, day).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Parses a decimal number; the error is `invalid <what>`.
+pub(super) fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
+    s.parse::<T>().map_err(|_| format!("invalid {what}"))
+}
+
+/// Microseconds of the fraction-of-a-second digits `frac` (at most six; empty is 0), or the
+/// error `invalid`.
+pub(super) fn fraction_micros(frac: &str, invalid: &str) -> Result<i64, String> {
+    if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid.into());
+    }
+    Ok(if frac.is_empty() {
+        0
+    } else {
+        num::<i64>(frac, "fraction")? * 10i64.pow(6 - frac.len() as u32)
+    })
+}
+
+/// Parses ISO `YYYY-MM-DD` (the ` BC` suffix already removed) into (year, month, day).
+fn parse_date_part(text: &str) -> Result<(i64, u32, u32), String> {
+    let mut it = text.splitn(3, '-');
+    let y: i64 = num(it.next().unwrap_or(""), "year")?;
+    let m: u32 = num(it.next().ok_or("missing month")?, "month")?;
+    let d: u32 = num(it.next().ok_or("missing day")?, "day")?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err("date out of range".into());
+    }
+    Ok((y, m, d))
+}
+
+/// Parses `date` output (DateStyle ISO) into days since the epoch.
+pub fn parse_date_days(text: &str) -> Result<i64, String> {
+    match text {
+        "infinity" => return Ok(DATE_POSITIVE_INFINITY),
+        "-infinity" => return Ok(DATE_NEGATIVE_INFINITY),
+        _ => {}
+    }
+    let (body, bc) = match text.strip_suffix(" BC") {
+        Some(b) => (b, true),
+        None => (text, false),
+    };
+    let (y, m, d) = parse_date_part(body)?;
+    let y = if bc { 1 - y } else { y };
+    Ok(days_from_civil(y, m, d))
+}
+
+/// Parses `HH:MM:SS[.ffffff]` into microseconds past midnight (24:00:00 allowed).
+pub fn parse_time_micros(text: &str) -> Result<i64, String> {
+    let mut it = text.splitn(3, ':');
+    let h: i64 = num(it.next().unwrap_or(""), "hour")?;
+    let mi: i64 = num(it.next().ok_or("missing minute")?, "minute")?;
+    let sec = it.next().ok_or("missing second")?;
+    let (s, frac) = sec.split_once('.').unwrap_or((sec, ""));
+    let s: i64 = num(s, "second")?;
+    let micros = fraction_micros(frac, "invalid fraction of a second")?;
+    if h > 24 || mi > 59 || s > 60 {
+        return Err("time out of range".into());
+    }
+    Ok(((h * 60 + mi) * 60 + s) * 1_000_000 + micros)
+}
+
+/// Parses a UTC offset as PostgreSQL prints it (`+HH`, `-HH:MM`, `+HH:MM:SS`; local mean time
+/// offsets have seconds) into seconds east of UTC.
+fn parse_utc_offset(o: &str) -> Result<i32, String> {
+    let sign = if o.starts_with('-') { -1 } else { 1 };
+    let mut parts = o.get(1..).unwrap_or("").split(':');
+    let h: i32 = num(parts.next().unwrap_or(""), "offset hours")?;
+    let mut next = |what: &str| -> Result<i32, String> {
+        parts
+            .next()
+            .map(|p| num(p, what))
+            .transpose()
+            .map(|v| v.unwrap_or(0))
+    };
+    let mi = next("offset minutes")?;
+    let s = next("offset seconds")?;
+    Ok(sign * (h * 3600 + mi * 60 + s))
+}
+
+/// Parses `timestamp`/`timestamptz` output (`YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]][ BC]`)
+/// into local microseconds since the epoch and the UTC offset in seconds, if any.
+pub fn parse_timestamp_micros(text: &str) -> Result<(i64, Option<i32>), String> {
+    let (body, bc) = match text.strip_suffix(" BC") {
+        Some(b) => (b, true),
+        None => (text, false),
+    };
+    let (date, rest) = body.split_once(' ').ok_or("missing time part")?;
+    let (y, m, d) = parse_date_part(date)?;
+    let y = if bc { 1 - y } else { y };
+    let sign_pos = rest.find(['+', '-']);
+    let (time, offset) = match sign_pos {
+        Some(p) => (&rest[..p], Some(&rest[p..])),
+        None => (rest, None),
+    };
+    let micros = parse_time_micros(time)?;
+    let offset = match offset {
+        None => None,
+        Some(o) => Some(parse_utc_offset(o)?),
+    };
+    // Timestamps near PostgreSQL's upper limit (year 294276) do not fit in i64 microseconds
+    // since 1970 (PostgreSQL counts from 2000).
+    let local = days_from_civil(y, m, d)
+        .checked_mul(86_400_000_000)
+        .and_then(|t| t.checked_add(micros))
+        .ok_or(OUT_OF_MICROS_RANGE)?;
+    Ok((local, offset))
+}
+
+/// Parses `timetz` output (`13:51:30.123789+02`) into Debezium's ZonedTime: shifted to UTC,
+/// `HH:mm:ss[.fraction]Z` with the fraction only when non-zero, trailing zeros removed.
+pub fn parse_zoned_time(text: &str) -> Result<String, String> {
+    let p = text.rfind(['+', '-']).ok_or("timetz without an offset")?;
+    let micros = parse_time_micros(&text[..p])?;
+    let offset = i64::from(parse_utc_offset(&text[p..])?);
+    let utc = (micros - offset * 1_000_000).rem_euclid(86_400_000_000);
+    Ok(format!("{}Z", format_time_trimmed(utc)))
+}
+
+/// A year as Debezium's ISO strings write it: four digits at least, `+` above 9999, `-` for
+/// BC (astronomical) years.
+fn format_year(y: i64) -> String {
+    if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    }
+}
+
+/// Formats UTC microseconds as Debezium's ZonedTimestamp: ISO-8601, fraction padded to
+/// `precision` digits (none for 0), `Z`; years above 9999 with `+`, BC years negative.
+pub fn format_zoned_timestamp(utc_micros: i64, precision: u32) -> String {
+    let days = utc_micros.div_euclid(86_400_000_000);
+    let in_day = utc_micros.rem_euclid(86_400_000_000);
+    let (y, m, d) = civil_from_days(days);
+    let secs = in_day / 1_000_000;
+    let frac = in_day % 1_000_000;
+    let year = format_year(y);
+    let mut s = format!(
+        "{year}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+    if precision > 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(&f[..precision.min(6) as usize]);
+    }
+    s.push('Z');
+    s
+}
+
+/// `YYYY-MM-DD` of a day number (years above 9999 with `+`, BC years negative).
+fn format_date(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    let year = format_year(y);
+    format!("{year}-{m:02}-{d:02}")
+}
+
+/// `HH:MM:SS[.fraction]` with the fraction only when non-zero, trailing zeros removed.
+fn format_time_trimmed(micros: i64) -> String {
+    let secs = micros / 1_000_000;
+    let frac = micros % 1_000_000;
+    let mut s = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if frac != 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(f.trim_end_matches('0'));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests;
