@@ -52,5 +52,4 @@ pub mod sink;
 pub mod transform;
 pub mod util;
 
-
 pub use error::{Error, ErrorKind, Result};

@@ -287,7 +287,8 @@ fn write_schemaless(value: &Value, out: &mut Vec<u8>) {
             );
             out.push(b'"');
         }
-        Value::Array(items) => {
+        // Without a schema a struct's field names are unknown: its values form an array.
+        Value::Array(items) | Value::Struct(items) => {
             out.push(b'[');
             for (i, v) in items.iter().enumerate() {
                 if i > 0 {
@@ -308,16 +309,6 @@ fn write_schemaless(value: &Value, out: &mut Vec<u8>) {
                 write_schemaless(v, out);
             }
             out.push(b'}');
-        }
-        Value::Struct(values) => {
-            out.push(b'[');
-            for (i, v) in values.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_schemaless(v, out);
-            }
-            out.push(b']');
         }
     }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, IoContext, Result};
 use crate::lsn::Lsn;
 
 /// Offsets of one connector.
@@ -142,7 +142,10 @@ impl OffsetStore {
                 )),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-            Err(e) => Err(Error::new(ErrorKind::Io, format!("cannot read offset file {}", self.path.display())).with_source(e)),
+            Err(e) => {
+                let what = format!("cannot read offset file {}", self.path.display());
+                Err(Error::io(e, IoContext::File, what))
+            }
         }
     }
 
@@ -155,12 +158,24 @@ impl OffsetStore {
     pub fn save(&self, offsets: &Offsets) -> Result<()> {
         let mut all = self.read_all()?;
         all.insert(self.key.clone(), offsets.to_json());
+        self.write_all(all)
+    }
+
+    /// Removes this connector's entry.
+    pub fn clear(&self) -> Result<()> {
+        let mut all = self.read_all()?;
+        if all.remove(&self.key).is_some() {
+            self.write_all(all)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the file with `all`: written to a temporary file, then renamed over it, so a
+    /// crash never leaves a torn file.
+    fn write_all(&self, all: Map<String, Json>) -> Result<()> {
         let io_err = |e: std::io::Error| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot write offset file {}", self.path.display()),
-            )
-            .with_source(e)
+            let what = format!("cannot write offset file {}", self.path.display());
+            Error::io(e, IoContext::File, what)
         };
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io_err)?;
@@ -168,27 +183,7 @@ impl OffsetStore {
         let tmp = self.path.with_extension("tmp");
         let text = serde_json::to_string_pretty(&Json::Object(all)).unwrap_or_default();
         std::fs::write(&tmp, text).map_err(io_err)?;
-        std::fs::rename(&tmp, &self.path).map_err(io_err)?;
-        Ok(())
-    }
-
-    /// Removes this connector's entry.
-    pub fn clear(&self) -> Result<()> {
-        let mut all = self.read_all()?;
-        if all.remove(&self.key).is_some() {
-            let tmp = self.path.with_extension("tmp");
-            let text = serde_json::to_string_pretty(&Json::Object(all)).unwrap_or_default();
-            std::fs::write(&tmp, text)
-                .and_then(|_| std::fs::rename(&tmp, &self.path))
-                .map_err(|e| {
-                    Error::new(
-                        ErrorKind::Io,
-                        format!("cannot write offset file {}", self.path.display()),
-                    )
-                    .with_source(e)
-                })?;
-        }
-        Ok(())
+        std::fs::rename(&tmp, &self.path).map_err(io_err)
     }
 }
 

@@ -257,6 +257,9 @@ pub async fn column_types(
 
 /// Builds a table from its published columns (`(name, type OID, typmod)` in tuple order),
 /// the catalog columns and the key names.
+///
+/// Errors: every column of a type pgcdc does not support, named at once (unless
+/// `include.unknown.datatypes` or a column filter leaves it out of the value).
 pub fn build_table(
     config: &ConnectorConfig,
     relation_id: u32,
@@ -265,12 +268,64 @@ pub fn build_table(
     published: &[(String, u32, i32)],
     table_catalog: &TableCatalog,
 ) -> Result<TableSchema> {
-    let (catalog, key_names, types) = (
-        &table_catalog.columns,
-        &table_catalog.key,
-        &table_catalog.types,
+    let (columns, field_schemas) =
+        resolve_columns(config, namespace, name, published, table_catalog)?;
+    let default_key = key_indices(&columns, &table_catalog.key, namespace, name);
+    let rules = &config.records.columns;
+    let plan_columns: Vec<PlanColumn<'_>> = field_schemas
+        .iter()
+        .map(|(col_name, _)| PlanColumn {
+            name: col_name,
+            source: rules
+                .needs_source_types()
+                .then(|| source_column(published, col_name, table_catalog)),
+        })
+        .collect();
+    let plan = columns::plan(rules, namespace, name, &plan_columns, &default_key);
+    let key_fields: Vec<(String, Schema)> =
+        plan.key.iter().map(|&i| field_schemas[i].clone()).collect();
+    let value_fields: Vec<(String, Schema)> = plan
+        .value
+        .iter()
+        .zip(&plan.parameters)
+        .map(|(&i, params)| {
+            let (n, s) = &field_schemas[i];
+            (n.clone(), columns::with_parameters(s.clone(), params))
+        })
+        .collect();
+    let descriptor = table_descriptor_from_fields(
+        &config.topic_prefix,
+        &config.topic_delimiter,
+        namespace,
+        name,
+        &value_fields,
+        &key_fields,
     );
-    let opts = &config.values;
+    let identity_value = plan.is_identity(columns.len());
+    Ok(TableSchema {
+        relation_id,
+        descriptor: Arc::new(descriptor),
+        columns,
+        key: plan.key,
+        value_columns: plan.value,
+        mappers: plan.mappers,
+        identity_value,
+    })
+}
+
+/// `(column name, field schema)` of each column, in tuple order.
+type FieldSchemas = Vec<(String, Schema)>;
+
+/// Each published column's type, optionality and default, and its field schema; or an error
+/// naming every column whose type pgcdc does not support.
+fn resolve_columns(
+    config: &ConnectorConfig,
+    namespace: &str,
+    name: &str,
+    published: &[(String, u32, i32)],
+    table_catalog: &TableCatalog,
+) -> Result<(Vec<ColumnDef>, FieldSchemas)> {
+    let (catalog, types, opts) = (&table_catalog.columns, &table_catalog.types, &config.values);
     let mut columns = Vec::with_capacity(published.len());
     let mut field_schemas = Vec::with_capacity(published.len());
     let mut unsupported: Vec<String> = Vec::new();
@@ -317,61 +372,41 @@ pub fn build_table(
             unsupported.join(", ")
         )));
     }
-    let mut default_key: Vec<usize> = Vec::new();
+    Ok((columns, field_schemas))
+}
+
+/// Indices of the key columns among `columns`. A key column that is not published is left
+/// out, as Debezium does, with a warning.
+fn key_indices(
+    columns: &[ColumnDef],
+    key_names: &[String],
+    namespace: &str,
+    name: &str,
+) -> Vec<usize> {
+    let mut key = Vec::new();
     for k in key_names {
         match columns.iter().position(|c| &c.name == k) {
-            Some(i) => default_key.push(i),
+            Some(i) => key.push(i),
             None => {
-                // A key column missing from the published columns: Debezium drops it.
                 tracing::warn!(table = %format!("{namespace}.{name}"), column = %k, "key column is not published; left out of the key");
             }
         }
     }
-    let rules = &config.records.columns;
-    let plan_columns: Vec<PlanColumn<'_>> = field_schemas
+    key
+}
+
+/// The source facts (type, length, scale) of published column `col_name`.
+fn source_column(
+    published: &[(String, u32, i32)],
+    col_name: &str,
+    table_catalog: &TableCatalog,
+) -> SourceColumn {
+    let (oid, typmod) = published
         .iter()
-        .map(|(col_name, _)| PlanColumn {
-            name: col_name,
-            source: rules.needs_source_types().then(|| {
-                let (oid, typmod) = published
-                    .iter()
-                    .find(|p| &p.0 == col_name)
-                    .map(|p| (p.1, p.2))
-                    .unwrap_or((0, -1));
-                SourceColumn::new(oid, typmod, &table_catalog.source_types)
-            }),
-        })
-        .collect();
-    let plan = columns::plan(rules, namespace, name, &plan_columns, &default_key);
-    let key_fields: Vec<(String, Schema)> =
-        plan.key.iter().map(|&i| field_schemas[i].clone()).collect();
-    let value_fields: Vec<(String, Schema)> = plan
-        .value
-        .iter()
-        .zip(&plan.parameters)
-        .map(|(&i, params)| {
-            let (n, s) = &field_schemas[i];
-            (n.clone(), columns::with_parameters(s.clone(), params))
-        })
-        .collect();
-    let descriptor = table_descriptor_from_fields(
-        &config.topic_prefix,
-        &config.topic_delimiter,
-        namespace,
-        name,
-        &value_fields,
-        &key_fields,
-    );
-    let identity_value = plan.is_identity(columns.len());
-    Ok(TableSchema {
-        relation_id,
-        descriptor: Arc::new(descriptor),
-        columns,
-        key: plan.key,
-        value_columns: plan.value,
-        mappers: plan.mappers,
-        identity_value,
-    })
+        .find(|p| p.0 == col_name)
+        .map(|p| (p.1, p.2))
+        .unwrap_or((0, -1));
+    SourceColumn::new(oid, typmod, &table_catalog.source_types)
 }
 
 /// Which image a tuple is.
