@@ -29,14 +29,20 @@
 //!    record stop the connector with an error that names the problem.
 //!
 //! ## Modules
-//! - [`config`]: connector JSON / properties, key policy, validation.
-//! - [`pg`]: connections, replication protocol, pgoutput, relations, types, snapshot.
+//! Layers, bottom up (`docs/architecture.md` has the dependency rule, which
+//! `architecture.rs` checks on every `cargo test`):
+//! - [`error`]: the one error type and the one classifier (SQLSTATEs, I/O errors, retry
+//!   policy); [`lsn`]: the LSN type; [`util`]: quoting, whole-name regexes, hex.
+//! - [`config`]: connector JSON / properties, the key registry, validation.
 //! - [`event`]: Connect schemas and values, the Debezium envelope.
+//! - [`offsets`]: the ack tracker and the offset file.
+//! - [`pg`]: connections, replication protocol, pgoutput, relations, types, snapshot reads.
 //! - [`convert`]: JsonConverter and header rendering.
-//! - [`transform`]: transform chains with predicates: the outbox EventRouter, ExtractNewRecordState, RegexRouter.
-//! - [`sink`]: the Kafka producer.
-//! - [`offsets`]: ack tracker and offset file.
-//! - [`pipeline`]: wires everything together.
+//! - [`transform`]: transform chains with predicates: the outbox EventRouter,
+//!   ExtractNewRecordState, RegexRouter.
+//! - [`sink`]: the [`sink::Sink`] seam, the Kafka producer and an in-memory sink.
+//! - [`pipeline`]: wires everything together: the [`pipeline::Connector`], the start-up
+//!   plan, the snapshot, the processor and the main loop.
 
 #![warn(missing_docs)]
 
