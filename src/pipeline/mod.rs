@@ -832,7 +832,7 @@ pub async fn run(
             &config.topic_prefix,
             &run_id,
         ),
-        transforms: build_chain(&config.transforms),
+        transforms: build_chain(&config.transforms)?,
         converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
         sink,
         tracker: tracker.clone(),
