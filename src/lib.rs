@@ -58,4 +58,7 @@ pub mod sink;
 pub mod transform;
 pub mod util;
 
+#[cfg(test)]
+mod architecture;
+
 pub use error::{Error, ErrorKind, Result};

@@ -8,6 +8,11 @@
 //!   is Debezium's default ([`KeyStatus::NotImplemented`]): silently different output is worse
 //!   than no output;
 //! - any other key gives a warning naming the closest known key.
+//!
+//! Every key name is written once, here: each row of [`KEYS`] and [`PREFIXES`] declares a
+//! constant (`DATABASE_HOSTNAME` for `database.hostname`, `TRANSFORMS_PREFIX` for the
+//! `transforms.` family) together with its status, and every parser uses the constants. A unit
+//! test below fails when a string literal elsewhere in `src/` is exactly a registered name.
 
 /// How a key is treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,258 +27,255 @@ pub enum KeyStatus {
 
 use KeyStatus::*;
 
-/// Exact keys. Defaults are Debezium 3.6.1's (`None` = no default: any value is an error).
-pub const KEYS: &[(&str, KeyStatus)] = &[
-    // Kafka Connect framework
-    ("name", Implemented),
-    ("connector.class", Implemented),
-    ("tasks.max", Framework),
-    ("key.converter", Implemented),
-    ("value.converter", Implemented),
-    ("header.converter", Implemented),
-    ("key.converter.schemas.enable", Implemented),
-    ("value.converter.schemas.enable", Implemented),
-    ("transforms", Implemented),
-    ("predicates", Implemented),
-    ("config.action.reload", Framework),
-    ("errors.tolerance", NotImplemented(Some("none"))),
-    ("errors.log.enable", Framework),
-    ("errors.log.include.messages", Framework),
-    ("errors.retry.timeout", NotImplemented(Some("0"))),
-    ("errors.retry.delay.max.ms", Framework),
-    ("exactly.once.support", NotImplemented(Some("requested"))),
-    ("transaction.boundary", NotImplemented(Some("poll"))),
-    ("offsets.storage.topic", NotImplemented(None)),
-    ("topic.creation.enable", Implemented),
-    ("topic.creation.groups", NotImplemented(Some(""))),
-    ("topic.creation.default.partitions", Implemented),
-    ("topic.creation.default.replication.factor", Implemented),
-    // pgcdc's own (documented in the README)
-    ("bootstrap.servers", Implemented),
-    ("offset.storage.file.filename", Implemented),
-    ("offset.flush.interval.ms", Implemented),
-    // database connection
-    ("database.hostname", Implemented),
-    ("database.port", Implemented),
-    ("database.user", Implemented),
-    ("database.password", Implemented),
-    ("database.dbname", Implemented),
-    ("database.sslmode", Implemented),
-    ("database.sslrootcert", Implemented),
-    ("database.sslcert", Implemented),
-    ("database.sslkey", Implemented),
-    ("database.sslpassword", NotImplemented(None)),
-    ("database.sslfactory", NotImplemented(None)),
-    ("database.tcpKeepAlive", Implemented),
-    ("database.initial.statements", NotImplemented(None)),
-    ("database.query.timeout.ms", NotImplemented(Some("600000"))),
-    ("database.connection.factory.class", NotImplemented(None)),
-    ("connection.validation.timeout.ms", Implemented),
-    // slot and publication
-    ("plugin.name", Implemented),
-    ("slot.name", Implemented),
-    ("slot.drop.on.stop", Implemented),
-    ("slot.failover", NotImplemented(Some("false"))),
-    ("slot.stream.params", NotImplemented(None)),
-    ("slot.max.retries", NotImplemented(Some("6"))),
-    ("slot.retry.delay.ms", NotImplemented(Some("10000"))),
-    ("publication.name", Implemented),
-    ("publication.autocreate.mode", Implemented),
-    ("publish.via.partition.root", NotImplemented(Some("false"))),
-    ("replica.identity.autoset.values", Implemented),
-    ("status.update.interval.ms", Implemented),
-    ("lsn.flush.mode", NotImplemented(Some("connector"))),
-    ("flush.lsn.source", NotImplemented(Some("true"))),
-    ("lsn.flush.timeout.ms", NotImplemented(Some("30000"))),
-    ("lsn.flush.timeout.action", NotImplemented(Some("fail"))),
+/// Declares one constant per row (documented with `$what` and the name) and the table of
+/// (name, status) rows, in the order written.
+macro_rules! registry {
     (
-        "offset.mismatch.strategy",
-        NotImplemented(Some("no_validation")),
-    ),
-    ("xmin.fetch.interval.ms", NotImplemented(Some("0"))),
-    ("read.only", NotImplemented(Some("false"))),
-    ("internal.create.slot.command.timeout", Framework),
-    // filters
-    ("schema.include.list", Implemented),
-    ("schema.exclude.list", Implemented),
-    ("table.include.list", Implemented),
-    ("table.exclude.list", Implemented),
-    ("column.include.list", Implemented),
-    ("column.exclude.list", Implemented),
-    ("table.ignore.builtin", Implemented),
-    ("message.prefix.include.list", Implemented),
-    ("message.prefix.exclude.list", Implemented),
-    (
-        "skip.messages.without.change",
-        NotImplemented(Some("false")),
-    ),
-    ("message.key.columns", Implemented),
-    // topics
-    ("topic.prefix", Implemented),
-    (
-        "topic.naming.strategy",
-        NotImplemented(Some("io.debezium.schema.SchemaTopicNamingStrategy")),
-    ),
-    ("topic.delimiter", Implemented),
-    ("topic.cache.size", Framework),
-    ("topic.heartbeat.prefix", Implemented),
-    ("topic.heartbeat.name", Implemented),
-    ("topic.transaction", Implemented),
-    ("heartbeat.topics.prefix", Implemented),
-    // snapshot
-    ("snapshot.mode", Implemented),
-    (
-        "snapshot.mode.configuration.based.snapshot.data",
-        NotImplemented(Some("false")),
-    ),
-    (
-        "snapshot.mode.configuration.based.snapshot.schema",
-        NotImplemented(Some("false")),
-    ),
-    (
-        "snapshot.mode.configuration.based.start.stream",
-        NotImplemented(Some("false")),
-    ),
-    (
-        "snapshot.mode.configuration.based.snapshot.on.schema.error",
-        NotImplemented(Some("false")),
-    ),
-    (
-        "snapshot.mode.configuration.based.snapshot.on.data.error",
-        NotImplemented(Some("false")),
-    ),
-    ("snapshot.mode.custom.name", NotImplemented(None)),
-    ("snapshot.isolation.mode", Implemented),
-    ("snapshot.locking.mode", NotImplemented(Some("none"))),
-    ("snapshot.locking.mode.custom.name", NotImplemented(None)),
-    ("snapshot.lock.timeout.ms", NotImplemented(Some("10000"))),
-    ("snapshot.query.mode", NotImplemented(Some("select_all"))),
-    ("snapshot.query.mode.custom.name", NotImplemented(None)),
-    ("snapshot.include.collection.list", NotImplemented(None)),
-    ("snapshot.select.statement.overrides", NotImplemented(None)),
-    ("snapshot.fetch.size", Implemented),
-    ("snapshot.max.threads", NotImplemented(Some("1"))),
-    ("snapshot.max.threads.multiplier", NotImplemented(Some("1"))),
-    ("legacy.snapshot.max.threads", NotImplemented(Some("false"))),
-    (
-        "snapshot.tables.order.by.row.count",
-        NotImplemented(Some("disabled")),
-    ),
-    ("snapshot.delay.ms", NotImplemented(Some("0"))),
-    ("streaming.delay.ms", NotImplemented(Some("0"))),
-    (
-        "incremental.snapshot.chunk.size",
-        NotImplemented(Some("1024")),
-    ),
-    (
-        "incremental.snapshot.watermarking.strategy",
-        NotImplemented(Some("insert_insert")),
-    ),
-    (
-        "incremental.snapshot.allow.schema.changes",
-        NotImplemented(Some("false")),
-    ),
-    // value representation
-    ("decimal.handling.mode", Implemented),
-    ("time.precision.mode", Implemented),
-    ("binary.handling.mode", Implemented),
-    ("interval.handling.mode", Implemented),
-    ("hstore.handling.mode", Implemented),
-    ("money.fraction.digits", Implemented),
-    ("include.unknown.datatypes", Implemented),
-    ("unavailable.value.placeholder", Implemented),
-    ("schema.name.adjustment.mode", NotImplemented(Some("none"))),
-    ("field.name.adjustment.mode", NotImplemented(Some("none"))),
-    ("tombstones.on.delete", Implemented),
-    ("skipped.operations", Implemented),
-    ("column.propagate.source.type", Implemented),
-    ("datatype.propagate.source.type", Implemented),
-    ("converters", NotImplemented(None)),
-    ("post.processors", NotImplemented(None)),
-    ("schema.refresh.mode", Implemented),
-    (
-        "sourceinfo.struct.maker",
-        NotImplemented(Some(
-            "io.debezium.connector.postgresql.PostgresSourceInfoStructMaker",
-        )),
-    ),
-    ("extended.headers.enabled", Implemented),
-    ("provide.transaction.metadata", Implemented),
-    (
-        "transaction.metadata.factory",
-        NotImplemented(Some(
-            "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory",
-        )),
-    ),
-    // runtime
-    ("max.batch.size", Framework),
-    ("max.queue.size", Implemented),
-    ("max.queue.size.in.bytes", Implemented),
-    ("poll.interval.ms", Framework),
-    ("queue.provider.type", NotImplemented(Some("memory"))),
-    ("query.fetch.size", Framework),
-    ("heartbeat.interval.ms", Implemented),
-    ("heartbeat.action.query", Implemented),
-    ("retriable.restart.connector.wait.ms", Implemented),
-    ("errors.max.retries", Implemented),
-    (
-        "event.processing.failure.handling.mode",
-        NotImplemented(Some("fail")),
-    ),
-    ("event.converting.failure.handling.mode", Implemented),
-    ("executor.shutdown.timeout.ms", Framework),
-    ("custom.metric.tags", NotImplemented(None)),
-    ("statistics.metrics.enabled", Framework),
-    ("guardrail.collections.max", NotImplemented(Some("0"))),
-    (
-        "guardrail.collections.limit.action",
-        NotImplemented(Some("warn")),
-    ),
-    ("custom.sanitize.pattern", Framework),
-    ("signal.data.collection", NotImplemented(None)),
-    ("signal.enabled.channels", NotImplemented(Some("source"))),
-    ("signal.poll.interval.ms", NotImplemented(Some("5000"))),
-    ("signal.kafka.topic", NotImplemented(None)),
-    ("notification.enabled.channels", NotImplemented(None)),
-    // legacy names (Debezium 1.x) that users still carry: see RENAMED
-    ("database.server.name", NotImplemented(None)),
-    ("table.whitelist", NotImplemented(None)),
-    ("table.blacklist", NotImplemented(None)),
-    ("schema.whitelist", NotImplemented(None)),
-    ("schema.blacklist", NotImplemented(None)),
-    ("column.whitelist", NotImplemented(None)),
-    ("column.blacklist", NotImplemented(None)),
-];
+        $(#[$table_doc:meta])*
+        $table:ident, $what:literal {
+            $( $name:ident = $key:literal => $status:expr, )*
+        }
+    ) => {
+        $(
+            #[doc = concat!($what, " `", $key, "`.")]
+            pub const $name: &str = $key;
+        )*
+        $(#[$table_doc])*
+        pub const $table: &[(&str, KeyStatus)] = &[ $( ($name, $status), )* ];
+    };
+}
+
+registry! {
+    /// Exact keys. Defaults are Debezium 3.6.1's (`None` = no default: any value is an error).
+    KEYS, "Key" {
+        // Kafka Connect framework
+        NAME = "name" => Implemented,
+        CONNECTOR_CLASS = "connector.class" => Implemented,
+        TASKS_MAX = "tasks.max" => Framework,
+        KEY_CONVERTER = "key.converter" => Implemented,
+        VALUE_CONVERTER = "value.converter" => Implemented,
+        HEADER_CONVERTER = "header.converter" => Implemented,
+        KEY_CONVERTER_SCHEMAS_ENABLE = "key.converter.schemas.enable" => Implemented,
+        VALUE_CONVERTER_SCHEMAS_ENABLE = "value.converter.schemas.enable" => Implemented,
+        TRANSFORMS = "transforms" => Implemented,
+        PREDICATES = "predicates" => Implemented,
+        CONFIG_ACTION_RELOAD = "config.action.reload" => Framework,
+        ERRORS_TOLERANCE = "errors.tolerance" => NotImplemented(Some("none")),
+        ERRORS_LOG_ENABLE = "errors.log.enable" => Framework,
+        ERRORS_LOG_INCLUDE_MESSAGES = "errors.log.include.messages" => Framework,
+        ERRORS_RETRY_TIMEOUT = "errors.retry.timeout" => NotImplemented(Some("0")),
+        ERRORS_RETRY_DELAY_MAX_MS = "errors.retry.delay.max.ms" => Framework,
+        EXACTLY_ONCE_SUPPORT = "exactly.once.support" => NotImplemented(Some("requested")),
+        TRANSACTION_BOUNDARY = "transaction.boundary" => NotImplemented(Some("poll")),
+        OFFSETS_STORAGE_TOPIC = "offsets.storage.topic" => NotImplemented(None),
+        TOPIC_CREATION_ENABLE = "topic.creation.enable" => Implemented,
+        TOPIC_CREATION_GROUPS = "topic.creation.groups" => NotImplemented(Some("")),
+        TOPIC_CREATION_DEFAULT_PARTITIONS = "topic.creation.default.partitions" => Implemented,
+        TOPIC_CREATION_DEFAULT_REPLICATION_FACTOR = "topic.creation.default.replication.factor"
+            => Implemented,
+        // pgcdc's own (documented in the README)
+        BOOTSTRAP_SERVERS = "bootstrap.servers" => Implemented,
+        OFFSET_STORAGE_FILE_FILENAME = "offset.storage.file.filename" => Implemented,
+        OFFSET_FLUSH_INTERVAL_MS = "offset.flush.interval.ms" => Implemented,
+        // database connection
+        DATABASE_HOSTNAME = "database.hostname" => Implemented,
+        DATABASE_PORT = "database.port" => Implemented,
+        DATABASE_USER = "database.user" => Implemented,
+        DATABASE_PASSWORD = "database.password" => Implemented,
+        DATABASE_DBNAME = "database.dbname" => Implemented,
+        DATABASE_SSLMODE = "database.sslmode" => Implemented,
+        DATABASE_SSLROOTCERT = "database.sslrootcert" => Implemented,
+        DATABASE_SSLCERT = "database.sslcert" => Implemented,
+        DATABASE_SSLKEY = "database.sslkey" => Implemented,
+        DATABASE_SSLPASSWORD = "database.sslpassword" => NotImplemented(None),
+        DATABASE_SSLFACTORY = "database.sslfactory" => NotImplemented(None),
+        DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
+        DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => NotImplemented(None),
+        DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => NotImplemented(Some("600000")),
+        DATABASE_CONNECTION_FACTORY_CLASS = "database.connection.factory.class"
+            => NotImplemented(None),
+        CONNECTION_VALIDATION_TIMEOUT_MS = "connection.validation.timeout.ms" => Implemented,
+        // slot and publication
+        PLUGIN_NAME = "plugin.name" => Implemented,
+        SLOT_NAME = "slot.name" => Implemented,
+        SLOT_DROP_ON_STOP = "slot.drop.on.stop" => Implemented,
+        SLOT_FAILOVER = "slot.failover" => NotImplemented(Some("false")),
+        SLOT_STREAM_PARAMS = "slot.stream.params" => NotImplemented(None),
+        SLOT_MAX_RETRIES = "slot.max.retries" => NotImplemented(Some("6")),
+        SLOT_RETRY_DELAY_MS = "slot.retry.delay.ms" => NotImplemented(Some("10000")),
+        PUBLICATION_NAME = "publication.name" => Implemented,
+        PUBLICATION_AUTOCREATE_MODE = "publication.autocreate.mode" => Implemented,
+        PUBLISH_VIA_PARTITION_ROOT = "publish.via.partition.root" => NotImplemented(Some("false")),
+        REPLICA_IDENTITY_AUTOSET_VALUES = "replica.identity.autoset.values" => Implemented,
+        STATUS_UPDATE_INTERVAL_MS = "status.update.interval.ms" => Implemented,
+        LSN_FLUSH_MODE = "lsn.flush.mode" => NotImplemented(Some("connector")),
+        FLUSH_LSN_SOURCE = "flush.lsn.source" => NotImplemented(Some("true")),
+        LSN_FLUSH_TIMEOUT_MS = "lsn.flush.timeout.ms" => NotImplemented(Some("30000")),
+        LSN_FLUSH_TIMEOUT_ACTION = "lsn.flush.timeout.action" => NotImplemented(Some("fail")),
+        OFFSET_MISMATCH_STRATEGY = "offset.mismatch.strategy"
+            => NotImplemented(Some("no_validation")),
+        XMIN_FETCH_INTERVAL_MS = "xmin.fetch.interval.ms" => NotImplemented(Some("0")),
+        READ_ONLY = "read.only" => NotImplemented(Some("false")),
+        INTERNAL_CREATE_SLOT_COMMAND_TIMEOUT = "internal.create.slot.command.timeout" => Framework,
+        // filters
+        SCHEMA_INCLUDE_LIST = "schema.include.list" => Implemented,
+        SCHEMA_EXCLUDE_LIST = "schema.exclude.list" => Implemented,
+        TABLE_INCLUDE_LIST = "table.include.list" => Implemented,
+        TABLE_EXCLUDE_LIST = "table.exclude.list" => Implemented,
+        COLUMN_INCLUDE_LIST = "column.include.list" => Implemented,
+        COLUMN_EXCLUDE_LIST = "column.exclude.list" => Implemented,
+        TABLE_IGNORE_BUILTIN = "table.ignore.builtin" => Implemented,
+        MESSAGE_PREFIX_INCLUDE_LIST = "message.prefix.include.list" => Implemented,
+        MESSAGE_PREFIX_EXCLUDE_LIST = "message.prefix.exclude.list" => Implemented,
+        SKIP_MESSAGES_WITHOUT_CHANGE = "skip.messages.without.change"
+            => NotImplemented(Some("false")),
+        MESSAGE_KEY_COLUMNS = "message.key.columns" => Implemented,
+        // topics
+        TOPIC_PREFIX = "topic.prefix" => Implemented,
+        TOPIC_NAMING_STRATEGY = "topic.naming.strategy"
+            => NotImplemented(Some("io.debezium.schema.SchemaTopicNamingStrategy")),
+        TOPIC_DELIMITER = "topic.delimiter" => Implemented,
+        TOPIC_CACHE_SIZE = "topic.cache.size" => Framework,
+        TOPIC_HEARTBEAT_PREFIX = "topic.heartbeat.prefix" => Implemented,
+        TOPIC_HEARTBEAT_NAME = "topic.heartbeat.name" => Implemented,
+        TOPIC_TRANSACTION = "topic.transaction" => Implemented,
+        HEARTBEAT_TOPICS_PREFIX = "heartbeat.topics.prefix" => Implemented,
+        // snapshot
+        SNAPSHOT_MODE = "snapshot.mode" => Implemented,
+        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_DATA = "snapshot.mode.configuration.based.snapshot.data"
+            => NotImplemented(Some("false")),
+        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_SCHEMA = "snapshot.mode.configuration.based.snapshot.schema"
+            => NotImplemented(Some("false")),
+        SNAPSHOT_MODE_CONFIGURATION_BASED_START_STREAM = "snapshot.mode.configuration.based.start.stream"
+            => NotImplemented(Some("false")),
+        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_SCHEMA_ERROR = "snapshot.mode.configuration.based.snapshot.on.schema.error"
+            => NotImplemented(Some("false")),
+        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_DATA_ERROR = "snapshot.mode.configuration.based.snapshot.on.data.error"
+            => NotImplemented(Some("false")),
+        SNAPSHOT_MODE_CUSTOM_NAME = "snapshot.mode.custom.name" => NotImplemented(None),
+        SNAPSHOT_ISOLATION_MODE = "snapshot.isolation.mode" => Implemented,
+        SNAPSHOT_LOCKING_MODE = "snapshot.locking.mode" => NotImplemented(Some("none")),
+        SNAPSHOT_LOCKING_MODE_CUSTOM_NAME = "snapshot.locking.mode.custom.name"
+            => NotImplemented(None),
+        SNAPSHOT_LOCK_TIMEOUT_MS = "snapshot.lock.timeout.ms" => NotImplemented(Some("10000")),
+        SNAPSHOT_QUERY_MODE = "snapshot.query.mode" => NotImplemented(Some("select_all")),
+        SNAPSHOT_QUERY_MODE_CUSTOM_NAME = "snapshot.query.mode.custom.name" => NotImplemented(None),
+        SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list"
+            => NotImplemented(None),
+        SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides"
+            => NotImplemented(None),
+        SNAPSHOT_FETCH_SIZE = "snapshot.fetch.size" => Implemented,
+        SNAPSHOT_MAX_THREADS = "snapshot.max.threads" => NotImplemented(Some("1")),
+        SNAPSHOT_MAX_THREADS_MULTIPLIER = "snapshot.max.threads.multiplier"
+            => NotImplemented(Some("1")),
+        LEGACY_SNAPSHOT_MAX_THREADS = "legacy.snapshot.max.threads"
+            => NotImplemented(Some("false")),
+        SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT = "snapshot.tables.order.by.row.count"
+            => NotImplemented(Some("disabled")),
+        SNAPSHOT_DELAY_MS = "snapshot.delay.ms" => NotImplemented(Some("0")),
+        STREAMING_DELAY_MS = "streaming.delay.ms" => NotImplemented(Some("0")),
+        INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size"
+            => NotImplemented(Some("1024")),
+        INCREMENTAL_SNAPSHOT_WATERMARKING_STRATEGY = "incremental.snapshot.watermarking.strategy"
+            => NotImplemented(Some("insert_insert")),
+        INCREMENTAL_SNAPSHOT_ALLOW_SCHEMA_CHANGES = "incremental.snapshot.allow.schema.changes"
+            => NotImplemented(Some("false")),
+        // value representation
+        DECIMAL_HANDLING_MODE = "decimal.handling.mode" => Implemented,
+        TIME_PRECISION_MODE = "time.precision.mode" => Implemented,
+        BINARY_HANDLING_MODE = "binary.handling.mode" => Implemented,
+        INTERVAL_HANDLING_MODE = "interval.handling.mode" => Implemented,
+        HSTORE_HANDLING_MODE = "hstore.handling.mode" => Implemented,
+        MONEY_FRACTION_DIGITS = "money.fraction.digits" => Implemented,
+        INCLUDE_UNKNOWN_DATATYPES = "include.unknown.datatypes" => Implemented,
+        UNAVAILABLE_VALUE_PLACEHOLDER = "unavailable.value.placeholder" => Implemented,
+        SCHEMA_NAME_ADJUSTMENT_MODE = "schema.name.adjustment.mode" => NotImplemented(Some("none")),
+        FIELD_NAME_ADJUSTMENT_MODE = "field.name.adjustment.mode" => NotImplemented(Some("none")),
+        TOMBSTONES_ON_DELETE = "tombstones.on.delete" => Implemented,
+        SKIPPED_OPERATIONS = "skipped.operations" => Implemented,
+        COLUMN_PROPAGATE_SOURCE_TYPE = "column.propagate.source.type" => Implemented,
+        DATATYPE_PROPAGATE_SOURCE_TYPE = "datatype.propagate.source.type" => Implemented,
+        CONVERTERS = "converters" => NotImplemented(None),
+        POST_PROCESSORS = "post.processors" => NotImplemented(None),
+        SCHEMA_REFRESH_MODE = "schema.refresh.mode" => Implemented,
+        SOURCEINFO_STRUCT_MAKER = "sourceinfo.struct.maker"
+
+            => NotImplemented(Some("io.debezium.connector.postgresql.PostgresSourceInfoStructMaker")),
+        EXTENDED_HEADERS_ENABLED = "extended.headers.enabled" => Implemented,
+        PROVIDE_TRANSACTION_METADATA = "provide.transaction.metadata" => Implemented,
+        TRANSACTION_METADATA_FACTORY = "transaction.metadata.factory"
+
+            => NotImplemented(Some("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory")),
+        // runtime
+        MAX_BATCH_SIZE = "max.batch.size" => Framework,
+        MAX_QUEUE_SIZE = "max.queue.size" => Implemented,
+        MAX_QUEUE_SIZE_IN_BYTES = "max.queue.size.in.bytes" => Implemented,
+        POLL_INTERVAL_MS = "poll.interval.ms" => Framework,
+        QUEUE_PROVIDER_TYPE = "queue.provider.type" => NotImplemented(Some("memory")),
+        QUERY_FETCH_SIZE = "query.fetch.size" => Framework,
+        HEARTBEAT_INTERVAL_MS = "heartbeat.interval.ms" => Implemented,
+        HEARTBEAT_ACTION_QUERY = "heartbeat.action.query" => Implemented,
+        RETRIABLE_RESTART_CONNECTOR_WAIT_MS = "retriable.restart.connector.wait.ms" => Implemented,
+        ERRORS_MAX_RETRIES = "errors.max.retries" => Implemented,
+        EVENT_PROCESSING_FAILURE_HANDLING_MODE = "event.processing.failure.handling.mode"
+            => NotImplemented(Some("fail")),
+        EVENT_CONVERTING_FAILURE_HANDLING_MODE = "event.converting.failure.handling.mode"
+            => Implemented,
+        EXECUTOR_SHUTDOWN_TIMEOUT_MS = "executor.shutdown.timeout.ms" => Framework,
+        CUSTOM_METRIC_TAGS = "custom.metric.tags" => NotImplemented(None),
+        STATISTICS_METRICS_ENABLED = "statistics.metrics.enabled" => Framework,
+        GUARDRAIL_COLLECTIONS_MAX = "guardrail.collections.max" => NotImplemented(Some("0")),
+        GUARDRAIL_COLLECTIONS_LIMIT_ACTION = "guardrail.collections.limit.action"
+            => NotImplemented(Some("warn")),
+        CUSTOM_SANITIZE_PATTERN = "custom.sanitize.pattern" => Framework,
+        SIGNAL_DATA_COLLECTION = "signal.data.collection" => NotImplemented(None),
+        SIGNAL_ENABLED_CHANNELS = "signal.enabled.channels" => NotImplemented(Some("source")),
+        SIGNAL_POLL_INTERVAL_MS = "signal.poll.interval.ms" => NotImplemented(Some("5000")),
+        SIGNAL_KAFKA_TOPIC = "signal.kafka.topic" => NotImplemented(None),
+        NOTIFICATION_ENABLED_CHANNELS = "notification.enabled.channels" => NotImplemented(None),
+        // legacy names (Debezium 1.x) that users still carry: see RENAMED
+        DATABASE_SERVER_NAME = "database.server.name" => NotImplemented(None),
+        TABLE_WHITELIST = "table.whitelist" => NotImplemented(None),
+        TABLE_BLACKLIST = "table.blacklist" => NotImplemented(None),
+        SCHEMA_WHITELIST = "schema.whitelist" => NotImplemented(None),
+        SCHEMA_BLACKLIST = "schema.blacklist" => NotImplemented(None),
+        COLUMN_WHITELIST = "column.whitelist" => NotImplemented(None),
+        COLUMN_BLACKLIST = "column.blacklist" => NotImplemented(None),
+    }
+}
 
 /// Debezium 1.x names that Debezium 2.0 removed (it ignores them since, so a config that still
 /// has them captures more than its author meant), with the key that replaced each.
 pub const RENAMED: &[(&str, &str)] = &[
-    ("database.server.name", "topic.prefix"),
-    ("table.whitelist", "table.include.list"),
-    ("table.blacklist", "table.exclude.list"),
-    ("schema.whitelist", "schema.include.list"),
-    ("schema.blacklist", "schema.exclude.list"),
-    ("column.whitelist", "column.include.list"),
-    ("column.blacklist", "column.exclude.list"),
+    (DATABASE_SERVER_NAME, TOPIC_PREFIX),
+    (TABLE_WHITELIST, TABLE_INCLUDE_LIST),
+    (TABLE_BLACKLIST, TABLE_EXCLUDE_LIST),
+    (SCHEMA_WHITELIST, SCHEMA_INCLUDE_LIST),
+    (SCHEMA_BLACKLIST, SCHEMA_EXCLUDE_LIST),
+    (COLUMN_WHITELIST, COLUMN_INCLUDE_LIST),
+    (COLUMN_BLACKLIST, COLUMN_EXCLUDE_LIST),
 ];
 
-/// Key families matched by prefix, after exact keys.
-pub const PREFIXES: &[(&str, KeyStatus)] = &[
-    ("transforms.", Implemented),
-    ("producer.override.", Implemented),
-    ("producer.", Implemented),
-    ("key.converter.", NotImplemented(None)),
-    ("value.converter.", NotImplemented(None)),
-    ("header.converter.", NotImplemented(None)),
-    ("consumer.override.", Framework),
-    ("admin.override.", Framework),
-    ("predicates.", Implemented),
-    ("topic.creation.", NotImplemented(None)),
-    ("column.mask.", Implemented),
-    ("column.truncate.", Implemented),
-    ("snapshot.select.statement.overrides.", NotImplemented(None)),
-    ("driver.", NotImplemented(None)),
-];
+registry! {
+    /// Key families matched by prefix, after exact keys.
+    PREFIXES, "Keys starting with" {
+        TRANSFORMS_PREFIX = "transforms." => Implemented,
+        PRODUCER_OVERRIDE_PREFIX = "producer.override." => Implemented,
+        PRODUCER_PREFIX = "producer." => Implemented,
+        KEY_CONVERTER_PREFIX = "key.converter." => NotImplemented(None),
+        VALUE_CONVERTER_PREFIX = "value.converter." => NotImplemented(None),
+        HEADER_CONVERTER_PREFIX = "header.converter." => NotImplemented(None),
+        CONSUMER_OVERRIDE_PREFIX = "consumer.override." => Framework,
+        ADMIN_OVERRIDE_PREFIX = "admin.override." => Framework,
+        PREDICATES_PREFIX = "predicates." => Implemented,
+        TOPIC_CREATION_PREFIX = "topic.creation." => NotImplemented(None),
+        COLUMN_MASK_PREFIX = "column.mask." => Implemented,
+        COLUMN_TRUNCATE_PREFIX = "column.truncate." => Implemented,
+        SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX = "snapshot.select.statement.overrides."
+            => NotImplemented(None),
+        DRIVER_PREFIX = "driver." => NotImplemented(None),
+    }
+}
 
 /// The status of `key`, or `None` when it is unknown.
 pub fn status(key: &str) -> Option<KeyStatus> {
@@ -325,5 +327,158 @@ mod tests {
             Some(NotImplemented(None))
         );
         assert_eq!(status("no.such.key"), None);
+    }
+
+    /// Literals that are a registered name by coincidence, not a use of the key: (file under
+    /// the crate root, literal).
+    const NOT_KEYS: &[(&str, &str)] = &[
+        // The `name` field of the envelope's `source` block.
+        ("src/event/envelope.rs", "name"),
+        // The `name` option of the HasHeaderKey predicate (`predicates.<alias>.name`).
+        ("src/transform/predicate.rs", "name"),
+        // librdkafka's own property of that name, set on the clients.
+        ("src/sink/kafka.rs", "bootstrap.servers"),
+    ];
+
+    /// The string literals of Rust source `code` with their line numbers; comments, character
+    /// literals and lifetimes are skipped. Escapes are kept as written.
+    fn string_literals(code: &str) -> Vec<(usize, String)> {
+        let b: Vec<char> = code.chars().collect();
+        let mut out = Vec::new();
+        let (mut i, mut line) = (0, 1);
+        let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+        while i < b.len() {
+            let c = b[i];
+            if c == '\n' {
+                line += 1;
+                i += 1;
+            } else if c == '/' && b.get(i + 1) == Some(&'/') {
+                while i < b.len() && b[i] != '\n' {
+                    i += 1;
+                }
+            } else if c == '/' && b.get(i + 1) == Some(&'*') {
+                i += 2;
+                while i < b.len() && !(b[i] == '*' && b.get(i + 1) == Some(&'/')) {
+                    line += usize::from(b[i] == '\n');
+                    i += 1;
+                }
+                i += 2;
+            } else if c == '\'' {
+                // 'x', '\n', '\'' or a lifetime.
+                if b.get(i + 1) == Some(&'\\') {
+                    i += 3;
+                    while i < b.len() && b[i] != '\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if b.get(i + 2) == Some(&'\'') {
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            } else if c == '"' {
+                let (start, first_line) = (i + 1, line);
+                i += 1;
+                while i < b.len() && b[i] != '"' {
+                    line += usize::from(b[i] == '\n');
+                    i += if b[i] == '\\' { 2 } else { 1 };
+                }
+                out.push((first_line, b[start..i.min(b.len())].iter().collect()));
+                i += 1;
+            } else if is_ident(c) {
+                let start = i;
+                while i < b.len() && is_ident(b[i]) {
+                    i += 1;
+                }
+                let word: String = b[start..i].iter().collect();
+                let hashes = b[i..].iter().take_while(|&&h| h == '#').count();
+                if (word == "r" || word == "br") && b.get(i + hashes) == Some(&'"') {
+                    // A raw string: ends at '"' followed by as many '#'.
+                    i += hashes + 1;
+                    let (start, first_line) = (i, line);
+                    let closes = |i: usize| {
+                        b[i] == '"'
+                            && i + hashes < b.len()
+                            && b[i + 1..=i + hashes].iter().all(|&h| h == '#')
+                    };
+                    while i < b.len() && !closes(i) {
+                        line += usize::from(b[i] == '\n');
+                        i += 1;
+                    }
+                    out.push((first_line, b[start..i.min(b.len())].iter().collect()));
+                    i += 1 + hashes;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read src/") {
+            let path = entry.expect("read src/").path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_scanner_finds_string_literals_and_skips_comments_and_chars() {
+        let code =
+            "let a = \"x.y\"; // \"in.comment\"\nlet c = '\"'; let d = '\\''; fn f<'a>() {}\n\
+                    let r = r#\"raw \"q\" s\"#; /* \"block\" */ let e = \"es\\\"c\";";
+        let found: Vec<(usize, String)> = string_literals(code);
+        let want: Vec<(usize, String)> = vec![
+            (1, "x.y".into()),
+            (3, "raw \"q\" s".into()),
+            (3, "es\\\"c".into()),
+        ];
+        assert_eq!(found, want);
+    }
+
+    /// A key name is written once in `src/`: in this registry. Parsers, messages and other
+    /// layers use the constants, so renaming or retiring a key is one edit here.
+    #[test]
+    fn key_names_are_written_only_in_the_registry() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        rust_files(&root.join("src"), &mut files);
+        files.sort();
+        let names: Vec<&str> = KEYS.iter().chain(PREFIXES).map(|(k, _)| *k).collect();
+        let mut found = Vec::new();
+        for path in &files {
+            let rel = path
+                .strip_prefix(root)
+                .expect("under the crate")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if rel == "src/config/keys.rs" || file_name == "tests.rs" || file_name == "testutil.rs"
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(path).expect("read a source file");
+            let code: String = text
+                .lines()
+                .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            for (line, literal) in string_literals(&code) {
+                if names.contains(&literal.as_str())
+                    && !NOT_KEYS.contains(&(rel.as_str(), literal.as_str()))
+                {
+                    found.push(format!("{rel}:{line}: {literal:?}"));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "key names written outside src/config/keys.rs (use the constants of config::keys):\n{}",
+            found.join("\n")
+        );
     }
 }

@@ -9,7 +9,13 @@ use std::time::Duration;
 
 use regex::Regex;
 
-use super::{Checker, ConfigWarning};
+use super::checker::Checker;
+use super::keys::{
+    COLUMN_EXCLUDE_LIST, COLUMN_INCLUDE_LIST, COLUMN_MASK_PREFIX, COLUMN_PROPAGATE_SOURCE_TYPE,
+    COLUMN_TRUNCATE_PREFIX, DATATYPE_PROPAGATE_SOURCE_TYPE, HEARTBEAT_ACTION_QUERY,
+    HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOPICS_PREFIX, MESSAGE_KEY_COLUMNS,
+    PROVIDE_TRANSACTION_METADATA, TOPIC_HEARTBEAT_NAME, TOPIC_HEARTBEAT_PREFIX, TOPIC_TRANSACTION,
+};
 
 /// Debezium's default `topic.heartbeat.prefix` (and `heartbeat.topics.prefix`).
 pub const DEFAULT_HEARTBEAT_TOPIC_PREFIX: &str = "__debezium-heartbeat";
@@ -140,55 +146,52 @@ impl ColumnRules {
     }
 }
 
-/// Reads the record-level keys. Problems go to the checker; `warnings` gets notes on keys
-/// that Debezium 3.6.1 accepts but does not use.
-pub(super) fn parse(
-    c: &mut Checker<'_>,
-    topic_prefix: &str,
-    delimiter: &str,
-    warnings: &mut Vec<ConfigWarning>,
-) -> RecordConfig {
-    let transaction_metadata = c.boolean("provide.transaction.metadata", false);
+/// Reads the record-level keys. Problems and warnings (keys that Debezium 3.6.1 accepts but
+/// does not use) go to the checker.
+pub(super) fn parse(c: &mut Checker<'_>, topic_prefix: &str, delimiter: &str) -> RecordConfig {
+    let transaction_metadata = c.boolean(PROVIDE_TRANSACTION_METADATA, false);
     let transaction_topic = format!(
         "{topic_prefix}{delimiter}{}",
-        c.string("topic.transaction", DEFAULT_TRANSACTION_TOPIC)
+        c.string(TOPIC_TRANSACTION, DEFAULT_TRANSACTION_TOPIC)
     );
+    RecordConfig {
+        transaction_metadata,
+        transaction_topic,
+        heartbeat: heartbeat(c, topic_prefix, delimiter),
+        columns: parse_columns(c),
+    }
+}
 
-    let interval_ms = c.int("heartbeat.interval.ms", 0u64, 0u64);
-    let heartbeat_prefix = c.string("topic.heartbeat.prefix", DEFAULT_HEARTBEAT_TOPIC_PREFIX);
+/// Heartbeats, when `heartbeat.interval.ms` > 0.
+fn heartbeat(c: &mut Checker<'_>, topic_prefix: &str, delimiter: &str) -> Option<HeartbeatConfig> {
+    let interval_ms = c.int(HEARTBEAT_INTERVAL_MS, 0u64, 0u64);
+    let heartbeat_prefix = c.string(TOPIC_HEARTBEAT_PREFIX, DEFAULT_HEARTBEAT_TOPIC_PREFIX);
     if let Some(v) = c
-        .get("heartbeat.topics.prefix")
+        .get(HEARTBEAT_TOPICS_PREFIX)
         .filter(|v| !v.is_empty() && *v != DEFAULT_HEARTBEAT_TOPIC_PREFIX)
     {
-        warnings.push(ConfigWarning(format!(
-            "heartbeat.topics.prefix={v} has no effect on the heartbeat topic in Debezium 3.6.1 (nor in pgcdc): set topic.heartbeat.prefix={v} instead"
-        )));
+        c.warn(format!(
+            "{HEARTBEAT_TOPICS_PREFIX}={v} has no effect on the heartbeat topic in Debezium 3.6.1 (nor in pgcdc): set {TOPIC_HEARTBEAT_PREFIX}={v} instead"
+        ));
     }
-    let heartbeat_topic = match c.get("topic.heartbeat.name").filter(|v| !v.is_empty()) {
+    let heartbeat_topic = match c.get(TOPIC_HEARTBEAT_NAME).filter(|v| !v.is_empty()) {
         Some(name) => name.to_string(),
         None => format!("{heartbeat_prefix}{delimiter}{topic_prefix}"),
     };
     let action_query = c
-        .get("heartbeat.action.query")
+        .get(HEARTBEAT_ACTION_QUERY)
         .filter(|q| !q.is_empty())
         .map(str::to_string);
     if action_query.is_some() && interval_ms == 0 {
-        warnings.push(ConfigWarning(
-            "heartbeat.action.query is set but heartbeat.interval.ms is 0: the query never runs (set heartbeat.interval.ms)".into(),
+        c.warn(format!(
+            "{HEARTBEAT_ACTION_QUERY} is set but {HEARTBEAT_INTERVAL_MS} is 0: the query never runs (set {HEARTBEAT_INTERVAL_MS})"
         ));
     }
-    let heartbeat = (interval_ms > 0).then(|| HeartbeatConfig {
+    (interval_ms > 0).then(|| HeartbeatConfig {
         interval: Duration::from_millis(interval_ms),
         topic: heartbeat_topic,
         action_query,
-    });
-
-    RecordConfig {
-        transaction_metadata,
-        transaction_topic,
-        heartbeat,
-        columns: parse_columns(c),
-    }
+    })
 }
 
 fn anchored(pattern: &str) -> std::result::Result<Regex, String> {
@@ -198,15 +201,15 @@ fn anchored(pattern: &str) -> std::result::Result<Regex, String> {
 /// `message.key.columns`: `<table regex>:<column>[,<column>...]` entries separated by `;`;
 /// each listed column becomes the pattern `<table regex>.<column>` on `schema.table.column`.
 fn parse_key_columns(c: &mut Checker<'_>) -> Vec<Regex> {
-    let Some(v) = c.get("message.key.columns").filter(|v| !v.is_empty()) else {
+    let Some(v) = c.get(MESSAGE_KEY_COLUMNS).filter(|v| !v.is_empty()) else {
         return Vec::new();
     };
     let entry = Regex::new(r"^\s*([^:]+):([^:,]+(,[^:,]+)*)\s*$").expect("static regex");
     let mut out = Vec::new();
     for part in v.split(';') {
         let Some(m) = entry.captures(part) else {
-            c.problems.push(format!(
-                "message.key.columns: {part:?} is invalid: each entry is <fully-qualified table regex>:<column>[,<column>...], entries separated by ';'"
+            c.problem(format!(
+                "{MESSAGE_KEY_COLUMNS}: {part:?} is invalid: each entry is <fully-qualified table regex>:<column>[,<column>...], entries separated by ';'"
             ));
             continue;
         };
@@ -214,8 +217,8 @@ fn parse_key_columns(c: &mut Checker<'_>) -> Vec<Regex> {
             let pattern = format!("{}.{}", &m[1], col.trim());
             match anchored(&pattern) {
                 Ok(r) => out.push(r),
-                Err(e) => c.problems.push(format!(
-                    "message.key.columns: {pattern:?} is not a valid regular expression: {e}"
+                Err(e) => c.problem(format!(
+                    "{MESSAGE_KEY_COLUMNS}: {pattern:?} is not a valid regular expression: {e}"
                 )),
             }
         }
@@ -223,88 +226,54 @@ fn parse_key_columns(c: &mut Checker<'_>) -> Vec<Regex> {
     out
 }
 
+/// Key columns, column filters and column mappers.
 fn parse_columns(c: &mut Checker<'_>) -> ColumnRules {
     let key_columns = parse_key_columns(c);
-    let include = c.regex_list("column.include.list");
-    let exclude = c.regex_list("column.exclude.list");
+    let include = c.regex_list(COLUMN_INCLUDE_LIST);
+    let exclude = c.regex_list(COLUMN_EXCLUDE_LIST);
     if !include.is_empty() && !exclude.is_empty() {
-        c.problems.push(
-            "column.include.list and column.exclude.list cannot both be set: use one of them"
-                .into(),
-        );
+        c.problem(format!(
+            "{COLUMN_INCLUDE_LIST} and {COLUMN_EXCLUDE_LIST} cannot both be set: use one of them"
+        ));
     }
-    let mut truncate = Vec::new();
-    let mut mask = Vec::new();
-    let mut hash = Vec::new();
-    let mut hash_v2 = Vec::new();
-    let keys: Vec<String> = c
-        .raw
+    ColumnRules {
+        key_columns,
+        include,
+        exclude,
+        mappers: parse_mappers(c),
+    }
+}
+
+/// The column mapper rules in Debezium's order of precedence: truncation, masks, column type
+/// propagation, data type propagation, hashes, v2 hashes (several keys of one kind: in key
+/// order).
+fn parse_mappers(c: &mut Checker<'_>) -> Vec<ColumnMapperRule> {
+    // By precedence group: truncation, masks, hashes, v2 hashes.
+    let mut groups: [Vec<ColumnMapperRule>; 4] = Default::default();
+    let raw = c.raw;
+    let keys = raw
         .keys()
-        .filter(|k| k.starts_with("column.mask.") || k.starts_with("column.truncate."))
-        .cloned()
-        .collect();
+        .filter(|k| k.starts_with(COLUMN_MASK_PREFIX) || k.starts_with(COLUMN_TRUNCATE_PREFIX));
     for key in keys {
-        let n_chars = |rest: &str| {
-            rest.strip_suffix(".chars")
-                .and_then(|n| n.parse::<usize>().ok())
-        };
-        let kind = if let Some(rest) = key.strip_prefix("column.truncate.to.") {
-            n_chars(rest).map(|n| (0, ColumnMapperKind::Truncate(n)))
-        } else if let Some(rest) = key.strip_prefix("column.mask.with.") {
-            n_chars(rest).map(|n| (1, ColumnMapperKind::Mask(n)))
-        } else if let Some(rest) = key.strip_prefix("column.mask.hash.") {
-            let (v2, rest) = match rest.strip_prefix("v2.") {
-                Some(r) => (true, r),
-                None => (false, rest),
-            };
-            match rest.split_once(".with.salt.") {
-                Some((algo, salt)) if !algo.contains('.') && !salt.is_empty() => {
-                    match HashAlgorithm::from_java_name(algo) {
-                        Some(algorithm) => Some((
-                            if v2 { 3 } else { 2 },
-                            ColumnMapperKind::Hash {
-                                algorithm,
-                                salt: salt.to_string(),
-                                v2,
-                            },
-                        )),
-                        None => {
-                            c.problems.push(format!(
-                                "{key}: hash algorithm {algo:?} is not supported: use MD5, SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512"
-                            ));
-                            continue;
-                        }
-                    }
-                }
-                _ => None,
+        let (group, kind) = match mapper_kind(key) {
+            Ok(k) => k,
+            Err(problem) => {
+                c.problem(problem);
+                continue;
             }
-        } else {
-            None
         };
-        let Some((group, kind)) = kind else {
-            c.problems.push(format!(
-                "{key} is not a column mapper key: use column.truncate.to.<N>.chars, column.mask.with.<N>.chars or column.mask.hash.[v2.]<algorithm>.with.salt.<salt>"
-            ));
-            continue;
-        };
-        let patterns = c.regex_list(&key);
-        let rule = ColumnMapperRule {
-            patterns,
+        groups[group].push(ColumnMapperRule {
+            patterns: c.regex_list(key),
             by_datatype: false,
             kind,
-        };
-        match group {
-            0 => truncate.push(rule),
-            1 => mask.push(rule),
-            2 => hash.push(rule),
-            _ => hash_v2.push(rule),
-        }
+        });
     }
+    let [truncate, mask, hash, hash_v2] = groups;
     let mut mappers = truncate;
-    mappers.append(&mut mask);
+    mappers.extend(mask);
     for (key, by_datatype) in [
-        ("column.propagate.source.type", false),
-        ("datatype.propagate.source.type", true),
+        (COLUMN_PROPAGATE_SOURCE_TYPE, false),
+        (DATATYPE_PROPAGATE_SOURCE_TYPE, true),
     ] {
         let patterns = c.regex_list(key);
         if !patterns.is_empty() {
@@ -315,14 +284,54 @@ fn parse_columns(c: &mut Checker<'_>) -> ColumnRules {
             });
         }
     }
-    mappers.append(&mut hash);
-    mappers.append(&mut hash_v2);
-    ColumnRules {
-        key_columns,
-        include,
-        exclude,
-        mappers,
-    }
+    mappers.extend(hash);
+    mappers.extend(hash_v2);
+    mappers
+}
+
+/// What the mapper key `key` (`column.truncate.*` or `column.mask.*`) configures, with its
+/// precedence group (0 truncation, 1 masks, 2 hashes, 3 v2 hashes), or the problem with it.
+fn mapper_kind(key: &str) -> Result<(usize, ColumnMapperKind), String> {
+    let n_chars = |rest: &str| {
+        rest.strip_suffix(".chars")
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    let truncate = key
+        .strip_prefix(COLUMN_TRUNCATE_PREFIX)
+        .and_then(|r| r.strip_prefix("to."));
+    let mask = key.strip_prefix(COLUMN_MASK_PREFIX);
+    let kind = if let Some(rest) = truncate {
+        n_chars(rest).map(|n| (0, ColumnMapperKind::Truncate(n)))
+    } else if let Some(rest) = mask.and_then(|r| r.strip_prefix("with.")) {
+        n_chars(rest).map(|n| (1, ColumnMapperKind::Mask(n)))
+    } else if let Some(rest) = mask.and_then(|r| r.strip_prefix("hash.")) {
+        let (v2, rest) = match rest.strip_prefix("v2.") {
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        match rest.split_once(".with.salt.") {
+            Some((algo, salt)) if !algo.contains('.') && !salt.is_empty() => {
+                let algorithm = HashAlgorithm::from_java_name(algo).ok_or_else(|| {
+                    format!("{key}: hash algorithm {algo:?} is not supported: use MD5, SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
+                })?;
+                let salt = salt.to_string();
+                Some((
+                    2 + usize::from(v2),
+                    ColumnMapperKind::Hash {
+                        algorithm,
+                        salt,
+                        v2,
+                    },
+                ))
+            }
+            _ => None,
+        }
+    } else {
+        None
+    };
+    kind.ok_or_else(|| {
+        format!("{key} is not a column mapper key: use column.truncate.to.<N>.chars, column.mask.with.<N>.chars or column.mask.hash.[v2.]<algorithm>.with.salt.<salt>")
+    })
 }
 
 #[cfg(test)]

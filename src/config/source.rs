@@ -3,7 +3,11 @@
 
 use std::path::Path;
 
-use super::{keys, RawConfig};
+use super::keys::{
+    self, DATABASE_DBNAME, DATABASE_HOSTNAME, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_SSLCERT,
+    DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT, DATABASE_USER, NAME,
+};
+use super::RawConfig;
 use crate::error::{Error, Result};
 
 /// Where configuration comes from besides the file.
@@ -176,7 +180,7 @@ pub fn load_file(path: &Path) -> Result<RawConfig> {
 
 /// Top-level members of a Kafka Connect connector request or `GET /connectors/<name>`
 /// answer that carry no connector setting.
-const CONNECT_REQUEST_MEMBERS: &[&str] = &["name", "config", "tasks", "type", "initial_state"];
+const CONNECT_REQUEST_MEMBERS: &[&str] = &[NAME, "config", "tasks", "type", "initial_state"];
 
 /// Parses config text in any of the accepted formats.
 pub fn parse_config_text(text: &str) -> Result<RawConfig> {
@@ -231,16 +235,16 @@ fn parse_json_config(text: &str) -> Result<RawConfig> {
                 )));
             }
         }
-        if let Some(name) = obj.get("name") {
-            let name = json_to_string("name", name)?;
-            if let Some(inner) = out.get("name") {
+        if let Some(name) = obj.get(NAME) {
+            let name = json_to_string(NAME, name)?;
+            if let Some(inner) = out.get(NAME) {
                 if inner != &name {
                     return Err(Error::config(format!(
                         "\"name\" is {name:?} but config.name is {inner:?}: they must match, as in Kafka Connect"
                     )));
                 }
             }
-            out.insert("name".into(), name);
+            out.insert(NAME.into(), name);
         }
     } else {
         for (k, v) in obj {
@@ -265,15 +269,15 @@ pub fn env_name(key: &str) -> String {
 
 /// The standard PostgreSQL variables and the keys they fill when the file leaves them out.
 const PG_ENV: [(&str, &str); 9] = [
-    ("PGHOST", "database.hostname"),
-    ("PGPORT", "database.port"),
-    ("PGUSER", "database.user"),
-    ("PGPASSWORD", "database.password"),
-    ("PGDATABASE", "database.dbname"),
-    ("PGSSLMODE", "database.sslmode"),
-    ("PGSSLROOTCERT", "database.sslrootcert"),
-    ("PGSSLCERT", "database.sslcert"),
-    ("PGSSLKEY", "database.sslkey"),
+    ("PGHOST", DATABASE_HOSTNAME),
+    ("PGPORT", DATABASE_PORT),
+    ("PGUSER", DATABASE_USER),
+    ("PGPASSWORD", DATABASE_PASSWORD),
+    ("PGDATABASE", DATABASE_DBNAME),
+    ("PGSSLMODE", DATABASE_SSLMODE),
+    ("PGSSLROOTCERT", DATABASE_SSLROOTCERT),
+    ("PGSSLCERT", DATABASE_SSLCERT),
+    ("PGSSLKEY", DATABASE_SSLKEY),
 ];
 
 impl ConfigSource {

@@ -1,8 +1,21 @@
 //! Value-representation settings: how column values are written (`decimal.handling.mode`,
 //! `time.precision.mode`, `binary.handling.mode`, `interval.handling.mode`,
-//! `hstore.handling.mode`, `money.fraction.digits`, `unavailable.value.placeholder`).
+//! `hstore.handling.mode`, `money.fraction.digits`, `unavailable.value.placeholder`), what a
+//! value that cannot be converted becomes (`event.converting.failure.handling.mode`,
+//! `include.unknown.datatypes`), and `schema.refresh.mode`.
 //!
-//! Plain data: the source side ([`crate::pg`]) reads these when it converts values.
+//! The types are plain data: the source side ([`crate::pg`]) reads them when it converts
+//! values.
+
+use super::checker::Checker;
+use super::keys::{
+    BINARY_HANDLING_MODE, DECIMAL_HANDLING_MODE, EVENT_CONVERTING_FAILURE_HANDLING_MODE,
+    HSTORE_HANDLING_MODE, INCLUDE_UNKNOWN_DATATYPES, INTERVAL_HANDLING_MODE, MONEY_FRACTION_DIGITS,
+    SCHEMA_REFRESH_MODE, TIME_PRECISION_MODE, UNAVAILABLE_VALUE_PLACEHOLDER,
+};
+
+/// Debezium's default `unavailable.value.placeholder`.
+const DEFAULT_PLACEHOLDER: &str = "__debezium_unavailable_value";
 
 /// `decimal.handling.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,10 +101,120 @@ impl Default for ValueOptions {
             decimal: DecimalMode::Precise,
             time: TimePrecisionMode::Adaptive,
             binary: BinaryMode::Bytes,
-            placeholder: b"__debezium_unavailable_value".to_vec(),
+            placeholder: DEFAULT_PLACEHOLDER.as_bytes().to_vec(),
             hstore: HstoreMode::Json,
             interval: IntervalMode::Numeric,
             money_fraction_digits: 2,
         }
+    }
+}
+
+/// `event.converting.failure.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvertingFailureMode {
+    /// Stop with an error naming the relation, column and type.
+    Fail,
+    /// Log a warning naming the relation, column and type, and emit null (Debezium's default),
+    /// when set explicitly.
+    Warn,
+    /// The key is not set: as [`ConvertingFailureMode::Warn`], except that a `numeric` NaN or
+    /// ±Infinity in `decimal.handling.mode=precise` (which a Decimal cannot hold) stops the
+    /// connector naming the column and the fix, instead of becoming null.
+    Default,
+}
+
+/// The settings of this area.
+pub(super) struct Values {
+    pub(super) options: ValueOptions,
+    pub(super) converting_failure: ConvertingFailureMode,
+    pub(super) include_unknown_datatypes: bool,
+}
+
+/// Reads the value-representation settings.
+pub(super) fn parse(c: &mut Checker<'_>) -> Values {
+    let options = ValueOptions {
+        time: c.choice(
+            TIME_PRECISION_MODE,
+            TimePrecisionMode::Adaptive,
+            &[
+                ("adaptive", TimePrecisionMode::Adaptive),
+                (
+                    "adaptive_time_microseconds",
+                    TimePrecisionMode::AdaptiveTimeMicroseconds,
+                ),
+                ("connect", TimePrecisionMode::Connect),
+                ("microseconds", TimePrecisionMode::Microseconds),
+                ("nanoseconds", TimePrecisionMode::Nanoseconds),
+                ("isostring", TimePrecisionMode::IsoString),
+            ],
+        ),
+        placeholder: placeholder(c),
+        decimal: c.choice(
+            DECIMAL_HANDLING_MODE,
+            DecimalMode::Precise,
+            &[
+                ("precise", DecimalMode::Precise),
+                ("double", DecimalMode::Double),
+                ("string", DecimalMode::String),
+            ],
+        ),
+        binary: c.choice(
+            BINARY_HANDLING_MODE,
+            BinaryMode::Bytes,
+            &[
+                ("bytes", BinaryMode::Bytes),
+                ("base64", BinaryMode::Base64),
+                ("base64-url-safe", BinaryMode::Base64UrlSafe),
+                ("hex", BinaryMode::Hex),
+            ],
+        ),
+        interval: c.choice(
+            INTERVAL_HANDLING_MODE,
+            IntervalMode::Numeric,
+            &[
+                ("numeric", IntervalMode::Numeric),
+                ("string", IntervalMode::String),
+            ],
+        ),
+        money_fraction_digits: c.int(MONEY_FRACTION_DIGITS, 2u32, 0u32),
+        hstore: c.choice(
+            HSTORE_HANDLING_MODE,
+            HstoreMode::Json,
+            &[("json", HstoreMode::Json), ("map", HstoreMode::Map)],
+        ),
+    };
+    // With pgoutput every schema change arrives as a Relation message, so both refresh modes
+    // give the same records; the value is still checked.
+    c.choice(
+        SCHEMA_REFRESH_MODE,
+        (),
+        &[
+            ("columns_diff", ()),
+            ("columns_diff_exclude_unchanged_toast", ()),
+        ],
+    );
+    Values {
+        options,
+        converting_failure: c.choice(
+            EVENT_CONVERTING_FAILURE_HANDLING_MODE,
+            ConvertingFailureMode::Default,
+            &[
+                ("fail", ConvertingFailureMode::Fail),
+                ("warn", ConvertingFailureMode::Warn),
+            ],
+        ),
+        include_unknown_datatypes: c.boolean(INCLUDE_UNKNOWN_DATATYPES, false),
+    }
+}
+
+/// `unavailable.value.placeholder`: text, or bytes after a `hex:` prefix.
+fn placeholder(c: &mut Checker<'_>) -> Vec<u8> {
+    let text = c.string(UNAVAILABLE_VALUE_PLACEHOLDER, DEFAULT_PLACEHOLDER);
+    match text.strip_prefix("hex:") {
+        Some(hex) => crate::util::decode_hex(hex).unwrap_or_else(|| {
+            c.problem(format!("{UNAVAILABLE_VALUE_PLACEHOLDER}={text} is invalid: after 'hex:' give an even number of hexadecimal digits"));
+            Vec::new()
+        }),
+        None => text.into_bytes(),
     }
 }

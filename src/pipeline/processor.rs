@@ -167,7 +167,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 &config.topic_prefix,
                 &run_id,
             ),
-            transforms: build_chain(&config.transforms),
+            transforms: build_chain(&config.transforms)?,
             converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
         };
         let records = &config.records;

@@ -5,8 +5,9 @@
 //! Implemented transforms: Debezium's outbox `EventRouter` ([`outbox`]) and
 //! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]). Predicates:
 //! Kafka's `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
-//! Options are parsed and checked here, at startup; an option pgcdc does not implement is a
-//! startup error naming it, never ignored.
+//! Options are parsed and checked here, at startup ([`validate`], from the neutral
+//! [`TransformConfig`] and [`PredicateConfig`] that [`crate::config`] reads as Kafka Connect
+//! does); an option pgcdc does not implement is a startup error naming it, never ignored.
 
 pub mod json_expand;
 pub mod outbox;
@@ -16,8 +17,8 @@ pub mod unwrap;
 
 use std::collections::BTreeMap;
 
-use crate::config::TransformConfig;
-use crate::error::Result;
+use crate::config::{ConfigWarning, PredicateConfig, TransformConfig};
+use crate::error::{Error, Result};
 use crate::event::{ConnectRecord, Schema, Value};
 
 /// `io.debezium.transforms.outbox.EventRouter`.
@@ -73,6 +74,37 @@ impl TransformSpec {
             _ => Err(problems),
         }
     }
+
+    /// Parses the options of the configured transform `c` (see [`TransformSpec::parse`]).
+    pub fn from_config(
+        c: &TransformConfig,
+    ) -> std::result::Result<(Self, Vec<String>), Vec<String>> {
+        TransformSpec::parse(&c.class, &c.prefix(), &c.options)
+    }
+}
+
+/// Checks the options of every listed predicate and of every transform, as their classes
+/// define them. Returns the problems (each naming its full key: predicates first, then
+/// transforms, in config order) and the warnings (options set that have no effect; only for
+/// transforms without problems).
+pub fn validate(
+    transforms: &[TransformConfig],
+    predicates: &[PredicateConfig],
+) -> (Vec<String>, Vec<ConfigWarning>) {
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    for p in predicates {
+        if let Err(e) = predicate::Predicate::from_config(p) {
+            problems.extend(e);
+        }
+    }
+    for t in transforms {
+        match TransformSpec::from_config(t) {
+            Ok((_, notes)) => warnings.extend(notes.into_iter().map(ConfigWarning)),
+            Err(e) => problems.extend(e),
+        }
+    }
+    (problems, warnings)
 }
 
 /// A configured transform with its runtime state (schema caches).
@@ -108,23 +140,38 @@ pub struct Stage {
 }
 
 impl Stage {
-    /// Builds the stage from its config.
-    pub fn from_config(c: &TransformConfig) -> Self {
-        let transform = match &c.spec {
-            TransformSpec::EventRouter(o) => {
-                Transform::EventRouter(Box::new(outbox::EventRouter::new(&c.alias, o.clone())))
-            }
-            TransformSpec::ExtractNewRecordState(o) => Transform::ExtractNewRecordState(
-                unwrap::ExtractNewRecordState::new(&c.alias, o.clone()),
-            ),
-            TransformSpec::RegexRouter(r) => Transform::RegexRouter(r.clone()),
+    /// Builds the stage from its config. Errors (a config error listing the problems) only
+    /// for a config that [`validate`] would have refused.
+    pub fn from_config(c: &TransformConfig) -> Result<Self> {
+        let not_validated = |problems: Vec<String>| {
+            Error::config(format!(
+                "transform {:?} cannot be built: {}",
+                c.alias,
+                problems.join("; ")
+            ))
         };
-        Stage {
+        let (spec, _) = TransformSpec::from_config(c).map_err(not_validated)?;
+        let predicate = c
+            .predicate
+            .as_ref()
+            .map(predicate::Predicate::from_config)
+            .transpose()
+            .map_err(not_validated)?;
+        let transform = match spec {
+            TransformSpec::EventRouter(o) => {
+                Transform::EventRouter(Box::new(outbox::EventRouter::new(&c.alias, o)))
+            }
+            TransformSpec::ExtractNewRecordState(o) => {
+                Transform::ExtractNewRecordState(unwrap::ExtractNewRecordState::new(&c.alias, o))
+            }
+            TransformSpec::RegexRouter(r) => Transform::RegexRouter(r),
+        };
+        Ok(Stage {
             alias: c.alias.clone(),
             transform,
-            predicate: c.predicate.as_ref().map(|(_, p)| p.clone()),
+            predicate,
             negate: c.negate,
-        }
+        })
     }
 
     /// Applies the transform when there is no predicate, or when the predicate's result
@@ -142,8 +189,9 @@ impl Stage {
     }
 }
 
-/// Builds the chain of `configs`, in order.
-pub fn build_chain(configs: &[TransformConfig]) -> Vec<Stage> {
+/// Builds the chain of `configs`, in order. Errors (a config error) only for a config that
+/// [`validate`] would have refused.
+pub fn build_chain(configs: &[TransformConfig]) -> Result<Vec<Stage>> {
     configs.iter().map(Stage::from_config).collect()
 }
 
@@ -395,6 +443,27 @@ mod tests {
                 ("db.public.orders".to_string(), Some("null".to_string())),
             ]
         );
+    }
+
+    #[test]
+    fn a_chain_of_options_that_were_not_validated_is_a_config_error_not_a_panic() {
+        let unchecked = crate::config::TransformConfig {
+            alias: "route".into(),
+            class: super::REGEX_ROUTER.into(),
+            options: Default::default(),
+            predicate: None,
+            negate: false,
+        };
+        let e =
+            super::build_chain(std::slice::from_ref(&unchecked)).expect_err("regex is required");
+        assert_eq!(e.kind(), crate::error::ErrorKind::Config);
+        assert!(
+            e.message().contains("transforms.route.regex is required"),
+            "{}",
+            e.message()
+        );
+        let (problems, _) = super::validate(&[unchecked], &[]);
+        assert_eq!(problems.len(), 2, "regex and replacement: {problems:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use regex::Regex;
 
 use super::Options;
+use crate::config::PredicateConfig;
 use crate::event::ConnectRecord;
 
 /// `org.apache.kafka.connect.transforms.predicates.TopicNameMatches`.
@@ -78,6 +79,11 @@ impl Predicate {
             Some(p) if problems.is_empty() => Ok(p),
             _ => Err(problems),
         }
+    }
+
+    /// Parses the configured predicate `c` (see [`Predicate::parse`]).
+    pub fn from_config(c: &PredicateConfig) -> Result<Self, Vec<String>> {
+        Predicate::parse(&c.class, &c.prefix(), &c.options)
     }
 
     /// Evaluates the predicate on `r`.

@@ -95,9 +95,11 @@ pub fn insert(t: &Arc<TableDescriptor>, row: Vec<Value>) -> ConnectRecord {
 /// `predicates*` keys) and builds the chain; panics on config problems.
 pub fn chain(pairs: &[(&str, &str)]) -> Vec<Stage> {
     build_chain(&configs(pairs).unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{}", e.message()))
 }
 
-/// The transform configs of `pairs` (keys as in a connector config), or the config error.
+/// The transform configs of `pairs` (keys as in a connector config), checked as a connector
+/// config and with every transform's and predicate's options; or the config error.
 pub fn configs(pairs: &[(&str, &str)]) -> Result<Vec<TransformConfig>, String> {
     let mut raw: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in [
@@ -116,9 +118,15 @@ pub fn configs(pairs: &[(&str, &str)]) -> Result<Vec<TransformConfig>, String> {
     for (k, v) in pairs {
         raw.insert(k.to_string(), v.to_string());
     }
-    crate::config::ConnectorConfig::from_map(&raw)
-        .map(|(c, _)| c.transforms)
-        .map_err(|e| e.message().to_string())
+    let (c, mut problems, warnings) = crate::config::ConnectorConfig::parse(&raw);
+    problems.extend(super::validate(&c.transforms, &c.predicates).0);
+    if problems.is_empty() {
+        Ok(c.transforms)
+    } else {
+        Err(crate::config::invalid_config(&problems, &warnings)
+            .message()
+            .to_string())
+    }
 }
 
 /// An EventRouter stage under alias `outbox` with `opts` (option names without prefix).

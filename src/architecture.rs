@@ -1,0 +1,288 @@
+//! Checks of the crate's own structure, run with the unit tests (and so by CI):
+//!
+//! - **dependencies point one way**: each top-level module may import only the modules
+//!   [`ALLOWED`] lists for it (see `docs/architecture.md` for why);
+//! - **the pipeline stays readable**: no function in `src/pipeline/` is longer than
+//!   [`MAX_PIPELINE_FN_LINES`] lines;
+//! - **one error classifier**: no SQLSTATE code is written outside `src/error.rs`.
+//!
+//! Test code (`tests.rs`, `testutil.rs`, `fixture.rs` files, `#[cfg(test)]` modules and this
+//! file) is not checked: tests may reach across layers to build their inputs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// For each top-level module (file or directory under `src/`), the top-level modules it may
+/// import. A module may always import itself; modules not listed may import nothing.
+pub const ALLOWED: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("lsn", &[]),
+    ("util", &[]),
+    ("config", &["error", "lsn", "util"]),
+    ("event", &["error", "lsn", "util"]),
+    ("offsets", &["error", "lsn", "util"]),
+    // The source side knows nothing of Kafka, converters or transforms.
+    ("pg", &["error", "lsn", "util", "config", "event"]),
+    ("convert", &["error", "lsn", "util", "config", "event"]),
+    // Transforms may render JSON text with the converter's writer (both are pure).
+    (
+        "transform",
+        &["error", "lsn", "util", "config", "event", "convert"],
+    ),
+    // The sink sees records and ack tokens, never PostgreSQL types or the event model.
+    (
+        "sink",
+        &["error", "lsn", "util", "config", "convert", "offsets"],
+    ),
+    (
+        "pipeline",
+        &[
+            "error",
+            "lsn",
+            "util",
+            "config",
+            "event",
+            "offsets",
+            "pg",
+            "convert",
+            "transform",
+            "sink",
+        ],
+    ),
+    ("lib", &["error"]),
+];
+
+/// The longest a function in `src/pipeline/` may be, in lines (signature to closing brace).
+pub const MAX_PIPELINE_FN_LINES: usize = 100;
+
+fn src_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The non-test source of the crate's library: (path relative to `src/`, top-level module,
+/// text without test modules and comments). `main.rs` is the CLI and is left out.
+fn library_sources() -> Vec<(String, String, String)> {
+    let src = src_dir();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if rel == "main.rs" || matches!(stem, "tests" | "testutil" | "fixture" | "architecture") {
+            continue;
+        }
+        let top = rel
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(".rs")
+            .to_string();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        out.push((rel, top, strip_comments(&without_tests(&text))));
+    }
+    out
+}
+
+/// `text` up to its first inline `#[cfg(test)]` module (test modules close the file in this
+/// crate); `#[cfg(test)] mod x;` declarations are dropped.
+fn without_tests(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim() == "#[cfg(test)]" {
+            let next = lines.get(i + 1).map_or("", |l| l.trim());
+            if next.ends_with(';') {
+                i += 2;
+                continue;
+            }
+            break;
+        }
+        out.push_str(lines[i]);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
+/// `text` without `//` comments (doc comments included). Good enough for this crate's code:
+/// a `//` inside a string literal ends the line early, which only hides text from the checks.
+fn strip_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) if !l[..i].contains('"') => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules `code` names as `crate::<module>`.
+fn imported_modules(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        if i > 0 {
+            let prev = code.as_bytes()[i - 1];
+            if prev.is_ascii_alphanumeric() || matches!(prev, b'_' | b'$' | b':') {
+                continue;
+            }
+        }
+        let rest = &code[i + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            found.push(name);
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[test]
+fn every_module_imports_only_the_layers_below_it() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let mut violations = Vec::new();
+    for (rel, top, code) in library_sources() {
+        let Some(ok) = allowed.get(top.as_str()) else {
+            violations.push(format!(
+                "{rel}: module {top} is not in architecture::ALLOWED"
+            ));
+            continue;
+        };
+        for m in imported_modules(&code) {
+            if m != top && !ok.contains(&m.as_str()) {
+                violations.push(format!("{rel} imports crate::{m}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "imports against the dependency rules (docs/architecture.md):\n{}",
+        violations.join("\n")
+    );
+}
+
+/// Each `fn` in `code` with its first line (1-based) and length in lines: from the line of
+/// `fn` to the first later line holding only the closing brace at the same indentation.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let is_fn = ["fn ", "pub fn ", "async fn ", "pub async fn "]
+            .iter()
+            .chain(&["pub(crate) fn ", "pub(super) fn ", "pub(crate) async fn "])
+            .chain(&["pub(super) async fn "])
+            .any(|p| t.starts_with(p));
+        if !is_fn {
+            continue;
+        }
+        let indent = &line[..line.len() - t.len()];
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| l.trim_end() == close) {
+            let name: String = t
+                .split("fn ")
+                .nth(1)
+                .unwrap_or("")
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.push((name, i + 1, end + 2));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_pipeline_function_is_longer_than_the_limit() {
+    let mut long = Vec::new();
+    let mut count = 0;
+    for (rel, top, code) in library_sources() {
+        if top != "pipeline" {
+            continue;
+        }
+        for (name, line, len) in functions(&code) {
+            count += 1;
+            if len > MAX_PIPELINE_FN_LINES {
+                long.push(format!("{rel}:{line} fn {name}: {len} lines"));
+            }
+        }
+    }
+    assert!(count > 20, "the check found only {count} functions");
+    assert!(
+        long.is_empty(),
+        "pipeline functions over {MAX_PIPELINE_FN_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// SQLSTATE classes (PostgreSQL's Appendix A): a 5-character literal starting with one of
+/// these is taken for an error code.
+const SQLSTATE_CLASSES: &[&str] = &[
+    "00", "01", "02", "03", "08", "09", "0A", "0B", "0F", "0L", "0P", "0Z", "20", "21", "22", "23",
+    "24", "25", "26", "27", "28", "2B", "2D", "2F", "34", "38", "39", "3B", "3D", "3F", "40", "42",
+    "44", "53", "54", "55", "57", "58", "72", "F0", "HV", "P0", "XX",
+];
+
+#[test]
+fn sqlstate_codes_are_written_only_in_the_error_classifier() {
+    let mut found = Vec::new();
+    for (rel, _, code) in library_sources() {
+        if rel == "error.rs" {
+            continue;
+        }
+        for piece in code.split('"').skip(1).step_by(2) {
+            let is_code = piece.len() == 5
+                && piece
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                && SQLSTATE_CLASSES.contains(&&piece[..2]);
+            if is_code {
+                found.push(format!("{rel}: \"{piece}\""));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "SQLSTATE literals outside src/error.rs (classify them there):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_checks_see_what_they_check() {
+    assert_eq!(
+        imported_modules("use crate::pg::x; a::crate::no; crate::sink::Y"),
+        ["pg", "sink"]
+    );
+    let f = functions("fn a() {\n    x\n}\n    pub async fn b(\n    ) {\n    }\n");
+    assert_eq!(f, [("a".to_string(), 1, 3), ("b".to_string(), 4, 3)]);
+    assert_eq!(
+        without_tests("a\n#[cfg(test)]\nmod t;\nb\n#[cfg(test)]\nmod x {\n}\n"),
+        "a\nb\n"
+    );
+}

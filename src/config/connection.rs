@@ -1,0 +1,147 @@
+//! PostgreSQL connection settings: `database.*` (host, port, credentials, database), TLS
+//! (`database.sslmode` and the certificate files), TCP keepalive and the connect timeout.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::checker::Checker;
+use super::keys::{
+    CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_DBNAME, DATABASE_HOSTNAME, DATABASE_PASSWORD,
+    DATABASE_PORT, DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT,
+    DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
+};
+
+/// Default `connection.validation.timeout.ms`.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 60_000;
+/// Default `database.port`.
+const DEFAULT_PORT: u16 = 5432;
+
+/// libpq `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    /// No TLS.
+    Disable,
+    /// Plain first, TLS if the server insists.
+    Allow,
+    /// TLS if the server offers it, else plain (the default).
+    Prefer,
+    /// TLS, certificate not verified.
+    Require,
+    /// TLS, certificate chain verified against the root certificates.
+    VerifyCa,
+    /// TLS, chain and host name verified.
+    VerifyFull,
+}
+
+/// PostgreSQL connection settings. `Debug` hides the password.
+#[derive(Clone)]
+pub struct DatabaseConfig {
+    /// `database.hostname`
+    pub hostname: String,
+    /// `database.port`
+    pub port: u16,
+    /// `database.user`
+    pub user: String,
+    /// `database.password` (never logged).
+    pub password: Option<String>,
+    /// `database.dbname`
+    pub dbname: String,
+    /// `database.sslmode`
+    pub sslmode: SslMode,
+    /// `database.sslrootcert`
+    pub sslrootcert: Option<PathBuf>,
+    /// `database.sslcert`
+    pub sslcert: Option<PathBuf>,
+    /// `database.sslkey`
+    pub sslkey: Option<PathBuf>,
+    /// `database.tcpKeepAlive`
+    pub tcp_keepalive: bool,
+    /// `connection.validation.timeout.ms`, used as the connect timeout.
+    pub connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for DatabaseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseConfig")
+            .field("hostname", &self.hostname)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "[hidden]"))
+            .field("dbname", &self.dbname)
+            .field("sslmode", &self.sslmode)
+            .field("sslrootcert", &self.sslrootcert)
+            .field("sslcert", &self.sslcert)
+            .field("sslkey", &self.sslkey)
+            .field("tcp_keepalive", &self.tcp_keepalive)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+/// Reads the connection settings.
+pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
+    let sslmode = c.choice(
+        DATABASE_SSLMODE,
+        SslMode::Prefer,
+        &[
+            ("disable", SslMode::Disable),
+            ("allow", SslMode::Allow),
+            ("prefer", SslMode::Prefer),
+            ("require", SslMode::Require),
+            ("verify-ca", SslMode::VerifyCa),
+            ("verify-full", SslMode::VerifyFull),
+        ],
+    );
+    let path = |c: &Checker<'_>, key: &str| c.get(key).filter(|s| !s.is_empty()).map(PathBuf::from);
+    let database = DatabaseConfig {
+        hostname: c.required(
+            DATABASE_HOSTNAME,
+            &format!("the PostgreSQL host (or set PGHOST, or --set {DATABASE_HOSTNAME}=...)"),
+        ),
+        port: port(c),
+        user: c.required(
+            DATABASE_USER,
+            &format!(
+                "a role with LOGIN and REPLICATION (or set PGUSER, or --set {DATABASE_USER}=...)"
+            ),
+        ),
+        password: c.get(DATABASE_PASSWORD).map(str::to_string),
+        dbname: c.required(
+            DATABASE_DBNAME,
+            "the database to capture (or set PGDATABASE)",
+        ),
+        sslmode,
+        sslrootcert: path(c, DATABASE_SSLROOTCERT),
+        sslcert: path(c, DATABASE_SSLCERT),
+        sslkey: path(c, DATABASE_SSLKEY),
+        tcp_keepalive: c.boolean(DATABASE_TCP_KEEP_ALIVE, true),
+        connect_timeout: Duration::from_millis(c.int(
+            CONNECTION_VALIDATION_TIMEOUT_MS,
+            DEFAULT_CONNECT_TIMEOUT_MS,
+            1,
+        )),
+    };
+    if database.sslcert.is_some() != database.sslkey.is_some() {
+        c.problem(format!(
+            "{DATABASE_SSLCERT} and {DATABASE_SSLKEY} must be set together (client certificate and its key)"
+        ));
+    }
+    database
+}
+
+/// `database.port`: a TCP port from 1 to 65535.
+fn port(c: &mut Checker<'_>) -> u16 {
+    match c.get(DATABASE_PORT) {
+        None | Some("") => DEFAULT_PORT,
+        Some(v) => v
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p >= 1)
+            .unwrap_or_else(|| {
+                c.problem(format!(
+                    "{DATABASE_PORT}={v} is invalid: expected a TCP port from 1 to 65535"
+                ));
+                DEFAULT_PORT
+            }),
+    }
+}

@@ -1,0 +1,169 @@
+//! The replication slot and the publication: `plugin.name`, `slot.*`, `publication.*`,
+//! `replica.identity.autoset.values` and `status.update.interval.ms`.
+
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::checker::Checker;
+use super::keys::{
+    PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES,
+    SLOT_DROP_ON_STOP, SLOT_NAME, STATUS_UPDATE_INTERVAL_MS,
+};
+use crate::util::full_match_regex;
+
+/// Default `slot.name`.
+pub const DEFAULT_SLOT_NAME: &str = "debezium";
+/// Default `publication.name`.
+pub const DEFAULT_PUBLICATION_NAME: &str = "dbz_publication";
+/// Default `status.update.interval.ms`.
+pub const DEFAULT_STATUS_UPDATE_INTERVAL_MS: u64 = 10_000;
+
+/// `publication.autocreate.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublicationAutocreateMode {
+    /// `CREATE PUBLICATION ... FOR ALL TABLES` when missing.
+    AllTables,
+    /// Never create; a missing publication is an error.
+    Disabled,
+    /// Create or update `FOR TABLE` with the tables matching the filters.
+    Filtered,
+    /// Create a publication with no tables.
+    NoTables,
+}
+
+/// A replica identity to set (`replica.identity.autoset.values`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplicaIdentity {
+    /// `DEFAULT`: the primary key.
+    Default,
+    /// `FULL`: the whole row.
+    Full,
+    /// `NOTHING`.
+    Nothing,
+    /// `INDEX <name>`: `USING INDEX <name>`.
+    Index(String),
+}
+
+impl ReplicaIdentity {
+    /// The `ALTER TABLE ... REPLICA IDENTITY` clause (the index name quoted).
+    pub fn sql(&self) -> String {
+        match self {
+            ReplicaIdentity::Default => "DEFAULT".into(),
+            ReplicaIdentity::Full => "FULL".into(),
+            ReplicaIdentity::Nothing => "NOTHING".into(),
+            ReplicaIdentity::Index(i) => format!("USING INDEX {}", crate::util::quote_ident(i)),
+        }
+    }
+
+    /// Parses `DEFAULT`, `FULL`, `NOTHING` or `INDEX <name>` (any case).
+    fn parse(identity: &str) -> Option<ReplicaIdentity> {
+        let upper = identity.to_ascii_uppercase();
+        match upper.as_str() {
+            "DEFAULT" => Some(ReplicaIdentity::Default),
+            "FULL" => Some(ReplicaIdentity::Full),
+            "NOTHING" => Some(ReplicaIdentity::Nothing),
+            _ => match upper.strip_prefix("INDEX ") {
+                Some(_) if !identity[6..].trim().is_empty() => {
+                    Some(ReplicaIdentity::Index(identity[6..].trim().to_string()))
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The settings of this area.
+pub(super) struct Slot {
+    pub(super) slot_name: String,
+    pub(super) slot_drop_on_stop: bool,
+    pub(super) publication_name: String,
+    pub(super) publication_autocreate_mode: PublicationAutocreateMode,
+    pub(super) replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
+    pub(super) status_update_interval: Duration,
+}
+
+/// Reads the slot and publication settings.
+pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
+    match c.get(PLUGIN_NAME) {
+        None | Some("") => {}
+        Some(v) if v.eq_ignore_ascii_case("pgoutput") => {}
+        Some(v) => c.problem(format!(
+            "{PLUGIN_NAME}={v} is invalid: pgcdc only supports pgoutput, PostgreSQL's built-in plugin (set {PLUGIN_NAME}=pgoutput or remove it)"
+        )),
+    }
+    let slot_name = c.string(SLOT_NAME, DEFAULT_SLOT_NAME);
+    if !Regex::new("^[a-z0-9_]{1,63}$")
+        .expect("static regex")
+        .is_match(&slot_name)
+    {
+        c.problem(format!(
+            "{SLOT_NAME}={slot_name} is invalid: a replication slot name has 1 to 63 characters among lower-case letters, digits and underscore"
+        ));
+    }
+    Slot {
+        slot_name,
+        slot_drop_on_stop: c.boolean(SLOT_DROP_ON_STOP, false),
+        publication_name: c.string(PUBLICATION_NAME, DEFAULT_PUBLICATION_NAME),
+        publication_autocreate_mode: c.choice(
+            PUBLICATION_AUTOCREATE_MODE,
+            PublicationAutocreateMode::AllTables,
+            &[
+                ("all_tables", PublicationAutocreateMode::AllTables),
+                ("disabled", PublicationAutocreateMode::Disabled),
+                ("filtered", PublicationAutocreateMode::Filtered),
+                ("no_tables", PublicationAutocreateMode::NoTables),
+            ],
+        ),
+        replica_identity_autoset: replica_identity_autoset(c),
+        status_update_interval: Duration::from_millis(c.int(
+            STATUS_UPDATE_INTERVAL_MS,
+            DEFAULT_STATUS_UPDATE_INTERVAL_MS,
+            1,
+        )),
+    }
+}
+
+/// Parses `replica.identity.autoset.values`: `<table regex>:<identity>` entries separated by
+/// commas, the identity one of `DEFAULT`, `FULL`, `NOTHING`, `INDEX <name>` (any case).
+fn replica_identity_autoset(c: &mut Checker<'_>) -> Vec<(Regex, ReplicaIdentity)> {
+    const KEY: &str = REPLICA_IDENTITY_AUTOSET_VALUES;
+    let Some(v) = c.get(KEY) else {
+        return Vec::new();
+    };
+    if v.is_empty() {
+        c.problem(format!(
+            "{KEY} is empty: give <table regex>:<identity> entries, e.g. public.orders:FULL, or remove the key"
+        ));
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for entry in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((table, identity)) = entry.split_once(':') else {
+            c.problem(format!(
+                "{KEY}: {entry:?} is not <table regex>:<identity> (identity DEFAULT, FULL, NOTHING or INDEX <name>)"
+            ));
+            continue;
+        };
+        let identity = identity.trim();
+        let Some(parsed) = ReplicaIdentity::parse(identity) else {
+            c.problem(format!(
+                "{KEY}: {identity:?} (for {table}) is not a replica identity: use DEFAULT, FULL, NOTHING or INDEX <name>"
+            ));
+            continue;
+        };
+        if table.contains(' ') || table.is_empty() {
+            c.problem(format!(
+                "{KEY}: {table:?} is not a table regex (no spaces or colons)"
+            ));
+            continue;
+        }
+        match full_match_regex(table, true) {
+            Ok(r) => out.push((r, parsed)),
+            Err(e) => c.problem(format!(
+                "{KEY}: {table:?} is not a valid regular expression: {e}"
+            )),
+        }
+    }
+    out
+}
