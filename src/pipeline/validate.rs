@@ -227,7 +227,10 @@ mod tests {
             Some("isOutbox")
         );
         assert!(!c.transforms[1].negate);
+    }
 
+    #[test]
+    fn misconfigured_chains_and_predicates_are_refused_naming_the_key() {
         for (pairs, expect) in [
             (
                 vec![("transforms.outbox.negate", "true")],
