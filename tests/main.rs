@@ -7,6 +7,7 @@ mod harness;
 mod cli;
 mod conformance;
 mod connection;
+mod connector;
 mod delivery;
 mod outbox;
 mod records;

@@ -1,0 +1,130 @@
+//! The connector as a value: started, observed, restarted and stopped by its owner, with the
+//! state names Kafka Connect uses, and its supervision loop retrying connection errors.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pgcdc::pipeline::{validate_config, Connector, ConnectorState};
+
+use crate::harness::*;
+
+const T: Duration = Duration::from_secs(120);
+
+fn connector(raw: &pgcdc::config::RawConfig) -> Connector {
+    init_logging();
+    let (config, _) = validate_config(raw).unwrap_or_else(|e| panic!("{}", e.message()));
+    Connector::new(Arc::new(config))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connector_reports_its_state_and_counters_and_survives_a_restart() {
+    let db = TestDb::create("conn").await;
+    db.exec("CREATE TABLE public.c (id int PRIMARY KEY, v text)")
+        .await;
+    db.exec("INSERT INTO c SELECT g, 'snap' FROM generate_series(1, 20) g")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("conn");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let mut c = connector(&raw);
+    assert_eq!(c.status().state, ConnectorState::Unassigned);
+    c.start().expect("start");
+    assert!(
+        c.start().is_err(),
+        "a running connector cannot be started twice"
+    );
+    let offsets = dir.path().join("offsets.json");
+    // While a snapshot runs the offsets hold only `lsn`; `lsn_commit` comes with completion.
+    wait_for("the snapshot to be recorded as complete", T, || async {
+        let text = std::fs::read_to_string(&offsets).unwrap_or_default();
+        text.contains("\"lsn_commit\"").then_some(())
+    })
+    .await;
+    assert_eq!(c.status().stats.snapshot_rows, 20);
+    assert_eq!(c.status().state, ConnectorState::Running);
+    db.wait_for_slot(&prefix).await;
+
+    c.restart().await.expect("restart");
+    db.exec("INSERT INTO c VALUES (21, 'streamed')").await;
+    wait_for("the streamed change", T, || async {
+        (c.status().stats.change_events == 1).then_some(())
+    })
+    .await;
+    let status = c.status();
+    assert_eq!(status.state, ConnectorState::Running);
+    assert_eq!(
+        status.stats.snapshot_rows, 20,
+        "the restart resumed, no new snapshot"
+    );
+    assert_eq!(status.last_error, None);
+
+    let stats = c.stop().await.expect("graceful stop");
+    assert_eq!(stats.records, 21, "20 snapshot rows and one insert");
+    assert_eq!(c.status().state, ConnectorState::Stopped);
+    let records = read_n(&env().kafka, &format!("{prefix}.public.c"), 21, T).await;
+    assert_eq!(records.len(), 21);
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_errors_are_retried_up_to_errors_max_retries_then_the_connector_fails() {
+    let db = TestDb::create("connretry").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("connretry");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    // Nothing listens there: every attempt is refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    raw.insert("database.port".into(), port.to_string());
+    raw.insert("errors.max.retries".into(), "2".into());
+    raw.insert("retriable.restart.connector.wait.ms".into(), "100".into());
+    let mut c = connector(&raw);
+    c.start().unwrap();
+    let err = tokio::time::timeout(T, c.wait())
+        .await
+        .expect("the connector gives up")
+        .unwrap_err();
+    assert!(err.is_retriable(), "{}", err.one_line());
+    assert!(
+        err.message().contains("giving up after 2 restart(s)"),
+        "{}",
+        err.one_line()
+    );
+    let status = c.status();
+    assert_eq!(status.state, ConnectorState::Failed);
+    assert_eq!(status.restarts, 2);
+    assert!(
+        status
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("cannot connect"),
+        "{status:?}"
+    );
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fatal_error_fails_the_connector_without_a_retry() {
+    let db = TestDb::create("connfatal").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("connfatal");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("publication.autocreate.mode".into(), "disabled".into());
+    raw.insert("publication.name".into(), format!("{prefix}_missing"));
+    let mut c = connector(&raw);
+    c.start().unwrap();
+    let err = tokio::time::timeout(T, c.wait())
+        .await
+        .expect("the connector stops")
+        .unwrap_err();
+    assert!(!err.is_retriable(), "{}", err.one_line());
+    let status = c.status();
+    assert_eq!(status.state, ConnectorState::Failed);
+    assert_eq!(status.restarts, 0);
+    assert_eq!(status.last_error.as_deref(), Some(err.one_line().as_str()));
+    db.cleanup().await;
+}
