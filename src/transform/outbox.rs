@@ -786,4 +786,6 @@ impl EventRouter {
 }
 
 #[cfg(test)]
+mod route_tests;
+#[cfg(test)]
 mod tests;

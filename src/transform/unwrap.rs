@@ -482,4 +482,6 @@ impl ExtractNewRecordState {
 }
 
 #[cfg(test)]
+mod apply_tests;
+#[cfg(test)]
 mod tests;
