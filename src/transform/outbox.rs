@@ -308,6 +308,33 @@ struct TableSchemas {
 }
 
 impl TableSchemas {
+    /// The schemas of the table of `env_schema` (whose `after` row is `row`), made on its first
+    /// record; a full cache is cleared before a new table enters it.
+    fn cached<'c>(
+        cache: &'c mut HashMap<usize, TableSchemas>,
+        env_schema: &Arc<Schema>,
+        row: &Schema,
+        payload_column: &str,
+    ) -> &'c mut TableSchemas {
+        let key_ptr = Arc::as_ptr(env_schema) as usize;
+        if cache.len() >= CACHE_LIMIT && !cache.contains_key(&key_ptr) {
+            cache.clear();
+        }
+        cache.entry(key_ptr).or_insert_with(|| {
+            let idx = row.field_index(payload_column).unwrap_or(0);
+            let payload = row.fields[idx].schema.clone();
+            let mut payload_key = Vec::new();
+            crate::convert::json::write_schema(&payload, None, &mut payload_key);
+            TableSchemas {
+                _envelope: env_schema.clone(),
+                payload: Arc::new(payload),
+                payload_key,
+                columns: HashMap::new(),
+            }
+        })
+    }
+
+    /// The shared schema of column `name` of `row`; `None` when the row has no such column.
     fn column(&mut self, row: &Schema, name: &str) -> Option<Arc<Schema>> {
         if let Some(s) = self.columns.get(name) {
             return Some(s.clone());
@@ -322,6 +349,69 @@ impl TableSchemas {
 /// Bound of each cache; beyond it the cache is cleared (Debezium bounds its payload-schema
 /// cache at 10,000 entries with LRU eviction).
 const CACHE_LIMIT: usize = 10_000;
+
+/// The value `cache` holds for `key`, else the one `make` gives, stored (a full cache is
+/// cleared first); a failing `make` stores nothing.
+fn cached<Q, K, V>(
+    cache: &mut HashMap<K, V>,
+    key: &Q,
+    make: impl FnOnce() -> Result<V>,
+) -> Result<V>
+where
+    Q: ToOwned<Owned = K> + Eq + std::hash::Hash + ?Sized,
+    K: std::borrow::Borrow<Q> + Eq + std::hash::Hash,
+    V: Clone,
+{
+    if let Some(v) = cache.get(key) {
+        return Ok(v.clone());
+    }
+    let v = make()?;
+    if cache.len() >= CACHE_LIMIT {
+        cache.clear();
+    }
+    cache.insert(key.to_owned(), v.clone());
+    Ok(v)
+}
+
+/// The value-struct schemas built so far (Debezium's value-schema cache): the first record
+/// that needs one builds it, so its name carries that record's route value.
+#[derive(Debug, Default)]
+struct ValueSchemas {
+    /// Per payload schema (its JSON), without `table.field.event.schema.version`.
+    by_payload: HashMap<Vec<u8>, Arc<Schema>>,
+    /// Per schema version value, with `table.field.event.schema.version`.
+    by_version: HashMap<Option<i64>, Arc<Schema>>,
+}
+
+impl ValueSchemas {
+    /// The value-struct schema of `row`, cached per schema version when
+    /// `table.field.event.schema.version` is set, else per payload schema (`table_payload_key`
+    /// identifies the payload column's schema when the payload was not expanded).
+    fn get(
+        &mut self,
+        row: &OutboxRow<'_>,
+        o: &RouterOptions,
+        payload: &Payload,
+        table_payload_key: &[u8],
+    ) -> Result<Arc<Schema>> {
+        let route_value = row.route_value(&o.route_by)?.unwrap_or_default();
+        let build = || row.value_struct_schema(o, route_value, &payload.schema);
+        match &o.field_schema_version {
+            Some(column) => {
+                let version = row.schema_version(column)?;
+                cached(&mut self.by_version, &version, || {
+                    let mut s = build()?;
+                    s.version = version.map(|v| v as i32);
+                    Ok(Arc::new(s))
+                })
+            }
+            None => {
+                let key = payload.expanded_key.as_deref().unwrap_or(table_payload_key);
+                cached(&mut self.by_payload, key, || build().map(Arc::new))
+            }
+        }
+    }
+}
 
 /// What the routed record keeps of the change record.
 struct Source<'a> {
@@ -338,11 +428,11 @@ pub struct EventRouter {
     o: RouterOptions,
     only_headers: bool,
     tables: HashMap<usize, TableSchemas>,
-    value_schemas: HashMap<Vec<u8>, Arc<Schema>>,
-    versioned: HashMap<Option<i64>, Arc<Schema>>,
+    value_schemas: ValueSchemas,
     topics: HashMap<String, Arc<str>>,
 }
 
+/// The error of a record the router configured under `transforms.<alias>` cannot route.
 fn fail(alias: &str, msg: impl std::fmt::Display) -> Error {
     Error::conversion(format!("outbox EventRouter (transforms.{alias}): {msg}"))
 }
@@ -359,8 +449,7 @@ impl EventRouter {
             o,
             only_headers,
             tables: HashMap::new(),
-            value_schemas: HashMap::new(),
-            versioned: HashMap::new(),
+            value_schemas: ValueSchemas::default(),
             topics: HashMap::new(),
         }
     }
@@ -445,6 +534,8 @@ impl EventRouter {
         self.route(source, &env_schema, env, row, after_v).map(Some)
     }
 
+    /// The record routed from an outbox row: `row` and `after` are the schema and value of the
+    /// `after` image of the envelope `env`. Each step may fail, in this order.
     fn route(
         &mut self,
         r: Source<'_>,
@@ -453,323 +544,27 @@ impl EventRouter {
         row: &Schema,
         after: &Value,
     ) -> Result<ConnectRecord> {
-        let alias = self.alias.clone();
         let o = &self.o;
-        let col = |name: &str| field(row, after, name);
-        let missing = |name: &str| {
-            fail(
-                &alias,
-                format_args!("{name} is not a valid field name of the row"),
-            )
+        let outbox = OutboxRow {
+            alias: &self.alias,
+            schema: row,
+            value: after,
         };
-
-        let key_ptr = Arc::as_ptr(env_schema) as usize;
-        if self.tables.len() >= CACHE_LIMIT && !self.tables.contains_key(&key_ptr) {
-            self.tables.clear();
-        }
-        let tables = self.tables.entry(key_ptr).or_insert_with(|| {
-            let idx = row.field_index(&o.field_payload).unwrap_or(0);
-            let payload = row.fields[idx].schema.clone();
-            let mut payload_key = Vec::new();
-            crate::convert::json::write_schema(&payload, None, &mut payload_key);
-            TableSchemas {
-                _envelope: env_schema.clone(),
-                payload: Arc::new(payload),
-                payload_key,
-                columns: HashMap::new(),
-            }
-        });
-
-        // Record timestamp.
-        let env_ts = match field(env_schema, env, "ts_ms") {
-            Some((_, Value::Int(ms))) => Some(*ms),
-            _ => None,
-        };
-        let timestamp = match &o.field_timestamp {
-            None => env_ts,
-            Some(name) => {
-                let Some((s, v)) = col(name) else {
-                    return Err(fail(&alias, format_args!("unable to find timestamp field {name} in the row (table.field.event.timestamp)")));
-                };
-                if s.ty != SchemaType::Int64 {
-                    return Err(fail(&alias, format_args!(
-                        "timestamp field {name} is of type {}, not int64: table.field.event.timestamp needs a column of type timestamp (io.debezium.time.Timestamp, MicroTimestamp or NanoTimestamp); timestamptz is a string",
-                        s.ty.json_name()
-                    )));
-                }
-                match v {
-                    Value::Int(t) => match s.name.as_deref() {
-                        Some("io.debezium.time.Timestamp") => Some(*t),
-                        Some("io.debezium.time.MicroTimestamp") => Some(*t / 1_000),
-                        Some("io.debezium.time.NanoTimestamp") => Some(*t / 1_000_000),
-                        Some(other) => return Err(fail(&alias, format_args!("unsupported type {other} of timestamp field {name}"))),
-                        None => return Err(fail(&alias, format_args!("timestamp field {name} is an int64 without a logical type; a Timestamp, MicroTimestamp or NanoTimestamp is needed"))),
-                    },
-                    _ => env_ts,
-                }
-            }
-        };
-
-        // Event id header.
-        let (_, id_value) = col(&o.field_id).ok_or_else(|| missing(&o.field_id))?;
-        let id_schema = tables
-            .column(row, &o.field_id)
-            .ok_or_else(|| missing(&o.field_id))?;
+        let tables = TableSchemas::cached(&mut self.tables, env_schema, row, &o.field_payload);
+        let timestamp = outbox.timestamp(o.field_timestamp.as_deref(), env_schema, env)?;
         let mut headers = r.headers;
-        headers.push(Header {
-            key: Arc::from("id"),
-            schema: id_schema,
-            value: id_value.clone(),
-        });
-
-        // Payload, expanded when configured.
-        let (_, raw_payload) = col(&o.field_payload).ok_or_else(|| missing(&o.field_payload))?;
-        let mut payload = raw_payload.clone();
-        let mut payload_schema = tables.payload.clone();
-        let mut payload_key: Option<Vec<u8>> = None;
-        if o.expand_json {
-            match raw_payload {
-                Value::String(_) | Value::Shared(_) => {
-                    let text = raw_payload.as_str().unwrap_or_default();
-                    match json_expand::expand(
-                        text,
-                        &o.field_payload,
-                        o.json_nulls,
-                        o.json_empty_arrays,
-                    ) {
-                        Ok((s, v)) => {
-                            let mut k = Vec::new();
-                            crate::convert::json::write_schema(&s, None, &mut k);
-                            payload_key = Some(k);
-                            payload_schema = Arc::new(s);
-                            payload = v;
-                        }
-                        Err(ExpandError::Skip(why)) => tracing::warn!(
-                            transform = %alias, topic = %r.topic,
-                            "outbox EventRouter: JSON expansion failed, payload left unchanged: {why}"
-                        ),
-                        Err(ExpandError::Fail(why)) => {
-                            return Err(fail(
-                                &alias,
-                                format_args!("table.expand.json.payload: {why}"),
-                            ))
-                        }
-                    }
-                }
-                Value::Null => {}
-                _ => tracing::warn!(
-                    transform = %alias, topic = %r.topic,
-                    "outbox EventRouter: table.expand.json.payload is on but the payload is not a string"
-                ),
-            }
-        }
-
-        // Value schema (when some field goes to the envelope).
+        headers.push(outbox.header(tables, "id", &o.field_id)?);
+        let payload = outbox.payload(o, tables, r.topic)?;
         let value_schema = if self.only_headers {
             None
         } else {
-            let route_value = match col(&o.route_by) {
-                Some((s, v)) if s.ty == SchemaType::String => {
-                    v.as_str().unwrap_or_default().to_string()
-                }
-                Some((s, _)) => {
-                    return Err(fail(
-                        &alias,
-                        format_args!(
-                            "route.by.field {} is of type {}, not string",
-                            o.route_by,
-                            s.ty.json_name()
-                        ),
-                    ))
-                }
-                None => return Err(missing(&o.route_by)),
-            };
-            let build = |payload_schema: &Arc<Schema>| -> Result<Schema> {
-                let base = row.name.as_deref();
-                let name = match base {
-                    Some(n) => match n.rfind('.') {
-                        Some(i) => format!("{}{route_value}.{}", &n[..=i], &n[i + 1..]),
-                        None => format!("{route_value}.{n}"),
-                    },
-                    None => route_value.clone(),
-                };
-                let mut fields = vec![Field::new("payload", (**payload_schema).clone())];
-                for a in o
-                    .additional
-                    .iter()
-                    .filter(|a| a.placement == Placement::Envelope)
-                {
-                    match row.field_index(&a.column) {
-                        Some(i) => fields.push(Field::new(a.alias.clone(), row.fields[i].schema.clone())),
-                        None if o.missing == MissingBehavior::Ignore => {}
-                        None => return Err(fail(&alias, format_args!("unable to find field {} in the row (table.fields.additional.placement)", a.column))),
-                    }
-                }
-                Ok(Schema::structure(name, false, fields))
-            };
-            Some(match &o.field_schema_version {
-                Some(vcol) => {
-                    let version = match col(vcol) {
-                        Some((s, v)) if s.ty == SchemaType::Int32 => match v {
-                            Value::Int(i) => Some(*i),
-                            _ => None,
-                        },
-                        Some((s, _)) => return Err(fail(&alias, format_args!("table.field.event.schema.version column {vcol} is of type {}, not int32", s.ty.json_name()))),
-                        None => return Err(missing(vcol)),
-                    };
-                    match self.versioned.get(&version) {
-                        Some(s) => s.clone(),
-                        None => {
-                            let mut s = build(&payload_schema)?;
-                            s.version = version.map(|v| v as i32);
-                            let s = Arc::new(s);
-                            if self.versioned.len() >= CACHE_LIMIT {
-                                self.versioned.clear();
-                            }
-                            self.versioned.insert(version, s.clone());
-                            s
-                        }
-                    }
-                }
-                None => {
-                    let k = payload_key.as_ref().unwrap_or(&tables.payload_key);
-                    match self.value_schemas.get(k) {
-                        Some(s) => s.clone(),
-                        None => {
-                            let s = Arc::new(build(&payload_schema)?);
-                            if self.value_schemas.len() >= CACHE_LIMIT {
-                                self.value_schemas.clear();
-                            }
-                            self.value_schemas.insert(k.clone(), s.clone());
-                            s
-                        }
-                    }
-                }
-            })
+            let key = &tables.payload_key;
+            Some(self.value_schemas.get(&outbox, o, &payload, key)?)
         };
-
-        // Additional fields.
-        let mut partition = None;
-        for a in &o.additional {
-            let found = col(&a.column);
-            if found.is_none() && o.missing == MissingBehavior::Ignore {
-                continue;
-            }
-            match a.placement {
-                Placement::Envelope => {}
-                Placement::Header => {
-                    let (_, v) = found.ok_or_else(|| missing(&a.column))?;
-                    let schema = tables
-                        .column(row, &a.column)
-                        .ok_or_else(|| missing(&a.column))?;
-                    headers.push(Header {
-                        key: Arc::from(a.alias.as_str()),
-                        schema,
-                        value: v.clone(),
-                    });
-                }
-                Placement::Partition => {
-                    let (s, v) = found.ok_or_else(|| missing(&a.column))?;
-                    if s.ty != SchemaType::Int32 {
-                        return Err(fail(
-                            &alias,
-                            format_args!(
-                                "partition column {} is of type {}, not int32",
-                                a.column,
-                                s.ty.json_name()
-                            ),
-                        ));
-                    }
-                    partition = match v {
-                        Value::Int(p) => Some(*p as i32),
-                        _ => None,
-                    };
-                }
-            }
-        }
-
-        let is_empty = match &payload {
-            Value::Null => true,
-            Value::String(_) | Value::Shared(_) => payload
-                .as_str()
-                .unwrap_or_default()
-                .trim_matches(|c: char| c <= ' ')
-                .is_empty(),
-            _ => false,
-        };
-        let (value_schema, value) = if is_empty && o.tombstone_on_empty {
-            (None, None)
-        } else {
-            match value_schema {
-                None => (Some(payload_schema), Some(payload)),
-                Some(vs) => {
-                    let mut values = Vec::with_capacity(vs.fields.len());
-                    values.push(payload);
-                    for f in &vs.fields[1..] {
-                        let a = o
-                            .additional
-                            .iter()
-                            .find(|a| a.placement == Placement::Envelope && a.alias == f.name);
-                        let v = match a {
-                            Some(a) => match col(&a.column) {
-                                Some((_, v)) => v.clone(),
-                                None if o.missing == MissingBehavior::Ignore => Value::Null,
-                                None => return Err(missing(&a.column)),
-                            },
-                            None => Value::Null,
-                        };
-                        values.push(v);
-                    }
-                    (Some(vs), Some(Value::Struct(values)))
-                }
-            }
-        };
-
-        // Key and topic.
-        let (_, key) = col(&o.field_key).ok_or_else(|| missing(&o.field_key))?;
-        let key_schema = tables
-            .column(row, &o.field_key)
-            .ok_or_else(|| missing(&o.field_key))?;
-        let route_value = match col(&o.route_by) {
-            Some((s, v)) if s.ty == SchemaType::String => match v.as_str() {
-                Some(t) => t,
-                None => {
-                    return Err(fail(
-                        &alias,
-                        format_args!(
-                            "route.by.field {} is NULL in a row; it names the destination topic",
-                            o.route_by
-                        ),
-                    ))
-                }
-            },
-            Some((s, _)) => {
-                return Err(fail(
-                    &alias,
-                    format_args!(
-                        "route.by.field {} is of type {}, not string",
-                        o.route_by,
-                        s.ty.json_name()
-                    ),
-                ))
-            }
-            None => return Err(missing(&o.route_by)),
-        };
-        let topic = match self.topics.get(route_value) {
-            Some(t) => t.clone(),
-            None => {
-                let t: Arc<str> = Arc::from(
-                    o.route
-                        .rewrite(route_value)
-                        .unwrap_or_else(|| route_value.to_string()),
-                );
-                if self.topics.len() >= CACHE_LIMIT {
-                    self.topics.clear();
-                }
-                self.topics.insert(route_value.to_string(), t.clone());
-                t
-            }
-        };
+        let partition = outbox.place_additional(o, tables, &mut headers)?;
+        let (value_schema, value) = outbox.value(o, value_schema, payload)?;
+        let (key_schema, key) = outbox.shared_column(tables, &o.field_key)?;
+        let topic = topic(&mut self.topics, o, &outbox)?;
         Ok(ConnectRecord {
             topic,
             partition,
@@ -785,5 +580,357 @@ impl EventRouter {
     }
 }
 
+/// The destination topic of `row`: `route.topic.regex`/`route.topic.replacement` applied to
+/// its `route.by.field` value (the raw value when the regex does not match it entirely),
+/// cached per value in `topics`.
+fn topic(
+    topics: &mut HashMap<String, Arc<str>>,
+    o: &RouterOptions,
+    row: &OutboxRow<'_>,
+) -> Result<Arc<str>> {
+    let value = row.topic_value(&o.route_by)?;
+    cached(topics, value, || {
+        Ok(Arc::from(
+            o.route.rewrite(value).unwrap_or_else(|| value.to_string()),
+        ))
+    })
+}
+
+/// The payload of a routed record.
+struct Payload {
+    /// The payload column's value, or the expanded JSON's.
+    value: Value,
+    /// Its schema.
+    schema: Arc<Schema>,
+    /// The expanded schema as JSON, its value-schema cache key; `None` when not expanded (the
+    /// table's payload key applies).
+    expanded_key: Option<Vec<u8>>,
+}
+
+/// The `after` row of an outbox record, read column by column; its errors name the transform.
+#[derive(Clone, Copy)]
+struct OutboxRow<'a> {
+    /// The transform's alias.
+    alias: &'a str,
+    /// The row schema.
+    schema: &'a Schema,
+    /// The row value.
+    value: &'a Value,
+}
+
+impl<'a> OutboxRow<'a> {
+    /// Column `name`'s schema and value; `None` when the row has no such column.
+    fn col(&self, name: &str) -> Option<(&'a Schema, &'a Value)> {
+        field(self.schema, self.value, name)
+    }
+
+    /// The error of a row this transform cannot route.
+    fn fail(&self, msg: impl std::fmt::Display) -> Error {
+        fail(self.alias, msg)
+    }
+
+    /// The error of column `name` missing from the row.
+    fn missing(&self, name: &str) -> Error {
+        self.fail(format_args!("{name} is not a valid field name of the row"))
+    }
+
+    /// Column `name`'s schema, shared through `tables`, and value; or the missing-column error.
+    fn shared_column(
+        &self,
+        tables: &mut TableSchemas,
+        name: &str,
+    ) -> Result<(Arc<Schema>, &'a Value)> {
+        let (_, value) = self.col(name).ok_or_else(|| self.missing(name))?;
+        let schema = tables
+            .column(self.schema, name)
+            .ok_or_else(|| self.missing(name))?;
+        Ok((schema, value))
+    }
+
+    /// Header `key` carrying column `column`, or the missing-column error.
+    fn header(&self, tables: &mut TableSchemas, key: &str, column: &str) -> Result<Header> {
+        let (schema, value) = self.shared_column(tables, column)?;
+        Ok(Header {
+            key: Arc::from(key),
+            schema,
+            value: value.clone(),
+        })
+    }
+
+    /// The record timestamp in milliseconds: column `column` (`table.field.event.timestamp`)
+    /// converted from its Timestamp, MicroTimestamp or NanoTimestamp; the envelope's `ts_ms`
+    /// when no column is configured or its value is null.
+    fn timestamp(
+        &self,
+        column: Option<&str>,
+        env_schema: &Schema,
+        env: &Value,
+    ) -> Result<Option<i64>> {
+        let env_ts = match field(env_schema, env, "ts_ms") {
+            Some((_, Value::Int(ms))) => Some(*ms),
+            _ => None,
+        };
+        let Some(name) = column else {
+            return Ok(env_ts);
+        };
+        let Some((s, v)) = self.col(name) else {
+            return Err(self.fail(format_args!(
+                "unable to find timestamp field {name} in the row (table.field.event.timestamp)"
+            )));
+        };
+        if s.ty != SchemaType::Int64 {
+            return Err(self.fail(format_args!(
+                "timestamp field {name} is of type {}, not int64: table.field.event.timestamp needs a column of type timestamp (io.debezium.time.Timestamp, MicroTimestamp or NanoTimestamp); timestamptz is a string",
+                s.ty.json_name()
+            )));
+        }
+        let Value::Int(t) = v else {
+            return Ok(env_ts);
+        };
+        match s.name.as_deref() {
+            Some("io.debezium.time.Timestamp") => Ok(Some(*t)),
+            Some("io.debezium.time.MicroTimestamp") => Ok(Some(*t / 1_000)),
+            Some("io.debezium.time.NanoTimestamp") => Ok(Some(*t / 1_000_000)),
+            Some(other) => Err(self.fail(format_args!("unsupported type {other} of timestamp field {name}"))),
+            None => Err(self.fail(format_args!("timestamp field {name} is an int64 without a logical type; a Timestamp, MicroTimestamp or NanoTimestamp is needed"))),
+        }
+    }
+
+    /// The payload column's value and schema, expanded from JSON when
+    /// `table.expand.json.payload` is on; a payload that cannot be expanded stays unchanged,
+    /// with a warning naming `topic`, or fails.
+    fn payload(&self, o: &RouterOptions, tables: &TableSchemas, topic: &str) -> Result<Payload> {
+        let (_, raw) = self
+            .col(&o.field_payload)
+            .ok_or_else(|| self.missing(&o.field_payload))?;
+        let unchanged = || Payload {
+            value: raw.clone(),
+            schema: tables.payload.clone(),
+            expanded_key: None,
+        };
+        if !o.expand_json {
+            return Ok(unchanged());
+        }
+        match raw {
+            Value::String(_) | Value::Shared(_) => {}
+            Value::Null => return Ok(unchanged()),
+            _ => {
+                tracing::warn!(
+                    transform = %self.alias, topic = %topic,
+                    "outbox EventRouter: table.expand.json.payload is on but the payload is not a string"
+                );
+                return Ok(unchanged());
+            }
+        }
+        let text = raw.as_str().unwrap_or_default();
+        match json_expand::expand(text, &o.field_payload, o.json_nulls, o.json_empty_arrays) {
+            Ok((schema, value)) => {
+                let mut key = Vec::new();
+                crate::convert::json::write_schema(&schema, None, &mut key);
+                Ok(Payload {
+                    value,
+                    schema: Arc::new(schema),
+                    expanded_key: Some(key),
+                })
+            }
+            Err(ExpandError::Skip(why)) => {
+                tracing::warn!(
+                    transform = %self.alias, topic = %topic,
+                    "outbox EventRouter: JSON expansion failed, payload left unchanged: {why}"
+                );
+                Ok(unchanged())
+            }
+            Err(ExpandError::Fail(why)) => {
+                Err(self.fail(format_args!("table.expand.json.payload: {why}")))
+            }
+        }
+    }
+
+    /// The text of the `route.by.field` column (`None` when null), or the error of a missing
+    /// or non-string column.
+    fn route_value(&self, route_by: &str) -> Result<Option<&'a str>> {
+        match self.col(route_by) {
+            Some((s, v)) if s.ty == SchemaType::String => Ok(v.as_str()),
+            Some((s, _)) => Err(self.fail(format_args!(
+                "route.by.field {route_by} is of type {}, not string",
+                s.ty.json_name()
+            ))),
+            None => Err(self.missing(route_by)),
+        }
+    }
+
+    /// The `route.by.field` value that names the destination topic; a null one fails.
+    fn topic_value(&self, route_by: &str) -> Result<&'a str> {
+        self.route_value(route_by)?.ok_or_else(|| {
+            self.fail(format_args!(
+                "route.by.field {route_by} is NULL in a row; it names the destination topic"
+            ))
+        })
+    }
+
+    /// The value of the int32 `table.field.event.schema.version` column `column` (`None` when
+    /// null), or the error of a missing or non-int32 column.
+    fn schema_version(&self, column: &str) -> Result<Option<i64>> {
+        match self.col(column) {
+            Some((s, v)) if s.ty == SchemaType::Int32 => Ok(match v {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            }),
+            Some((s, _)) => Err(self.fail(format_args!(
+                "table.field.event.schema.version column {column} is of type {}, not int32",
+                s.ty.json_name()
+            ))),
+            None => Err(self.missing(column)),
+        }
+    }
+
+    /// The value struct's schema, named after `route_value`: field `payload` of
+    /// `payload_schema`, then each `envelope` placement under its alias with its column's
+    /// schema (an absent column fails, or is left out with `table.field.additional.missing`
+    /// `ignore`).
+    fn value_struct_schema(
+        &self,
+        o: &RouterOptions,
+        route_value: &str,
+        payload_schema: &Schema,
+    ) -> Result<Schema> {
+        let name = value_schema_name(self.schema.name.as_deref(), route_value);
+        let mut fields = vec![Field::new("payload", payload_schema.clone())];
+        for a in o
+            .additional
+            .iter()
+            .filter(|a| a.placement == Placement::Envelope)
+        {
+            match self.schema.field_index(&a.column) {
+                Some(i) => fields.push(Field::new(
+                    a.alias.clone(),
+                    self.schema.fields[i].schema.clone(),
+                )),
+                None if o.missing == MissingBehavior::Ignore => {}
+                None => {
+                    return Err(self.fail(format_args!(
+                        "unable to find field {} in the row (table.fields.additional.placement)",
+                        a.column
+                    )))
+                }
+            }
+        }
+        Ok(Schema::structure(name, false, fields))
+    }
+
+    /// Applies the `header` and `partition` placements: adds their headers to `headers` and
+    /// returns the partition, the last `partition` placement's value (`None` when there is
+    /// none or it is null). Absent columns fail, or are skipped with
+    /// `table.field.additional.missing=ignore`.
+    fn place_additional(
+        &self,
+        o: &RouterOptions,
+        tables: &mut TableSchemas,
+        headers: &mut Vec<Header>,
+    ) -> Result<Option<i32>> {
+        let mut partition = None;
+        for a in &o.additional {
+            if self.col(&a.column).is_none() && o.missing == MissingBehavior::Ignore {
+                continue;
+            }
+            match a.placement {
+                Placement::Envelope => {}
+                Placement::Header => headers.push(self.header(tables, &a.alias, &a.column)?),
+                Placement::Partition => partition = self.partition(&a.column)?,
+            }
+        }
+        Ok(partition)
+    }
+
+    /// The value of int32 column `column` as a partition (`None` when null), or the error of a
+    /// missing or non-int32 column.
+    fn partition(&self, column: &str) -> Result<Option<i32>> {
+        let (s, v) = self.col(column).ok_or_else(|| self.missing(column))?;
+        if s.ty != SchemaType::Int32 {
+            return Err(self.fail(format_args!(
+                "partition column {column} is of type {}, not int32",
+                s.ty.json_name()
+            )));
+        }
+        Ok(match v {
+            Value::Int(p) => Some(*p as i32),
+            _ => None,
+        })
+    }
+
+    /// The record's value schema and value: neither for a blank payload with
+    /// `route.tombstone.on.empty.payload`; else the payload alone, or with `value_schema` the
+    /// value struct.
+    fn value(
+        &self,
+        o: &RouterOptions,
+        value_schema: Option<Arc<Schema>>,
+        payload: Payload,
+    ) -> Result<(Option<Arc<Schema>>, Option<Value>)> {
+        if is_blank(&payload.value) && o.tombstone_on_empty {
+            return Ok((None, None));
+        }
+        match value_schema {
+            None => Ok((Some(payload.schema), Some(payload.value))),
+            Some(vs) => {
+                let value = self.value_struct(o, &vs, payload.value)?;
+                Ok((Some(vs), Some(value)))
+            }
+        }
+    }
+
+    /// The value struct of schema `vs`: `payload`, then for each further field of `vs` the
+    /// value of the `envelope` placement of that alias (null when there is none, or its column
+    /// is absent and `table.field.additional.missing=ignore`).
+    fn value_struct(&self, o: &RouterOptions, vs: &Schema, payload: Value) -> Result<Value> {
+        let mut values = Vec::with_capacity(vs.fields.len());
+        values.push(payload);
+        for f in &vs.fields[1..] {
+            let a = o
+                .additional
+                .iter()
+                .find(|a| a.placement == Placement::Envelope && a.alias == f.name);
+            let v = match a {
+                Some(a) => match self.col(&a.column) {
+                    Some((_, v)) => v.clone(),
+                    None if o.missing == MissingBehavior::Ignore => Value::Null,
+                    None => return Err(self.missing(&a.column)),
+                },
+                None => Value::Null,
+            };
+            values.push(v);
+        }
+        Ok(Value::Struct(values))
+    }
+}
+
+/// The value struct's name: the row schema's name with `route_value` inserted before its last
+/// part (`db.public.outbox.Value` → `db.public.outbox.<route value>.Value`).
+fn value_schema_name(row_name: Option<&str>, route_value: &str) -> String {
+    match row_name {
+        Some(n) => match n.rfind('.') {
+            Some(i) => format!("{}{route_value}.{}", &n[..=i], &n[i + 1..]),
+            None => format!("{route_value}.{n}"),
+        },
+        None => route_value.to_string(),
+    }
+}
+
+/// Whether a payload is null or text of only blanks and control characters (as Java's
+/// `trim` sees them).
+fn is_blank(payload: &Value) -> bool {
+    match payload {
+        Value::Null => true,
+        Value::String(_) | Value::Shared(_) => payload
+            .as_str()
+            .unwrap_or_default()
+            .trim_matches(|c: char| c <= ' ')
+            .is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod route_tests;
 #[cfg(test)]
 mod tests;

@@ -277,6 +277,7 @@ impl ExtractNewRecordState {
         }
     }
 
+    /// The error of a record this transform cannot unwrap.
     fn fail(&self, msg: impl std::fmt::Display) -> Error {
         Error::conversion(format!(
             "ExtractNewRecordState (transforms.{}): {msg}",
@@ -286,119 +287,163 @@ impl ExtractNewRecordState {
 
     /// Unwraps one record; `Ok(None)` drops it.
     pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
-        let tombstone = r.value.as_ref().is_none_or(|v| v.is_null());
-        let envelope = is_envelope(&r);
-        if tombstone {
-            for h in self
-                .o
-                .add_headers
-                .iter()
-                .filter(|h| h.parent.is_none() && h.field == "op")
-            {
-                r.headers.push(Header {
-                    key: Arc::from(h.name.as_str()),
-                    schema: Arc::new(Schema::new(SchemaType::String, false)),
-                    value: Value::String("d".into()),
-                });
-            }
-            return Ok(match self.o.mode {
-                DeleteMode::RewriteWithTombstone => Some(r),
-                _ => None,
-            });
+        if r.value.as_ref().is_none_or(|v| v.is_null()) {
+            return Ok(self.tombstone(r));
         }
-        if !envelope {
+        if !is_envelope(&r) {
             return Ok(Some(r));
         }
         let (Some(env_schema), Some(env)) = (r.value_schema.clone(), r.value.clone()) else {
             return Ok(Some(r));
         };
-        for h in &self.o.add_headers {
-            if let Some(schema) = h
-                .schema(&env_schema)
-                .map_err(|e| self.fail(format_args!("add.headers: {e}")))?
-            {
-                r.headers.push(Header {
-                    key: Arc::from(h.name.as_str()),
-                    schema: Arc::new(schema),
-                    value: h.value(&env_schema, &env),
-                });
-            }
-        }
+        self.add_headers(&mut r.headers, &env_schema, &env)?;
         let op = field(&env_schema, &env, "op")
             .and_then(|(_, v)| v.as_str().map(str::to_string))
             .unwrap_or_default();
         let Some((after_schema, after)) = field(&env_schema, &env, "after") else {
             return Err(self.fail("the envelope has no after field"));
         };
-        let before = field(&env_schema, &env, "before");
         if after.is_null() {
-            let before_v = before.map(|b| b.1).unwrap_or(&Value::Null);
-            if before_v.is_null() {
-                return Ok(None); // truncate
-            }
-            let mut out = match self.o.mode {
-                DeleteMode::Drop => return Ok(None),
-                DeleteMode::Tombstone => {
-                    r.value_schema = Some(Arc::new(after_schema.clone()));
-                    r.value = None;
-                    r
-                }
-                DeleteMode::DeleteToTombstone => {
-                    r.value_schema = None;
-                    r.value = None;
-                    r
-                }
-                DeleteMode::Rewrite | DeleteMode::RewriteWithTombstone => {
-                    let v = before_v.clone();
-                    self.finish(r, &env_schema, &env, &op, v, Some("true"))?
-                }
-            };
-            if let Some(route) = &self.o.route_by {
-                let topic = before
-                    .and_then(|(s, v)| field(s, v, route))
-                    .ok_or_else(|| {
-                        self.fail(format_args!(
-                            "route.by.field {route} is not a field of the before row"
-                        ))
-                    })?;
-                if topic.0.ty != SchemaType::String {
-                    return Err(self.fail(format_args!(
-                        "route.by.field {route} is not a string column"
-                    )));
-                }
-                if let Some(t) = topic.1.as_str().filter(|t| !t.trim().is_empty()) {
-                    out.topic = Arc::from(t);
-                }
-            }
-            return Ok(Some(out));
+            let before = field(&env_schema, &env, "before");
+            return self.delete(r, &env_schema, &env, &op, after_schema, before);
         }
+        self.row(r, &env_schema, &env, &op, after.clone()).map(Some)
+    }
+
+    /// The tombstone `r` when `rewrite-with-tombstone` keeps it, given header `"d"` per
+    /// `add.headers` entry naming `op`; `None` (dropped) in the other modes.
+    fn tombstone(&self, mut r: ConnectRecord) -> Option<ConnectRecord> {
+        for h in self
+            .o
+            .add_headers
+            .iter()
+            .filter(|h| h.parent.is_none() && h.field == "op")
+        {
+            r.headers.push(Header {
+                key: Arc::from(h.name.as_str()),
+                schema: Arc::new(Schema::new(SchemaType::String, false)),
+                value: Value::String("d".into()),
+            });
+        }
+        match self.o.mode {
+            DeleteMode::RewriteWithTombstone => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Adds a header per `add.headers` field the envelope has; fails on one that cannot be a
+    /// header.
+    fn add_headers(
+        &self,
+        headers: &mut Vec<Header>,
+        env_schema: &Schema,
+        env: &Value,
+    ) -> Result<()> {
+        for h in &self.o.add_headers {
+            if let Some(schema) = h
+                .schema(env_schema)
+                .map_err(|e| self.fail(format_args!("add.headers: {e}")))?
+            {
+                headers.push(Header {
+                    key: Arc::from(h.name.as_str()),
+                    schema: Arc::new(schema),
+                    value: h.value(env_schema, env),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The record of a delete (null `after`) per `delete.tombstone.handling.mode`, routed by
+    /// the `before` row; `None` drops it, as it drops a truncate (null `before` too).
+    fn delete(
+        &mut self,
+        mut r: ConnectRecord,
+        env_schema: &Arc<Schema>,
+        env: &Value,
+        op: &str,
+        after_schema: &Schema,
+        before: Option<(&Schema, &Value)>,
+    ) -> Result<Option<ConnectRecord>> {
+        let before_v = before.map(|b| b.1).unwrap_or(&Value::Null);
+        if before_v.is_null() {
+            return Ok(None); // truncate
+        }
+        let mut out = match self.o.mode {
+            DeleteMode::Drop => return Ok(None),
+            DeleteMode::Tombstone => {
+                r.value_schema = Some(Arc::new(after_schema.clone()));
+                r.value = None;
+                r
+            }
+            DeleteMode::DeleteToTombstone => {
+                r.value_schema = None;
+                r.value = None;
+                r
+            }
+            DeleteMode::Rewrite | DeleteMode::RewriteWithTombstone => {
+                let v = before_v.clone();
+                self.finish(r, env_schema, env, op, v, Some("true"))?
+            }
+        };
+        if let Some(route) = &self.o.route_by {
+            let column = before.and_then(|(s, v)| field(s, v, route));
+            if let Some(topic) = self.routed_topic(route, column, "before row")? {
+                out.topic = topic;
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The record of an insert, update or snapshot row: the `after` row (with `__deleted`
+    /// `"false"` in the rewrite modes), routed by its own value.
+    fn row(
+        &mut self,
+        r: ConnectRecord,
+        env_schema: &Arc<Schema>,
+        env: &Value,
+        op: &str,
+        after: Value,
+    ) -> Result<ConnectRecord> {
         let deleted = match self.o.mode {
             DeleteMode::Rewrite | DeleteMode::RewriteWithTombstone => Some("false"),
             _ => None,
         };
-        let row = after.clone();
-        let mut out = self.finish(r, &env_schema, &env, &op, row, deleted)?;
+        let mut out = self.finish(r, env_schema, env, op, after, deleted)?;
         if let Some(route) = &self.o.route_by {
-            let vs = out.value_schema.clone();
-            let t = match (&vs, &out.value) {
-                (Some(s), Some(v)) => field(s, v, route).map(|(fs, v)| (fs.ty, v.clone())),
+            let column = match (&out.value_schema, &out.value) {
+                (Some(s), Some(v)) => field(s, v, route),
                 _ => None,
-            }
-            .ok_or_else(|| {
-                self.fail(format_args!(
-                    "route.by.field {route} is not a field of the row"
-                ))
-            })?;
-            if t.0 != SchemaType::String {
-                return Err(self.fail(format_args!(
-                    "route.by.field {route} is not a string column"
-                )));
-            }
-            if let Some(t) = t.1.as_str().filter(|t| !t.trim().is_empty()) {
-                out.topic = Arc::from(t);
+            };
+            if let Some(topic) = self.routed_topic(route, column, "row")? {
+                out.topic = topic;
             }
         }
-        Ok(Some(out))
+        Ok(out)
+    }
+
+    /// The topic `route.by.field` column `column` (of the `row_name`) gives: `None` keeps the
+    /// record's topic (a null or blank value); a missing or non-string column fails.
+    fn routed_topic(
+        &self,
+        route: &str,
+        column: Option<(&Schema, &Value)>,
+        row_name: &str,
+    ) -> Result<Option<Arc<str>>> {
+        let (schema, value) = column.ok_or_else(|| {
+            self.fail(format_args!(
+                "route.by.field {route} is not a field of the {row_name}"
+            ))
+        })?;
+        if schema.ty != SchemaType::String {
+            return Err(self.fail(format_args!(
+                "route.by.field {route} is not a string column"
+            )));
+        }
+        Ok(value
+            .as_str()
+            .filter(|t| !t.trim().is_empty())
+            .map(Arc::from))
     }
 
     /// The row record: `row` with `__deleted` when `deleted` is set, then the `add.fields`.
@@ -481,5 +526,7 @@ impl ExtractNewRecordState {
     }
 }
 
+#[cfg(test)]
+mod apply_tests;
 #[cfg(test)]
 mod tests;
