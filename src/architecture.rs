@@ -4,10 +4,14 @@
 //!   [`ALLOWED`] lists for it (see `docs/architecture.md` for why);
 //! - **the pipeline stays readable**: no function in `src/pipeline/` is longer than
 //!   [`MAX_PIPELINE_FN_LINES`] lines;
-//! - **one error classifier**: no SQLSTATE code is written outside `src/error.rs`.
+//! - **one error classifier**: no SQLSTATE code is written outside `src/error.rs`;
+//! - **a key name is written once**: a string literal that is exactly a configuration key
+//!   appears only in the registry (`src/config/keys.rs`); parsers, messages and other layers
+//!   use its constants, so renaming or retiring a key is one edit there.
 //!
-//! Test code (`tests.rs`, `testutil.rs`, `fixture.rs` files, `#[cfg(test)]` modules and this
-//! file) is not checked: tests may reach across layers to build their inputs.
+//! Test code (files named `tests.rs`, `*_tests.rs`, `testutil.rs` and `fixture.rs`,
+//! `#[cfg(test)]` modules, and this file) is not checked: tests may reach across layers to
+//! build their inputs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,6 +54,8 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("lib", &["error"]),
+    // The CLI names the library as `pgcdc::`, not `crate::`.
+    ("main", &[]),
 ];
 
 /// The longest a function in `src/pipeline/` may be, in lines (signature to closing brace).
@@ -74,8 +80,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The non-test source of the crate's library: (path relative to `src/`, top-level module,
-/// text without test modules and comments). `main.rs` is the CLI and is left out.
+/// The non-test source of the crate: (path relative to `src/`, top-level module, text without
+/// its test modules; line numbers are kept).
 fn library_sources() -> Vec<(String, String, String)> {
     let src = src_dir();
     let mut files = Vec::new();
@@ -89,7 +95,8 @@ fn library_sources() -> Vec<(String, String, String)> {
             .to_string_lossy()
             .replace('\\', "/");
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        if rel == "main.rs" || matches!(stem, "tests" | "testutil" | "fixture" | "architecture") {
+        let test_only = stem.ends_with("tests") || matches!(stem, "testutil" | "fixture");
+        if test_only || stem == "architecture" {
             continue;
         }
         let top = rel
@@ -99,7 +106,7 @@ fn library_sources() -> Vec<(String, String, String)> {
             .trim_end_matches(".rs")
             .to_string();
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        out.push((rel, top, strip_comments(&without_tests(&text))));
+        out.push((rel, top, without_tests(&text)));
     }
     out
 }
@@ -173,9 +180,9 @@ fn every_module_imports_only_the_layers_below_it() {
             ));
             continue;
         };
-        for m in imported_modules(&code) {
+        for m in imported_modules(&strip_comments(&code)) {
             if m != top && !ok.contains(&m.as_str()) {
-                violations.push(format!("{rel} imports crate::{m}"));
+                violations.push(format!("src/{rel} imports crate::{m}"));
             }
         }
     }
@@ -225,10 +232,10 @@ fn no_pipeline_function_is_longer_than_the_limit() {
         if top != "pipeline" {
             continue;
         }
-        for (name, line, len) in functions(&code) {
+        for (name, line, len) in functions(&strip_comments(&code)) {
             count += 1;
             if len > MAX_PIPELINE_FN_LINES {
-                long.push(format!("{rel}:{line} fn {name}: {len} lines"));
+                long.push(format!("src/{rel}:{line} fn {name}: {len} lines"));
             }
         }
     }
@@ -255,14 +262,14 @@ fn sqlstate_codes_are_written_only_in_the_error_classifier() {
         if rel == "error.rs" {
             continue;
         }
-        for piece in code.split('"').skip(1).step_by(2) {
+        for (line, piece) in string_literals(&code) {
             let is_code = piece.len() == 5
                 && piece
                     .chars()
                     .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
                 && SQLSTATE_CLASSES.contains(&&piece[..2]);
             if is_code {
-                found.push(format!("{rel}: \"{piece}\""));
+                found.push(format!("src/{rel}:{line}: \"{piece}\""));
             }
         }
     }
@@ -271,6 +278,136 @@ fn sqlstate_codes_are_written_only_in_the_error_classifier() {
         "SQLSTATE literals outside src/error.rs (classify them there):\n{}",
         found.join("\n")
     );
+}
+
+#[test]
+fn key_names_are_written_only_in_the_registry() {
+    use crate::config::keys::{KEYS, PREFIXES};
+    let names: Vec<&str> = KEYS.iter().chain(PREFIXES).map(|(k, _)| *k).collect();
+    let mut found = Vec::new();
+    let mut literals = 0;
+    for (rel, _, code) in library_sources() {
+        if rel == "config/keys.rs" {
+            continue;
+        }
+        for (line, literal) in string_literals(&code) {
+            literals += 1;
+            let path = format!("src/{rel}");
+            if names.contains(&literal.as_str())
+                && !NOT_KEYS.contains(&(path.as_str(), literal.as_str()))
+            {
+                found.push(format!("{path}:{line}: {literal:?}"));
+            }
+        }
+    }
+    assert!(
+        literals > 1000,
+        "the scanner found only {literals} literals"
+    );
+    assert!(
+        found.is_empty(),
+        "key names written outside src/config/keys.rs (use the constants of config::keys):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Literals that are a registered name by coincidence, not a use of the key: (file under
+/// the crate root, literal).
+const NOT_KEYS: &[(&str, &str)] = &[
+    // The `name` field of the envelope's `source` block.
+    ("src/event/envelope.rs", "name"),
+    // The `name` option of the HasHeaderKey predicate (`predicates.<alias>.name`).
+    ("src/transform/predicate.rs", "name"),
+    // librdkafka's own property of that name, set on the clients.
+    ("src/sink/kafka.rs", "bootstrap.servers"),
+];
+
+/// The string literals of Rust source `code` with their line numbers; comments, character
+/// literals and lifetimes are skipped. Escapes are kept as written.
+fn string_literals(code: &str) -> Vec<(usize, String)> {
+    let b: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    while i < b.len() {
+        let c = b[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && b.get(i + 1) == Some(&'/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && b.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == '*' && b.get(i + 1) == Some(&'/')) {
+                line += usize::from(b[i] == '\n');
+                i += 1;
+            }
+            i += 2;
+        } else if c == '\'' {
+            // 'x', '\n', '\'' or a lifetime.
+            if b.get(i + 1) == Some(&'\\') {
+                i += 3;
+                while i < b.len() && b[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if b.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if c == '"' {
+            let (start, first_line) = (i + 1, line);
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                line += usize::from(b[i] == '\n');
+                i += if b[i] == '\\' { 2 } else { 1 };
+            }
+            out.push((first_line, b[start..i.min(b.len())].iter().collect()));
+            i += 1;
+        } else if is_ident(c) {
+            let start = i;
+            while i < b.len() && is_ident(b[i]) {
+                i += 1;
+            }
+            let word: String = b[start..i].iter().collect();
+            let hashes = b[i..].iter().take_while(|&&h| h == '#').count();
+            if (word == "r" || word == "br") && b.get(i + hashes) == Some(&'"') {
+                // A raw string: ends at '"' followed by as many '#'.
+                i += hashes + 1;
+                let (start, first_line) = (i, line);
+                let closes = |i: usize| {
+                    b[i] == '"'
+                        && i + hashes < b.len()
+                        && b[i + 1..=i + hashes].iter().all(|&h| h == '#')
+                };
+                while i < b.len() && !closes(i) {
+                    line += usize::from(b[i] == '\n');
+                    i += 1;
+                }
+                out.push((first_line, b[start..i.min(b.len())].iter().collect()));
+                i += 1 + hashes;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_scanner_finds_string_literals_and_skips_comments_and_chars() {
+    let code = "let a = \"x.y\"; // \"in.comment\"\nlet c = '\"'; let d = '\\''; fn f<'a>() {}\n\
+                let r = r#\"raw \"q\" s\"#; /* \"block\" */ let e = \"es\\\"c\";";
+    let found: Vec<(usize, String)> = string_literals(code);
+    let want: Vec<(usize, String)> = vec![
+        (1, "x.y".into()),
+        (3, "raw \"q\" s".into()),
+        (3, "es\\\"c".into()),
+    ];
+    assert_eq!(found, want);
 }
 
 #[test]
