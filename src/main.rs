@@ -104,18 +104,17 @@ fn main() -> ExitCode {
             Command::Run { config, set } => {
                 let (_, cfg) = load(&config, set)?;
                 let mut connector = Connector::new(Arc::new(cfg));
-                connector.start()?;
-                tokio::select! {
-                    r = connector.wait() => r.map(|_| ()),
-                    () = wait_for_signal() => {
-                        tracing::info!("signal received; stopping (a second signal exits at once)");
-                        tokio::spawn(async {
-                            wait_for_signal().await;
-                            std::process::exit(130);
-                        });
-                        connector.stop().await.map(|_| ())
-                    }
-                }
+                let stopper = connector.stopper();
+                tokio::spawn(async move {
+                    wait_for_signal().await;
+                    tracing::info!("signal received; stopping (a second signal exits at once)");
+                    stopper.stop();
+                    wait_for_signal().await;
+                    std::process::exit(130);
+                });
+                // On the main thread, as the runtime's worker threads serve the replication
+                // reader and the connections.
+                connector.run().await.map(|_| ())
             }
         }
     });

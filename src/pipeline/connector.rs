@@ -80,8 +80,19 @@ impl Shared {
 pub struct Connector {
     config: Arc<ConnectorConfig>,
     shared: Arc<Shared>,
-    stop: Option<watch::Sender<bool>>,
+    stop: Arc<watch::Sender<bool>>,
     task: Option<JoinHandle<Result<()>>>,
+}
+
+/// Asks a connector to stop gracefully, from anywhere (a signal handler, an HTTP request).
+#[derive(Debug, Clone)]
+pub struct Stopper(Arc<watch::Sender<bool>>);
+
+impl Stopper {
+    /// Requests a graceful stop of the connector's current run (without waiting for it).
+    pub fn stop(&self) {
+        self.0.send_replace(true);
+    }
 }
 
 impl Connector {
@@ -93,7 +104,7 @@ impl Connector {
                 status: Mutex::new((ConnectorState::Unassigned, None, 0)),
                 counters: Arc::new(Counters::default()),
             }),
-            stop: None,
+            stop: Arc::new(watch::channel(false).0),
             task: None,
         }
     }
@@ -103,26 +114,51 @@ impl Connector {
         &self.config
     }
 
-    /// Starts the connector on the current tokio runtime. Errors: it is already running.
+    /// Starts the connector as a task of the current tokio runtime. Errors: it is already
+    /// running.
     pub fn start(&mut self) -> Result<()> {
+        let stop_rx = self.begin_run()?;
+        self.task = Some(tokio::spawn(supervise(
+            self.config.clone(),
+            stop_rx,
+            self.shared.clone(),
+        )));
+        Ok(())
+    }
+
+    /// Runs the connector in the calling task until it ends (a stop through a [`Stopper`],
+    /// or a fatal error) and returns its counters or the error that ended it. The CLI runs
+    /// its one connector this way, on the main thread. Errors also: it is already running.
+    pub async fn run(&mut self) -> Result<RunStats> {
+        let stop_rx = self.begin_run()?;
+        supervise(self.config.clone(), stop_rx, self.shared.clone()).await?;
+        Ok(self.shared.counters.snapshot())
+    }
+
+    /// A handle that stops this connector's runs from elsewhere.
+    pub fn stopper(&self) -> Stopper {
+        Stopper(self.stop.clone())
+    }
+
+    /// Marks a new run as started: clears a past stop request and the status, and returns the
+    /// run's stop signal.
+    fn begin_run(&mut self) -> Result<watch::Receiver<bool>> {
         if self.task.as_ref().is_some_and(|t| !t.is_finished()) {
             return Err(Error::config(format!(
                 "connector {} is already running",
                 self.config.name
             )));
         }
-        let (stop, stop_rx) = watch::channel(false);
-        {
-            let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
-            *s = (ConnectorState::Running, None, 0);
+        let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
+        if s.0 == ConnectorState::Running || s.0 == ConnectorState::Restarting {
+            return Err(Error::config(format!(
+                "connector {} is already running",
+                self.config.name
+            )));
         }
-        self.task = Some(tokio::spawn(supervise(
-            self.config.clone(),
-            stop_rx,
-            self.shared.clone(),
-        )));
-        self.stop = Some(stop);
-        Ok(())
+        *s = (ConnectorState::Running, None, 0);
+        self.stop.send_replace(false);
+        Ok(self.stop.subscribe())
     }
 
     /// What the connector is doing now.
@@ -139,9 +175,7 @@ impl Connector {
 
     /// Asks a running connector to stop gracefully (without waiting for it).
     pub fn request_stop(&self) {
-        if let Some(stop) = &self.stop {
-            let _ = stop.send(true);
-        }
+        self.stop.send_replace(true);
     }
 
     /// Stops the connector gracefully and waits for it: see [`Connector::wait`].
@@ -159,7 +193,6 @@ impl Connector {
         };
         let joined = task.await;
         self.task = None;
-        self.stop = None;
         match joined {
             Ok(r) => r.map(|()| self.shared.counters.snapshot()),
             Err(e) => {

@@ -54,7 +54,7 @@ use tokio::sync::watch;
 use crate::config::ConnectorConfig;
 use crate::error::Result;
 
-pub use connector::{Connector, ConnectorState, ConnectorStatus};
+pub use connector::{Connector, ConnectorState, ConnectorStatus, Stopper};
 pub use validate::validate_config;
 
 /// How long a graceful stop waits for outstanding Kafka acknowledgements.

@@ -4,40 +4,12 @@
 
 use std::sync::Arc;
 
-use crate::event::{ConnectRecord, Op, SchemaType, TableDescriptor, Value};
+use super::tests::{t, unwrap};
+use crate::event::{ConnectRecord, Op, Value};
+use crate::transform::apply_chain;
 use crate::transform::testutil::*;
-use crate::transform::{apply_chain, Stage};
 
 const PREFIX: &str = "ExtractNewRecordState (transforms.unwrap): ";
-
-fn t() -> Arc<TableDescriptor> {
-    table(
-        "public",
-        "customers",
-        vec![
-            col("id", SchemaType::Int32, false),
-            col("name", SchemaType::String, true),
-        ],
-    )
-}
-
-fn unwrap(opts: &[(&str, &str)]) -> Vec<Stage> {
-    let mut pairs = vec![
-        ("transforms".to_string(), "unwrap".to_string()),
-        (
-            "transforms.unwrap.type".to_string(),
-            crate::transform::EXTRACT_NEW_RECORD_STATE.to_string(),
-        ),
-    ];
-    for (k, v) in opts {
-        pairs.push((format!("transforms.unwrap.{k}"), v.to_string()));
-    }
-    let refs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    chain(&refs)
-}
 
 /// The insert record of row `(1, name)`.
 fn created(name: Value) -> ConnectRecord {

@@ -7,7 +7,8 @@ use crate::event::{Op, SchemaType, TableDescriptor, Value};
 use crate::transform::testutil::*;
 use crate::transform::Stage;
 
-fn t() -> Arc<TableDescriptor> {
+/// The table the unwrap tests use: `public.customers (id int4 NOT NULL, name text)`.
+pub(super) fn t() -> Arc<TableDescriptor> {
     table(
         "public",
         "customers",
@@ -18,7 +19,9 @@ fn t() -> Arc<TableDescriptor> {
     )
 }
 
-fn unwrap(opts: &[(&str, &str)]) -> Vec<Stage> {
+/// An ExtractNewRecordState chain under alias `unwrap` with `opts` (option names without
+/// prefix).
+pub(super) fn unwrap(opts: &[(&str, &str)]) -> Vec<Stage> {
     let mut pairs = vec![
         ("transforms".to_string(), "unwrap".to_string()),
         (
