@@ -111,26 +111,46 @@ fn library_sources() -> Vec<(String, String, String)> {
     out
 }
 
-/// `text` up to its first inline `#[cfg(test)]` module (test modules close the file in this
-/// crate); `#[cfg(test)] mod x;` declarations are dropped.
+/// `text` with every `#[cfg(test)]` item blanked out (line numbers are kept): a one-line
+/// item (`mod tests;`), or an item from its first line to the closing brace at the same
+/// indentation.
 fn without_tests(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let mut out = String::new();
+    let mut keep = vec![true; lines.len()];
     let mut i = 0;
     while i < lines.len() {
-        if lines[i].trim() == "#[cfg(test)]" {
-            let next = lines.get(i + 1).map_or("", |l| l.trim());
-            if next.ends_with(';') {
-                i += 2;
-                continue;
-            }
-            break;
+        if lines[i].trim() != "#[cfg(test)]" {
+            i += 1;
+            continue;
         }
-        out.push_str(lines[i]);
-        out.push('\n');
-        i += 1;
+        let item = i + 1;
+        let end = match lines.get(item) {
+            Some(l) if l.trim_end().ends_with(';') => item,
+            Some(l) => {
+                let close = format!("{}}}", &l[..l.len() - l.trim_start().len()]);
+                lines[item..]
+                    .iter()
+                    .position(|x| x.trim_end() == close)
+                    .map_or(lines.len() - 1, |n| item + n)
+            }
+            None => i,
+        };
+        keep[i..=end.min(lines.len() - 1)]
+            .iter_mut()
+            .for_each(|k| *k = false);
+        i = end + 1;
     }
-    out
+    lines
+        .iter()
+        .zip(keep)
+        .map(|(l, k)| {
+            if k {
+                format!("{l}\n")
+            } else {
+                "\n".to_string()
+            }
+        })
+        .collect()
 }
 
 /// `text` without `//` comments (doc comments included). Good enough for this crate's code:
@@ -147,6 +167,7 @@ fn strip_comments(text: &str) -> String {
 
 /// The top-level modules `code` names as `crate::<module>`.
 fn imported_modules(code: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut found = Vec::new();
     for (i, _) in code.match_indices("crate::") {
         if i > 0 {
@@ -156,10 +177,27 @@ fn imported_modules(code: &str) -> Vec<String> {
             }
         }
         let rest = &code[i + "crate::".len()..];
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
+        if let Some(group) = rest.strip_prefix('{') {
+            // `crate::{a, b::c, d::{e}}`: the first name of each top-level item.
+            let mut depth = 0;
+            let mut item_start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && ident(c) => {
+                        item_start = false;
+                        found.push(group[j..].chars().take_while(|&c| ident(c)).collect());
+                    }
+                    c if !c.is_whitespace() => item_start = false,
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        let name: String = rest.chars().take_while(|&c| ident(c)).collect();
         if !name.is_empty() {
             found.push(name);
         }
@@ -169,6 +207,58 @@ fn imported_modules(code: &str) -> Vec<String> {
     found
 }
 
+/// External crates a module must not use, by top-level module: the source side never talks
+/// to Kafka; the model, the converters and the transforms are pure (no runtime, no
+/// sockets); the sink never sees PostgreSQL's client.
+pub const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[
+    ("pg", &["rdkafka"]),
+    ("event", &["tokio", "tokio_postgres", "rdkafka", "socket2"]),
+    ("config", &["tokio", "tokio_postgres", "rdkafka", "socket2"]),
+    (
+        "convert",
+        &["tokio", "tokio_postgres", "rdkafka", "socket2"],
+    ),
+    (
+        "transform",
+        &["tokio", "tokio_postgres", "rdkafka", "socket2"],
+    ),
+    (
+        "offsets",
+        &["tokio", "tokio_postgres", "rdkafka", "socket2"],
+    ),
+    ("sink", &["tokio_postgres", "postgres_protocol"]),
+    ("util", &["tokio", "tokio_postgres", "rdkafka"]),
+    ("lsn", &["tokio", "tokio_postgres", "rdkafka"]),
+];
+
+#[test]
+fn pure_layers_use_no_runtime_sockets_or_foreign_clients() {
+    let mut violations = Vec::new();
+    for (rel, top, code) in library_sources() {
+        let Some((_, forbidden)) = FORBIDDEN_CRATES.iter().find(|(m, _)| *m == top) else {
+            continue;
+        };
+        let code = strip_comments(&code);
+        for krate in *forbidden {
+            let path = format!("{krate}::");
+            let used = code.match_indices(&path).any(|(i, _)| {
+                i == 0 || {
+                    let prev = code.as_bytes()[i - 1];
+                    !(prev.is_ascii_alphanumeric() || matches!(prev, b'_' | b':'))
+                }
+            });
+            if used {
+                violations.push(format!("src/{rel} uses {krate}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "crates used against the layer rules (docs/architecture.md):\n{}",
+        violations.join("\n")
+    );
+}
+
 #[test]
 fn every_module_imports_only_the_layers_below_it() {
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
@@ -176,7 +266,7 @@ fn every_module_imports_only_the_layers_below_it() {
     for (rel, top, code) in library_sources() {
         let Some(ok) = allowed.get(top.as_str()) else {
             violations.push(format!(
-                "{rel}: module {top} is not in architecture::ALLOWED"
+                "src/{rel}: module {top} is not in architecture::ALLOWED"
             ));
             continue;
         };
@@ -416,10 +506,15 @@ fn the_checks_see_what_they_check() {
         imported_modules("use crate::pg::x; a::crate::no; crate::sink::Y"),
         ["pg", "sink"]
     );
+    assert_eq!(
+        imported_modules("use crate::{\n    event::{A, B},\n    lsn, offsets::x };"),
+        ["event", "lsn", "offsets"]
+    );
     let f = functions("fn a() {\n    x\n}\n    pub async fn b(\n    ) {\n    }\n");
     assert_eq!(f, [("a".to_string(), 1, 3), ("b".to_string(), 4, 3)]);
     assert_eq!(
-        without_tests("a\n#[cfg(test)]\nmod t;\nb\n#[cfg(test)]\nmod x {\n}\n"),
-        "a\nb\n"
+        without_tests("a\n#[cfg(test)]\nmod t;\nb\n#[cfg(test)]\nfn x() {\n    y\n}\nc\n"),
+        "a\n\n\nb\n\n\n\n\nc\n",
+        "test items are blanked, the code after them kept, line numbers unchanged"
     );
 }

@@ -41,6 +41,8 @@ pub enum ErrorKind {
     Kafka,
     /// Local I/O (the offset file). Fatal.
     Io,
+    /// pgcdc itself failed (a task ended abnormally). Fatal.
+    Internal,
 }
 
 /// What the connector does after an error of some kind.
@@ -93,6 +95,10 @@ impl ErrorKind {
             ErrorKind::Io => (
                 false,
                 "check the path, its directory and its permissions (offset.storage.file.filename)",
+            ),
+            ErrorKind::Internal => (
+                false,
+                "a failure inside pgcdc: report it with the log; nothing unacknowledged was confirmed, so a restart resends it",
             ),
         };
         Policy { retriable, fix }
@@ -188,9 +194,11 @@ pub const SQLSTATE_RULES: &[SqlStateRule] = &[
     rule("57P03", ErrorKind::Connection, HeartbeatAction::Restart, ""),
     // Too many connections: a slot frees up.
     rule("53300", ErrorKind::Connection, HeartbeatAction::Continue, ""),
+    // Object in use: another walsender holds the slot. As when start-up finds the slot
+    // active, pgcdc waits for it to free up (restarts), telling the operator who holds it.
     rule(
         "55006",
-        ErrorKind::Server,
+        ErrorKind::Connection,
         HeartbeatAction::Continue,
         "another connection holds the object (pg_stat_replication shows a slot's client): stop it, or use another slot.name",
     ),
@@ -244,8 +252,11 @@ pub fn heartbeat_action(code: Option<&str>) -> HeartbeatAction {
 pub enum IoContext {
     /// A socket to PostgreSQL or Kafka (including TLS on it).
     Network,
-    /// A local file: the offset file, certificates, the config.
+    /// A file pgcdc keeps: the offset file.
     File,
+    /// A file the configuration names (the config file, certificates and keys): whatever the
+    /// I/O error, the configuration has to change, so it is an [`ErrorKind::Config`] error.
+    Config,
 }
 
 /// One row of the I/O table: a [`io::ErrorKind`] and the kind it becomes on a network
@@ -337,6 +348,7 @@ pub const IO_RULES: &[IoRule] = &[
 pub fn classify_io(io: io::ErrorKind, context: IoContext) -> ErrorKind {
     let row = IO_RULES.iter().find(|r| r.io == io);
     match (row, context) {
+        (_, IoContext::Config) => ErrorKind::Config,
         (Some(r), IoContext::Network) => r.network,
         (Some(r), IoContext::File) => r.file,
         (None, IoContext::Network) => ErrorKind::Connection,
@@ -508,7 +520,7 @@ mod tests {
     fn only_connection_errors_are_retried_and_every_fatal_kind_names_a_fix() {
         use ErrorKind::*;
         for kind in [
-            Config, Connection, Auth, Server, Protocol, Conversion, Sql, Kafka, Io,
+            Config, Connection, Auth, Server, Protocol, Conversion, Sql, Kafka, Io, Internal,
         ] {
             let p = kind.policy();
             assert_eq!(p.retriable, kind == Connection, "{kind:?}");
@@ -520,7 +532,9 @@ mod tests {
     fn sqlstates_are_classified_the_same_on_every_connection() {
         for context in [SqlContext::Connection, SqlContext::Statement] {
             // The server starting up, stopping or out of connection slots: retried.
-            for code in ["57P01", "57P02", "57P03", "53300", "08006", "08001"] {
+            for code in [
+                "57P01", "57P02", "57P03", "53300", "55006", "08006", "08001",
+            ] {
                 assert_eq!(
                     classify_sqlstate(code, context).0,
                     ErrorKind::Connection,
@@ -585,6 +599,10 @@ mod tests {
         }
         assert_eq!(
             classify_io(io::ErrorKind::InvalidInput, IoContext::Network),
+            ErrorKind::Config
+        );
+        assert_eq!(
+            classify_io(io::ErrorKind::NotFound, IoContext::Config),
             ErrorKind::Config
         );
         let e = Error::network_io(io::Error::from(io::ErrorKind::ConnectionReset));

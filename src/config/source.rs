@@ -8,7 +8,7 @@ use super::keys::{
     DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT, DATABASE_USER, NAME,
 };
 use super::RawConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 
 /// Where configuration comes from besides the file.
 #[derive(Debug, Clone, Default)]
@@ -163,7 +163,8 @@ fn json_to_string(key: &str, v: &serde_json::Value) -> Result<String> {
 /// JSON map, or `.properties`. Errors name the file and what is wrong with it.
 pub fn load_file(path: &Path) -> Result<RawConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::config(format!("cannot read config file {}", path.display())).with_source(e)
+        let what = format!("cannot read config file {}", path.display());
+        Error::io(e, IoContext::Config, what)
     })?;
     let json_name = path
         .extension()

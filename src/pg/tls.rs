@@ -26,7 +26,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
 
 use crate::config::{DatabaseConfig, SslMode};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -34,11 +34,8 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 
 fn read_pem(path: &std::path::Path, what: &str) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| {
-        Error::config(format!(
-            "cannot read {what} {} (database.{what})",
-            path.display()
-        ))
-        .with_source(e)
+        let message = format!("cannot read {what} {} (database.{what})", path.display());
+        Error::io(e, IoContext::Config, message)
     })
 }
 

@@ -18,6 +18,19 @@ use crate::sink::Sink;
 use super::processor::Processor;
 use super::relations::Catalog;
 
+/// Row values of one image: one value per column of the table.
+type Row = Vec<crate::event::Value>;
+
+/// What a change carries: the key of the emitted image, the old key when it differs (a
+/// primary-key change), and the row images.
+#[derive(Default)]
+struct Images {
+    key: Option<Row>,
+    old_key: Option<Row>,
+    before: Option<Row>,
+    after: Option<Row>,
+}
+
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// An Insert: one `c` event.
     pub(super) async fn insert(&mut self, lsn: Lsn, relation_id: u32, new: Tuple) -> Result<()> {
@@ -28,8 +41,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         }
         let after = self.row(&table, &new, None, Image::New)?;
-        let key = table.key_of(&after);
-        let ev = self.event(&table, Op::Create, lsn, key, None, None, Some(after))?;
+        let images = Images {
+            key: table.key_of(&after),
+            after: Some(after),
+            ..Images::default()
+        };
+        let ev = self.event(&table, Op::Create, lsn, images)?;
         self.emit_change(ev).await
     }
 
@@ -64,7 +81,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .as_ref()
             .and_then(|b| table.key_of(b))
             .filter(|k| Some(k) != key.as_ref());
-        let ev = self.event(&table, Op::Update, lsn, key, old_key, before, Some(after))?;
+        let images = Images {
+            key,
+            old_key,
+            before,
+            after: Some(after),
+        };
+        let ev = self.event(&table, Op::Update, lsn, images)?;
         self.emit_change(ev).await
     }
 
@@ -78,8 +101,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         let (OldTuple::Full(tuple) | OldTuple::Key(tuple)) = &old;
         let before = self.row(&table, tuple, None, Image::Old)?;
-        let key = table.key_of(&before);
-        let ev = self.event(&table, Op::Delete, lsn, key, None, Some(before), None)?;
+        let images = Images {
+            key: table.key_of(&before),
+            before: Some(before),
+            ..Images::default()
+        };
+        let ev = self.event(&table, Op::Delete, lsn, images)?;
         self.emit_change(ev).await
     }
 
@@ -92,7 +119,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             let Some(table) = self.table(relation_id)? else {
                 continue;
             };
-            let ev = self.event(&table, Op::Truncate, lsn, None, None, None, None)?;
+            let ev = self.event(&table, Op::Truncate, lsn, Images::default())?;
             self.emit_change(ev).await?;
         }
         Ok(())
@@ -105,7 +132,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         tuple: &Tuple,
         old_full: Option<&Tuple>,
         image: Image,
-    ) -> Result<Vec<crate::event::Value>> {
+    ) -> Result<Row> {
         table.row_from_tuple(
             tuple,
             old_full,
@@ -116,16 +143,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     /// A streamed change event of the open transaction.
-    #[allow(clippy::too_many_arguments)]
     fn event(
         &self,
         table: &Arc<TableSchema>,
         op: Op,
         lsn: Lsn,
-        key: Option<Vec<crate::event::Value>>,
-        old_key: Option<Vec<crate::event::Value>>,
-        before: Option<Vec<crate::event::Value>>,
-        after: Option<Vec<crate::event::Value>>,
+        images: Images,
     ) -> Result<ChangeEvent> {
         let tx = self.open_tx()?;
         let source = self.source.info(
@@ -139,10 +162,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         Ok(ChangeEvent {
             table: table.descriptor.clone(),
             op,
-            key,
-            old_key,
-            before: before.map(|b| table.value_row(b)),
-            after: after.map(|a| table.value_row(a)),
+            key: images.key,
+            old_key: images.old_key,
+            before: images.before.map(|b| table.value_row(b)),
+            after: images.after.map(|a| table.value_row(a)),
             source,
         })
     }

@@ -48,30 +48,55 @@ pub struct ConnectorStatus {
     pub last_error: Option<String>,
     /// Restarts after retriable errors since it was started.
     pub restarts: u64,
-    /// Counters since it was created.
+    /// Counters since it was created, over all its runs.
     pub stats: RunStats,
 }
 
-/// State shared between a connector and its supervision task.
+/// The part of the status the supervision loop writes.
+#[derive(Debug)]
+struct Progress {
+    state: ConnectorState,
+    last_error: Option<String>,
+    restarts: u64,
+    /// Counters of the runs that ended.
+    finished: RunStats,
+    /// Counters of the current run (each run logs its own).
+    current: Arc<Counters>,
+}
+
+/// State shared between a connector and its supervision loop.
 #[derive(Debug)]
 struct Shared {
-    status: Mutex<(ConnectorState, Option<String>, u64)>,
-    counters: Arc<Counters>,
+    progress: Mutex<Progress>,
 }
 
 impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sets the state and, when given, the last error.
     fn set(&self, state: ConnectorState, error: Option<String>) {
-        let mut s = self.status.lock().unwrap_or_else(|p| p.into_inner());
-        s.0 = state;
+        let mut p = self.lock();
+        p.state = state;
         if error.is_some() {
-            s.1 = error;
+            p.last_error = error;
         }
     }
 
-    fn count_restart(&self) -> u64 {
-        let mut s = self.status.lock().unwrap_or_else(|p| p.into_inner());
-        s.2 += 1;
-        s.2
+    /// Fresh counters for a new run; the previous run's are added to the total.
+    fn new_run(&self) -> Arc<Counters> {
+        let mut p = self.lock();
+        let ended = p.current.snapshot();
+        p.finished = p.finished + ended;
+        p.current = Arc::new(Counters::default());
+        p.current.clone()
+    }
+
+    /// Counters over every run, the current one included.
+    fn stats(&self) -> RunStats {
+        let p = self.lock();
+        p.finished + p.current.snapshot()
     }
 }
 
@@ -101,8 +126,13 @@ impl Connector {
         Connector {
             config,
             shared: Arc::new(Shared {
-                status: Mutex::new((ConnectorState::Unassigned, None, 0)),
-                counters: Arc::new(Counters::default()),
+                progress: Mutex::new(Progress {
+                    state: ConnectorState::Unassigned,
+                    last_error: None,
+                    restarts: 0,
+                    finished: RunStats::default(),
+                    current: Arc::new(Counters::default()),
+                }),
             }),
             stop: Arc::new(watch::channel(false).0),
             task: None,
@@ -129,10 +159,14 @@ impl Connector {
     /// Runs the connector in the calling task until it ends (a stop through a [`Stopper`],
     /// or a fatal error) and returns its counters or the error that ended it. The CLI runs
     /// its one connector this way, on the main thread. Errors also: it is already running.
+    /// Cancel-safe: if the future is dropped, the connector is left stopped.
     pub async fn run(&mut self) -> Result<RunStats> {
         let stop_rx = self.begin_run()?;
-        supervise(self.config.clone(), stop_rx, self.shared.clone()).await?;
-        Ok(self.shared.counters.snapshot())
+        let guard = StoppedOnDrop(&self.shared);
+        let result = supervise(self.config.clone(), stop_rx, self.shared.clone()).await;
+        drop(guard);
+        self.stop.send_replace(false);
+        result.map(|()| self.shared.stats())
     }
 
     /// A handle that stops this connector's runs from elsewhere.
@@ -140,36 +174,42 @@ impl Connector {
         Stopper(self.stop.clone())
     }
 
-    /// Marks a new run as started: clears a past stop request and the status, and returns the
-    /// run's stop signal.
+    /// Marks the connector as running and returns its stop signal. A stop requested while it
+    /// was not running is honoured: the run stops at once (and the request is then used up).
     fn begin_run(&mut self) -> Result<watch::Receiver<bool>> {
-        if self.task.as_ref().is_some_and(|t| !t.is_finished()) {
+        let mut p = self.shared.lock();
+        let task_alive = self.task.as_ref().is_some_and(|t| !t.is_finished());
+        if task_alive
+            || matches!(
+                p.state,
+                ConnectorState::Running | ConnectorState::Restarting
+            )
+        {
             return Err(Error::config(format!(
                 "connector {} is already running",
                 self.config.name
             )));
         }
-        let mut s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
-        if s.0 == ConnectorState::Running || s.0 == ConnectorState::Restarting {
-            return Err(Error::config(format!(
-                "connector {} is already running",
-                self.config.name
-            )));
+        p.state = ConnectorState::Running;
+        p.last_error = None;
+        p.restarts = 0;
+        let mut rx = self.stop.subscribe();
+        if *rx.borrow() {
+            rx.mark_changed();
         }
-        *s = (ConnectorState::Running, None, 0);
-        self.stop.send_replace(false);
-        Ok(self.stop.subscribe())
+        Ok(rx)
     }
 
     /// What the connector is doing now.
     pub fn status(&self) -> ConnectorStatus {
-        let s = self.shared.status.lock().unwrap_or_else(|p| p.into_inner());
+        let stats = self.shared.stats();
+        let p = self.shared.lock();
         ConnectorStatus {
             name: self.config.name.clone(),
-            state: s.0,
-            last_error: s.1.clone(),
-            restarts: s.2,
-            stats: self.shared.counters.snapshot(),
+            state: p.state,
+            last_error: p.last_error.clone(),
+            restarts: p.restarts,
+            stats,
         }
     }
 
@@ -189,16 +229,17 @@ impl Connector {
     /// Cancel-safe: dropping the future leaves the connector running and stoppable.
     pub async fn wait(&mut self) -> Result<RunStats> {
         let Some(task) = self.task.as_mut() else {
-            return Ok(self.shared.counters.snapshot());
+            return Ok(self.shared.stats());
         };
         let joined = task.await;
         self.task = None;
+        self.stop.send_replace(false);
         match joined {
-            Ok(r) => r.map(|()| self.shared.counters.snapshot()),
+            Ok(r) => r.map(|()| self.shared.stats()),
             Err(e) => {
                 let msg = format!("connector {} task ended abnormally: {e}", self.config.name);
                 self.shared.set(ConnectorState::Failed, Some(msg.clone()));
-                Err(Error::protocol(msg))
+                Err(Error::new(ErrorKind::Internal, msg))
             }
         }
     }
@@ -212,6 +253,22 @@ impl Connector {
     }
 }
 
+/// Leaves a connector whose [`Connector::run`] future was dropped in
+/// [`ConnectorState::Stopped`], so that it can run again.
+struct StoppedOnDrop<'a>(&'a Shared);
+
+impl Drop for StoppedOnDrop<'_> {
+    fn drop(&mut self) {
+        let mut p = self.0.lock();
+        if matches!(
+            p.state,
+            ConnectorState::Running | ConnectorState::Restarting
+        ) {
+            p.state = ConnectorState::Stopped;
+        }
+    }
+}
+
 /// The supervision loop: runs the pipeline, restarting it after retriable errors.
 async fn supervise(
     config: Arc<ConnectorConfig>,
@@ -220,7 +277,8 @@ async fn supervise(
 ) -> Result<()> {
     let mut attempts: i64 = 0;
     loop {
-        let result = run_counted(config.clone(), shutdown.clone(), shared.counters.clone()).await;
+        let counters = shared.new_run();
+        let result = run_counted(config.clone(), shutdown.clone(), counters).await;
         let e = match result {
             Ok(()) => {
                 shared.set(ConnectorState::Stopped, None);
@@ -231,11 +289,12 @@ async fn supervise(
         let may_retry = config.errors_max_retries < 0 || attempts < config.errors_max_retries;
         if !e.is_retriable() || !may_retry {
             let e = give_up(&config, e, attempts);
+            tracing::error!(error = %e.one_line(), fix = e.kind().policy().fix, "connector failed");
             shared.set(ConnectorState::Failed, Some(e.one_line()));
             return Err(e);
         }
         attempts += 1;
-        shared.count_restart();
+        shared.lock().restarts += 1;
         shared.set(ConnectorState::Restarting, Some(e.one_line()));
         tracing::warn!(
             error = %e.one_line(),

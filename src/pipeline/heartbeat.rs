@@ -125,6 +125,11 @@ impl ActionQuery {
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// Whether heartbeats are on (`heartbeat.interval.ms` > 0).
+    pub fn heartbeat_enabled(&self) -> bool {
+        self.heartbeat.is_some()
+    }
+
     /// When the next scheduled heartbeat is due, if heartbeats are on.
     pub fn heartbeat_due(&self) -> Option<Instant> {
         self.heartbeat.as_ref().map(Heartbeat::next_due)

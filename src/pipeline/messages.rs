@@ -9,7 +9,6 @@
 
 use bytes::Bytes;
 
-use crate::config::values::BinaryMode;
 use crate::error::{Error, Result};
 use crate::event::envelope::message_record;
 use crate::event::{meta, Value};
@@ -35,7 +34,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if !self.config.message_filters.is_captured(&prefix) {
             return Ok(());
         }
-        let content = encode_content(content, self.config.values.binary);
+        let content = encode_binary(content.to_vec(), self.config.values.binary);
         if !transactional {
             self.progress.last_commit_lsn = Some(lsn);
         }
@@ -118,9 +117,4 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             self.note_idle_position(end_lsn);
         }
     }
-}
-
-/// The content as `binary.handling.mode` writes bytes.
-fn encode_content(content: Bytes, mode: BinaryMode) -> Value {
-    encode_binary(content.to_vec(), mode)
 }

@@ -78,6 +78,19 @@ pub struct RunStats {
     pub transactions: u64,
 }
 
+impl std::ops::Add for RunStats {
+    type Output = RunStats;
+
+    fn add(self, o: RunStats) -> RunStats {
+        RunStats {
+            snapshot_rows: self.snapshot_rows + o.snapshot_rows,
+            change_events: self.change_events + o.change_events,
+            records: self.records + o.records,
+            transactions: self.transactions + o.transactions,
+        }
+    }
+}
+
 /// The live counters behind [`RunStats`], shared between a running pipeline and its owner.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -131,8 +144,8 @@ pub(crate) async fn run_counted(
 ) -> Result<()> {
     let prepared = startup::prepare(&config).await?;
     let mut started = startup::start(&config, prepared, counters).await?;
-    if let Some(mut snapshot) = started.snapshot.take() {
-        let done = snapshot::run_initial(&mut started, &mut snapshot, &mut shutdown).await?;
+    if let Some(snapshot) = started.snapshot.take() {
+        let done = snapshot::run_initial(&mut started, &snapshot, &mut shutdown).await?;
         if !done {
             return Ok(());
         }

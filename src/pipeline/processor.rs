@@ -136,7 +136,6 @@ pub struct Processor<S: Sink, C: Catalog> {
     pub(super) relations: RelationCache,
     pub(super) output: RecordOutput,
     pub(super) sink: S,
-    pub(super) tracker: Arc<AckTracker>,
     pub(super) source: SourceContext,
     pub(super) tx: Option<OpenTx>,
     pub(super) progress: Progress,
@@ -150,12 +149,11 @@ pub struct Processor<S: Sink, C: Catalog> {
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// A processor for `config` that reads the catalog through `catalog`, sends to `sink`
-    /// (which reports to `tracker`) and counts into `counters`.
+    /// (its ack tracker is the one whose LSN is confirmed) and counts into `counters`.
     pub fn new(
         config: Arc<ConnectorConfig>,
         catalog: C,
         sink: S,
-        tracker: Arc<AckTracker>,
         counters: Arc<Counters>,
         start: ProcessorStart,
     ) -> Result<Self> {
@@ -176,7 +174,6 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             relations: RelationCache::new(),
             output,
             sink,
-            tracker,
             source: SourceContext {
                 name: Arc::from(config.topic_prefix.as_str()),
                 db: Arc::from(config.database.dbname.as_str()),
@@ -241,7 +238,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// processed, so it may be confirmed once nothing is in flight.
     pub fn keepalive(&mut self, wal_end: Lsn) {
         if self.tx.is_none() {
-            self.tracker.idle(wal_end);
+            self.sink.tracker().idle(wal_end);
             self.note_idle_position(wal_end);
         }
     }
@@ -263,7 +260,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
 
     /// The ack tracker the sink reports to.
     pub fn tracker(&self) -> &Arc<AckTracker> {
-        &self.tracker
+        self.sink.tracker()
     }
 
     /// `true` while a transaction is open (between BEGIN and COMMIT).

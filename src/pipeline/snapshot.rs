@@ -30,7 +30,7 @@ use super::{SHUTDOWN_FLUSH_TIMEOUT, SNAPSHOT_BATCH_BYTES};
 /// Returns `false` when a stop request ended it (the next start takes it again).
 pub async fn run_initial(
     started: &mut Started,
-    job: &mut SnapshotJob,
+    job: &SnapshotJob,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
     let position = started.start_lsn;
@@ -101,7 +101,7 @@ async fn wait_acknowledged(
         ok = processor.sink().flush(std::time::Duration::MAX) => ok,
     };
     if !acked {
-        let reason = processor.tracker().failure();
+        let reason = processor.sink().failure();
         return Err(Error::kafka(reason.unwrap_or_else(|| {
             "snapshot records were not acknowledged".into()
         })));
@@ -123,7 +123,7 @@ async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
     tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
     processor.note_idle_position(position);
     processor.heartbeat(true).await?;
-    if started.replication.is_none() && processor.heartbeat_due().is_some() {
+    if started.replication.is_none() && processor.heartbeat_enabled() {
         processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
     }
     Ok(())

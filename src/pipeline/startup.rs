@@ -159,14 +159,13 @@ pub async fn start(
         .as_ref()
         .and_then(|s| s.confirmed_flush)
         .unwrap_or(Lsn::ZERO);
-    let tracker = Arc::new(AckTracker::new(resume_lsn));
-    let sink = KafkaSink::new(&config.kafka, tracker.clone())?;
+    let sink = KafkaSink::new(&config.kafka, Arc::new(AckTracker::new(resume_lsn)))?;
     sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
     let start = ProcessorStart {
         resume_lsn,
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
     };
-    let mut processor = Processor::new(config.clone(), sql, sink, tracker, counters, start)?;
+    let mut processor = Processor::new(config.clone(), sql, sink, counters, start)?;
     let mut replication = if plan.stream {
         Some(WireConnection::connect(&config.database, true).await?)
     } else {

@@ -103,9 +103,10 @@ impl Streaming {
 
     /// Waits for the reader to end and returns its result.
     pub async fn join_reader(self) -> Result<()> {
-        self.reader
-            .await
-            .map_err(|e| Error::protocol(format!("replication reader task failed: {e}")))?
+        self.reader.await.map_err(|e| {
+            let msg = format!("replication reader task failed: {e}");
+            Error::new(crate::error::ErrorKind::Internal, msg)
+        })?
     }
 }
 
@@ -216,7 +217,7 @@ pub async fn run(
         if let Turn::Stop = heartbeat_if_due(processor, shutdown).await? {
             return Ok(());
         }
-        if let Some(f) = processor.tracker().failure() {
+        if let Some(f) = processor.sink().failure() {
             return Err(Error::kafka(f));
         }
     }

@@ -100,12 +100,11 @@ fn processor(extra: &[(&str, &str)], mode: AckMode) -> TestProcessor {
     let (config, _) = super::validate_config(&raw).expect("test config");
     let config: Arc<ConnectorConfig> = Arc::new(config);
     let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
-    let sink = MemorySink::new(tracker.clone(), mode);
+    let sink = MemorySink::new(tracker, mode);
     Processor::new(
         config,
         FixtureCatalog::new(),
         sink,
-        tracker,
         Arc::new(Counters::default()),
         ProcessorStart::default(),
     )

@@ -492,11 +492,16 @@ impl Sink for KafkaSink {
             let _ =
                 tokio::time::timeout(Duration::from_millis(50), self.delivered.notified()).await;
         }
-        true
+        // Every report arrived; one of them may have been a failure.
+        self.tracker.failure().is_none()
     }
 
     fn failure(&self) -> Option<String> {
         self.tracker.failure()
+    }
+
+    fn tracker(&self) -> &Arc<AckTracker> {
+        &self.tracker
     }
 }
 

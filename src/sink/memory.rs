@@ -141,4 +141,8 @@ impl Sink for MemorySink {
     fn failure(&self) -> Option<String> {
         self.tracker.failure()
     }
+
+    fn tracker(&self) -> &Arc<AckTracker> {
+        &self.tracker
+    }
 }

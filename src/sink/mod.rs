@@ -16,11 +16,12 @@
 //! (records kept in memory, acknowledgements under the test's control) for unit tests.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::convert::KafkaRecord;
 use crate::error::Result;
-use crate::offsets::ack::{AckToken, CommitInfo};
+use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
 pub mod kafka;
 pub mod memory;
@@ -55,4 +56,7 @@ pub trait Sink: Send {
 
     /// The first delivery failure, if any.
     fn failure(&self) -> Option<String>;
+
+    /// The ack tracker this sink reports to (whose flushable LSN is confirmed to PostgreSQL).
+    fn tracker(&self) -> &Arc<AckTracker>;
 }

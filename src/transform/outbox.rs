@@ -130,19 +130,7 @@ impl RouterOptions {
         let field_schema_version = o
             .get("table.field.event.schema.version")
             .map(str::to_string);
-        let additional = match o.raw("table.fields.additional.placement") {
-            None => Vec::new(),
-            Some(v) => match parse_placements(v) {
-                Ok(a) => a,
-                Err(e) => {
-                    o.problem(
-                        "table.fields.additional.placement",
-                        format!("={v} is invalid: {e}"),
-                    );
-                    Vec::new()
-                }
-            },
-        };
+        let additional = additional_placements(o);
         let missing = o.choice(
             "table.field.additional.missing",
             MissingBehavior::Error,
@@ -152,20 +140,7 @@ impl RouterOptions {
             ],
         );
         let route_by = o.string("route.by.field", "aggregatetype");
-        let regex = o.string("route.topic.regex", DEFAULT_ROUTE_REGEX);
-        let replacement = o.string("route.topic.replacement", DEFAULT_ROUTE_REPLACEMENT);
-        let route = match TopicRewrite::new(&regex, &replacement) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                let which = if e.contains("regular expression") {
-                    ("route.topic.regex", &regex)
-                } else {
-                    ("route.topic.replacement", &replacement)
-                };
-                o.problem(which.0, format!("={} {e}", which.1));
-                None
-            }
-        };
+        let route = route_rewrite(o);
         let tombstone_on_empty = o.boolean("route.tombstone.on.empty.payload", false);
         let invalid_op = o.choice(
             "table.op.invalid.behavior",
@@ -176,66 +151,12 @@ impl RouterOptions {
                 ("fatal", InvalidOpBehavior::Fatal),
             ],
         );
-        let expand_json = o.boolean("table.expand.json.payload", false);
-        let json_nulls = o.choice(
-            "table.json.payload.null.behavior",
-            NullBehavior::Ignore,
-            &[
-                ("ignore", NullBehavior::Ignore),
-                ("optional_bytes", NullBehavior::OptionalBytes),
-            ],
-        );
-        let json_empty_arrays = o.choice(
-            "table.json.payload.empty.array.behavior",
-            EmptyArrayBehavior::Ignore,
-            &[
-                ("ignore", EmptyArrayBehavior::Ignore),
-                ("optional_string", EmptyArrayBehavior::OptionalString),
-            ],
-        );
+        let (expand_json, json_nulls, json_empty_arrays) = json_expansion(o);
         let envelope_fields = additional
             .iter()
             .any(|a| a.placement == Placement::Envelope);
-        o.needs(
-            "table.json.payload.null.behavior",
-            expand_json,
-            "table.expand.json.payload=true",
-        );
-        o.needs(
-            "table.json.payload.empty.array.behavior",
-            expand_json,
-            "table.expand.json.payload=true",
-        );
-        o.needs(
-            "table.field.event.schema.version",
-            envelope_fields,
-            "a field placed in the envelope (table.fields.additional.placement=<column>:envelope:<alias>): only then is a value struct built",
-        );
-        const NO_TRACING: &str = "pgcdc has no OpenTelemetry tracing; Debezium uses these options only with OpenTelemetry on its classpath";
-        o.only_default(
-            "tracing.span.context.field",
-            "tracingspancontext",
-            NO_TRACING,
-        );
-        o.only_default("tracing.operation.name", "debezium-read", NO_TRACING);
-        o.only_default("tracing.with.context.field.only", "false", NO_TRACING);
-
-        let mut aliases: Vec<&str> = vec!["payload"];
-        for a in additional
-            .iter()
-            .filter(|a| a.placement == Placement::Envelope)
-        {
-            if aliases.contains(&a.alias.as_str()) {
-                o.problem(
-                    "table.fields.additional.placement",
-                    format!(
-                        " places two fields named {:?} in the envelope (the value struct already has a field of that name): give one a different alias",
-                        a.alias
-                    ),
-                );
-            }
-            aliases.push(&a.alias);
-        }
+        note_options_without_effect(o, expand_json, envelope_fields);
+        check_envelope_aliases(o, &additional);
         Some(RouterOptions {
             field_id,
             field_key,
@@ -252,6 +173,112 @@ impl RouterOptions {
             json_nulls,
             json_empty_arrays,
         })
+    }
+}
+
+/// `table.fields.additional.placement`, or nothing (with a problem) when it is invalid.
+fn additional_placements(o: &mut Options<'_>) -> Vec<AdditionalField> {
+    match o.raw("table.fields.additional.placement") {
+        None => Vec::new(),
+        Some(v) => match parse_placements(v) {
+            Ok(a) => a,
+            Err(e) => {
+                o.problem(
+                    "table.fields.additional.placement",
+                    format!("={v} is invalid: {e}"),
+                );
+                Vec::new()
+            }
+        },
+    }
+}
+
+/// `route.topic.regex` with `route.topic.replacement`, or `None` (with a problem naming the
+/// one at fault).
+fn route_rewrite(o: &mut Options<'_>) -> Option<TopicRewrite> {
+    let regex = o.string("route.topic.regex", DEFAULT_ROUTE_REGEX);
+    let replacement = o.string("route.topic.replacement", DEFAULT_ROUTE_REPLACEMENT);
+    match TopicRewrite::new(&regex, &replacement) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            let which = if e.contains("regular expression") {
+                ("route.topic.regex", &regex)
+            } else {
+                ("route.topic.replacement", &replacement)
+            };
+            o.problem(which.0, format!("={} {e}", which.1));
+            None
+        }
+    }
+}
+
+/// `table.expand.json.payload` and its two behaviours.
+fn json_expansion(o: &mut Options<'_>) -> (bool, NullBehavior, EmptyArrayBehavior) {
+    let expand_json = o.boolean("table.expand.json.payload", false);
+    let json_nulls = o.choice(
+        "table.json.payload.null.behavior",
+        NullBehavior::Ignore,
+        &[
+            ("ignore", NullBehavior::Ignore),
+            ("optional_bytes", NullBehavior::OptionalBytes),
+        ],
+    );
+    let json_empty_arrays = o.choice(
+        "table.json.payload.empty.array.behavior",
+        EmptyArrayBehavior::Ignore,
+        &[
+            ("ignore", EmptyArrayBehavior::Ignore),
+            ("optional_string", EmptyArrayBehavior::OptionalString),
+        ],
+    );
+    (expand_json, json_nulls, json_empty_arrays)
+}
+
+/// Warnings for options set where they have no effect, and refusals of the tracing options
+/// at values other than Debezium's defaults.
+fn note_options_without_effect(o: &mut Options<'_>, expand_json: bool, envelope_fields: bool) {
+    o.needs(
+        "table.json.payload.null.behavior",
+        expand_json,
+        "table.expand.json.payload=true",
+    );
+    o.needs(
+        "table.json.payload.empty.array.behavior",
+        expand_json,
+        "table.expand.json.payload=true",
+    );
+    o.needs(
+        "table.field.event.schema.version",
+        envelope_fields,
+        "a field placed in the envelope (table.fields.additional.placement=<column>:envelope:<alias>): only then is a value struct built",
+    );
+    const NO_TRACING: &str = "pgcdc has no OpenTelemetry tracing; Debezium uses these options only with OpenTelemetry on its classpath";
+    o.only_default(
+        "tracing.span.context.field",
+        "tracingspancontext",
+        NO_TRACING,
+    );
+    o.only_default("tracing.operation.name", "debezium-read", NO_TRACING);
+    o.only_default("tracing.with.context.field.only", "false", NO_TRACING);
+}
+
+/// Two fields placed in the envelope under one name (or under `payload`) are a problem.
+fn check_envelope_aliases(o: &mut Options<'_>, additional: &[AdditionalField]) {
+    let mut aliases: Vec<&str> = vec!["payload"];
+    for a in additional
+        .iter()
+        .filter(|a| a.placement == Placement::Envelope)
+    {
+        if aliases.contains(&a.alias.as_str()) {
+            o.problem(
+                "table.fields.additional.placement",
+                format!(
+                    " places two fields named {:?} in the envelope (the value struct already has a field of that name): give one a different alias",
+                    a.alias
+                ),
+            );
+        }
+        aliases.push(&a.alias);
     }
 }
 

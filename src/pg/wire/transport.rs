@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::config::{DatabaseConfig, SslMode};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, IoContext, Result};
 
 /// The transport: plain TCP or TLS over TCP.
 pub enum Stream {
@@ -100,7 +100,10 @@ async fn tcp_connect(db: &DatabaseConfig) -> Result<TcpStream> {
                 db.connect_timeout.as_millis()
             ))
         })?
-        .map_err(|e| Error::connection(format!("cannot connect to PostgreSQL at {addr}")).with_source(e))?;
+        .map_err(|e| {
+            let what = format!("cannot connect to PostgreSQL at {addr}");
+            Error::io(e, IoContext::Network, what)
+        })?;
     stream.set_nodelay(true).ok();
     if db.tcp_keepalive {
         let sock = socket2::SockRef::from(&stream);
@@ -155,13 +158,13 @@ async fn tls_handshake(
         if let Some(msg) = crate::pg::tls::certificate_problem(&e, db) {
             return Error::config(msg).with_source(e);
         }
-        Error::connection(format!(
+        let what = format!(
             "TLS handshake with {}:{} failed (database.sslmode={})",
             db.hostname,
             db.port,
             sslmode_name(db.sslmode)
-        ))
-        .with_source(e)
+        );
+        Error::io(e, IoContext::Network, what)
     })?;
     Ok(Stream::Tls(Box::new(s)))
 }
