@@ -556,20 +556,27 @@ pub fn java_partition(key: &[u8], partitions: i32) -> i32 {
 
 /// Creates `topic` with `partitions` partitions.
 pub async fn create_topic(brokers: &str, topic: &str, partitions: i32) {
+    create_topic_with(brokers, topic, partitions, &[]).await
+}
+
+/// Creates `topic` with `partitions` partitions and the topic configs `configs`.
+pub async fn create_topic_with(
+    brokers: &str,
+    topic: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) {
     use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
     let admin: AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", brokers)
         .create()
         .expect("admin");
+    let mut new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
+    for (k, v) in configs {
+        new = new.set(k, v);
+    }
     let res = admin
-        .create_topics(
-            [&NewTopic::new(
-                topic,
-                partitions,
-                TopicReplication::Fixed(1),
-            )],
-            &AdminOptions::new(),
-        )
+        .create_topics([&new], &AdminOptions::new())
         .await
         .expect("create topic");
     for r in res {

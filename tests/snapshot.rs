@@ -198,3 +198,30 @@ async fn captured_tables_an_existing_publication_leaves_out_are_named() {
         .is_empty());
     db.cleanup().await;
 }
+
+/// A snapshot record the broker refuses (the topic's `max.message.bytes` is lower than the
+/// row) stops the connector, and the offsets never say the snapshot completed: the next start
+/// takes it again instead of streaming past the missing row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_with_a_refused_record_is_not_recorded_as_complete() {
+    let db = TestDb::create("snaprefused").await;
+    db.exec("CREATE TABLE public.r (id int PRIMARY KEY, body text)")
+        .await;
+    db.exec("INSERT INTO r SELECT g, 'small' FROM generate_series(1, 5) g")
+        .await;
+    db.exec("INSERT INTO r VALUES (6, repeat('x', 20000))")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("snaprefused");
+    let topic = format!("{prefix}.public.r");
+    create_topic_with(&env().kafka, &topic, 1, &[("max.message.bytes", "10000")]).await;
+    let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
+    let err = c.expect_error(T).await;
+    assert!(err.one_line().contains(&topic), "{}", err.one_line());
+    let offsets = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap_or_default();
+    assert!(
+        !offsets.contains("lsn_commit") && !offsets.contains("\"snapshot_completed\": true"),
+        "the snapshot must still be recorded as in progress, but the offsets say: {offsets}"
+    );
+    db.cleanup().await;
+}
