@@ -214,6 +214,10 @@ impl ConnectorConfig {
     /// [`ConnectorConfig::parse`] as a result: the config and the warnings, or a
     /// [`crate::error::ErrorKind::Config`] error listing every connector-level problem, one per
     /// line (see [`invalid_config`]).
+    ///
+    /// This checks the connector keys only: a transform's own options and the producer
+    /// settings librdkafka refuses are checked by `pipeline::validate_config`, which is what
+    /// runs a connector; use that one to accept a config.
     pub fn from_map(raw: &RawConfig) -> Result<(ConnectorConfig, Vec<ConfigWarning>)> {
         let (config, problems, warnings) = ConnectorConfig::parse(raw);
         if problems.is_empty() {

@@ -3,7 +3,7 @@
 //! one process can run several side by side.
 //!
 //! A started connector runs its supervision loop on the tokio runtime: it runs the pipeline
-//! ([`super::run_counted`]) and, after a retriable error, waits
+//! (`run_counted` in [`super`]) and, after a retriable error, waits
 //! `retriable.restart.connector.wait.ms` and runs it again, up to `errors.max.retries` times
 //! (unlimited by default). A fatal error ends it in [`ConnectorState::Failed`] with the error
 //! kept for [`Connector::status`]; a stop request ends it in [`ConnectorState::Stopped`],

@@ -22,7 +22,7 @@
 //!
 //! Where things are: [`processor`] dispatches pgoutput messages; [`changes`] turns row
 //! changes into change events; [`relations`] keeps the relation cache and reads the catalog
-//! through the [`relations::Catalog`] seam; [`heartbeat`] emits heartbeats; [`validate`]
+//! through the [`relations::Catalog`] seam; [`heartbeat`] emits heartbeats; [`validate_config`]
 //! checks a whole config.
 
 // Functions here stay short enough to read in one sitting (also checked by
