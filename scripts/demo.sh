@@ -16,6 +16,7 @@ scripts/services.sh start kafka
 eval "$(scripts/services.sh env)"
 
 say "Building pgcdc"
+scripts/services.sh build-deps
 cargo build --quiet --bin pgcdc
 BIN=target/debug/pgcdc
 

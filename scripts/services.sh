@@ -2,12 +2,17 @@
 # Local test services for pgcdc, without Docker:
 #   pg           PostgreSQL (Debian packages), 127.0.0.1:54329, database "loja", TLS on
 #   kafka        Kafka 4.x single-node KRaft broker from Maven Central jars, 127.0.0.1:59092
+#                (PLAINTEXT), with secured listeners for the security tests: 59190 SSL with
+#                client certificates required, 59191 SASL_PLAINTEXT and 59192 SASL_SSL
+#                (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; user pgcdc, test password
+#                pgcdc-secret), certificates from a test CA under target/services/kafka-certs
 #   kafka-fault  a second broker, 127.0.0.1:59094, that tests stop/SIGSTOP to simulate outages
 #
 # Usage: scripts/services.sh start [pg|kafka|kafka-fault|all]   (default all; reuses what runs)
 #        scripts/services.sh stop  [pg|kafka|kafka-fault|all]   (restart [..]: stop, then start)
 #        scripts/services.sh status | env | logs <svc> [lines] | pg-psql [psql args]
 #        scripts/services.sh kafka-pid <kafka|kafka-fault>
+#        scripts/services.sh build-deps   (the Debian packages building pgcdc needs)
 #
 # All state lives under target/services/ of the repository. Readiness is polled with a
 # timeout (PGCDC_SERVICES_TIMEOUT seconds, default 120), never waited for with fixed sleeps.
@@ -25,6 +30,13 @@ KAFKA_VERSION="${PGCDC_KAFKA_VERSION:-4.3.0}"
 LOG4J_VERSION=2.25.3
 KAFKA_HOME="$STATE/kafka"
 KAFKA_LIB="$KAFKA_HOME/lib"
+KAFKA_CERTS="$STATE/kafka-certs"
+# Secured listeners of the broker "kafka" (the security tests), and the test user.
+KAFKA_SSL_PORT=59190
+KAFKA_SASL_PORT=59191
+KAFKA_SASL_SSL_PORT=59192
+KAFKA_TEST_USER=pgcdc
+KAFKA_TEST_PASSWORD=pgcdc-secret
 
 log() { printf 'services: %s\n' "$*" >&2; }
 die() { printf 'services: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -389,6 +401,76 @@ kafka_ports() { # name -> "broker controller"
 }
 kafka_run() { echo "$KAFKA_HOME/run/$1"; }
 
+# A test CA, the broker's certificate (SAN DNS:localhost, IP:127.0.0.1) as a PEM key store
+# (PKCS#8 key and certificate in one file, as Kafka reads it), and a client certificate for
+# the SSL listener in PEM and PKCS#12 (password pgcdc-secret).
+kafka_certs() {
+  local c=$KAFKA_CERTS t
+  if [ -s "$c/ca.pem" ] && [ -s "$c/broker.pem" ] && [ -s "$c/client.p12" ]; then return 0; fi
+  log "kafka: generating a test CA, a broker and a client certificate"
+  t=$(mktemp -d)
+  cat >"$t/openssl.cnf" <<'EOF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = pgcdc kafka test CA
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[broker]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+[client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+EOF
+  (
+    cd "$t"
+    openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 3650 -config openssl.cnf \
+      -extensions ca -keyout ca.key -out ca.pem
+    for who in broker client; do
+      cn=localhost; [ "$who" = client ] && cn=$KAFKA_TEST_USER
+      openssl req -new -nodes -newkey rsa:2048 -sha256 -config openssl.cnf -subj "/CN=$cn" \
+        -keyout "$who.key.rsa" -out "$who.csr"
+      openssl pkcs8 -topk8 -nocrypt -in "$who.key.rsa" -out "$who.key"
+      openssl x509 -req -sha256 -days 3650 -in "$who.csr" -CA ca.pem -CAkey ca.key \
+        -CAcreateserial -extfile openssl.cnf -extensions "$who" -out "$who.crt"
+      openssl verify -CAfile ca.pem "$who.crt"
+    done
+    cat broker.key broker.crt >broker.pem
+    openssl pkcs12 -export -in client.crt -inkey client.key -certfile ca.pem \
+      -passout "pass:$KAFKA_TEST_PASSWORD" -out client.p12
+  ) >"$t/openssl.log" 2>&1 || { cat "$t/openssl.log" >&2; die "openssl failed to make the Kafka test certificates"; }
+  mkdir -p "$c"
+  cp "$t"/ca.pem "$t"/broker.pem "$t"/client.crt "$t"/client.key "$t"/client.p12 "$c/"
+  rm -rf "$t"
+}
+
+# The broker settings of the secured listeners (broker "kafka" only).
+kafka_secure_conf() {
+  local l m
+  cat <<EOF
+listener.name.ssl.ssl.client.auth=required
+ssl.keystore.type=PEM
+ssl.keystore.location=$KAFKA_CERTS/broker.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$KAFKA_CERTS/ca.pem
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+EOF
+  for l in sasl_plaintext sasl_ssl; do
+    printf 'listener.name.%s.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";\n' \
+      "$l" "$KAFKA_TEST_USER" "$KAFKA_TEST_PASSWORD"
+    for m in scram-sha-256 scram-sha-512; do
+      printf 'listener.name.%s.%s.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;\n' "$l" "$m"
+    done
+  done
+}
+
 java_ok() {
   command -v java >/dev/null 2>&1 || { log "missing: java (Kafka 4.x needs Java 17+; apt-get install openjdk-17-jre-headless)"; return 1; }
   local v
@@ -439,19 +521,25 @@ EOF
 }
 
 kafka_write_conf() {
-  local name=$1 run port ctrl
+  local name=$1 run port ctrl listeners map
   run=$(kafka_run "$name"); read -r port ctrl < <(kafka_ports "$name")
   mkdir -p "$run/logs" "$run/tmp"
+  listeners="PLAINTEXT://127.0.0.1:$port"
+  map="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+  if [ "$name" = kafka ]; then
+    listeners="$listeners,SSL://127.0.0.1:$KAFKA_SSL_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT"
+    map="$map,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+  fi
   cat >"$run/server.properties" <<EOF
 # Written by scripts/services.sh on every start; edit the script, not this file.
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:$ctrl
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$ctrl
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$ctrl
+listeners=$listeners,CONTROLLER://127.0.0.1:$ctrl
+advertised.listeners=$listeners,CONTROLLER://127.0.0.1:$ctrl
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=$map
 log.dirs=$run/data
 num.partitions=1
 default.replication.factor=1
@@ -469,6 +557,7 @@ num.network.threads=2
 num.io.threads=4
 num.recovery.threads.per.data.dir=1
 EOF
+  if [ "$name" = kafka ]; then kafka_secure_conf >>"$run/server.properties"; fi
   cat >"$run/log4j2.xml" <<'EOF'
 <?xml version="1.0" encoding="UTF-8"?>
 <!-- Written by scripts/services.sh. Plain XML: Kafka's YAML configs need extra jars. -->
@@ -503,8 +592,17 @@ kafka_java_opts() {
 }
 
 kafka_format() {
-  local name=$1 run id
+  local name=$1 run id scram=()
   run=$(kafka_run "$name")
+  if [ "$name" = kafka ]; then
+    scram=(--add-scram "SCRAM-SHA-256=[name=\"$KAFKA_TEST_USER\",password=\"$KAFKA_TEST_PASSWORD\"]"
+           --add-scram "SCRAM-SHA-512=[name=\"$KAFKA_TEST_USER\",password=\"$KAFKA_TEST_PASSWORD\"]")
+    # Storage formatted before the SCRAM user existed is formatted again (test data only).
+    if [ -f "$run/data/meta.properties" ] && [ ! -f "$run/scram-users" ]; then
+      log "$name: storage has no SCRAM test user; formatting it again"
+      rm -rf "$run/data"
+    fi
+  fi
   [ -f "$run/data/meta.properties" ] && return 0
   if [ ! -s "$run/cluster.id" ]; then
     java -Xmx256m -cp "$KAFKA_LIB/*" kafka.tools.StorageTool random-uuid 2>/dev/null 9>&- >"$run/cluster.id.new" \
@@ -515,8 +613,10 @@ kafka_format() {
   rm -rf "$run/data"
   kafka_java_opts "$run"
   java "${JOPTS[@]}" -Xmx256m -cp "$KAFKA_LIB/*" kafka.tools.StorageTool format \
-      --standalone --cluster-id="$id" -c "$run/server.properties" >"$run/logs/format.log" 2>&1 9>&- \
+      --standalone --cluster-id="$id" -c "$run/server.properties" ${scram[@]+"${scram[@]}"} \
+      >"$run/logs/format.log" 2>&1 9>&- \
     || { cat "$run/logs/format.log" >&2; die "$name: kafka storage format failed"; }
+  if [ "$name" = kafka ]; then echo "$KAFKA_TEST_USER" >"$run/scram-users"; fi
   log "$name: formatted storage, cluster id $id"
 }
 
@@ -567,11 +667,13 @@ kafka_start() {
     log "$name: already running (pid $pid), ready on 127.0.0.1:$port"
     return 0
   fi
-  local p
-  for p in "$port" "$ctrl"; do
+  local p ports=("$port" "$ctrl")
+  if [ "$name" = kafka ]; then ports+=("$KAFKA_SSL_PORT" "$KAFKA_SASL_PORT" "$KAFKA_SASL_SSL_PORT"); fi
+  for p in "${ports[@]}"; do
     port_open "$p" && die "$name: port $p is in use by another process: $(port_owner "$p")"
   done
   kafka_libs
+  if [ "$name" = kafka ]; then kafka_certs; fi
   kafka_write_conf "$name"
   kafka_format "$name"
   rm -f "$run/kafka.pid"
@@ -701,6 +803,10 @@ cmd_env() {
     "PGCDC_TEST_PG_CA=$PG_LINK/certs/ca.pem" \
     "PGCDC_TEST_KAFKA=127.0.0.1:59092" \
     "PGCDC_TEST_KAFKA_FAULT=127.0.0.1:59094" \
+    "PGCDC_TEST_KAFKA_SSL=127.0.0.1:$KAFKA_SSL_PORT" \
+    "PGCDC_TEST_KAFKA_SASL=127.0.0.1:$KAFKA_SASL_PORT" \
+    "PGCDC_TEST_KAFKA_SASL_SSL=127.0.0.1:$KAFKA_SASL_SSL_PORT" \
+    "PGCDC_TEST_KAFKA_CERTS=$KAFKA_CERTS" \
     "PGCDC_TEST_SERVICES=$ROOT/scripts/services.sh"; do
     printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"
   done
@@ -729,7 +835,18 @@ cmd_kafka_pid() {
   kafka_pid "$name" || die "$name is not running"
 }
 
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+# What building pgcdc needs beyond Rust: a C toolchain, cmake and pkg-config for the bundled
+# librdkafka and the compression crates, and OpenSSL's headers for Kafka TLS and SASL/SCRAM.
+cmd_build_deps() {
+  local missing=()
+  { command -v cc && command -v c++ && command -v make; } >/dev/null 2>&1 || missing+=(build-essential)
+  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+  [ -f /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
+  [ ${#missing[@]} -eq 0 ] || { mkdir -p "$STATE"; apt_install "${missing[@]}"; }
+}
 
 main() {
   local cmd=${1:-}
@@ -743,6 +860,7 @@ main() {
     logs) cmd_logs "$@" ;;
     pg-psql) cmd_pg_psql "$@" ;;
     kafka-pid) cmd_kafka_pid "$@" ;;
+    build-deps) cmd_build_deps ;;
     -h|--help|help) usage ;;
     *) usage >&2; exit 2 ;;
   esac

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+scripts/services.sh build-deps
 scripts/services.sh start all
 # shellcheck source=scripts/env.sh
 . scripts/env.sh

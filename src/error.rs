@@ -70,7 +70,7 @@ impl ErrorKind {
             ),
             ErrorKind::Auth => (
                 false,
-                "correct database.user / database.password, or the server's pg_hba.conf entry for this host, user and database",
+                "correct the credentials the message names: database.user / database.password (and pg_hba.conf) for PostgreSQL, sasl.jaas.config for Kafka",
             ),
             ErrorKind::Server => (
                 false,
@@ -245,6 +245,34 @@ pub fn heartbeat_action(code: Option<&str>) -> HeartbeatAction {
         None => HeartbeatAction::Restart,
         Some(c) => sqlstate_rule(c).map_or(HeartbeatAction::Continue, |r| r.heartbeat),
     }
+}
+
+/// Kafka client errors that retrying cannot fix: librdkafka's error code
+/// (`rd_kafka_resp_err_t`), the kind, and the fix. Other client errors (a broker down, a
+/// timeout) are connection errors.
+pub const KAFKA_CLIENT_RULES: &[(i32, ErrorKind, &str)] = &[
+    // RD_KAFKA_RESP_ERR__AUTHENTICATION: SASL authentication failed.
+    (-169, ErrorKind::Auth, KAFKA_AUTH_FIX),
+    // RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED.
+    (58, ErrorKind::Auth, KAFKA_AUTH_FIX),
+    // RD_KAFKA_RESP_ERR__SSL: the TLS handshake failed (an untrusted certificate, a host name
+    // that does not match, a client certificate the broker refuses).
+    (
+        -181,
+        ErrorKind::Config,
+        "check ssl.truststore.location (a PEM file with ssl.truststore.type=PEM) names the CA that signed the brokers' certificates, that the certificates name the host in bootstrap.servers (ssl.endpoint.identification.algorithm= turns that check off), and, when the brokers require one, the client certificate (ssl.keystore.*)",
+    ),
+];
+
+const KAFKA_AUTH_FIX: &str = "check the username and password in sasl.jaas.config and sasl.mechanism, and that the user exists on the brokers with that mechanism";
+
+/// The kind and fix of a Kafka client error with librdkafka code `code`, when retrying
+/// cannot fix it (see [`KAFKA_CLIENT_RULES`]).
+pub fn classify_kafka_client(code: i32) -> Option<(ErrorKind, &'static str)> {
+    KAFKA_CLIENT_RULES
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map(|(_, kind, fix)| (*kind, *fix))
 }
 
 /// Where an I/O error happened.

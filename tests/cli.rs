@@ -77,6 +77,56 @@ fn check_prints_the_merged_config_with_secrets_hidden() {
 }
 
 #[test]
+fn check_hides_kafka_passwords_private_keys_and_the_jaas_config() {
+    let jaas = r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="cdc" password="hunter2";"#;
+    let (code, out, err) = pgcdc(
+        &[
+            "check",
+            "--config",
+            &seed(),
+            "--set",
+            "producer.override.security.protocol=SASL_SSL",
+            "--set",
+            "producer.override.sasl.mechanism=SCRAM-SHA-512",
+            "--set",
+            &format!("producer.override.sasl.jaas.config={jaas}"),
+            "--set",
+            "producer.override.ssl.keystore.type=PEM",
+            "--set",
+            "producer.override.ssl.keystore.certificate.chain=CHAIN",
+            "--set",
+            "producer.override.ssl.keystore.key=PRIVATEKEY",
+            "--set",
+            "producer.override.ssl.key.password=keypw",
+        ],
+        &[
+            ("PGCDC_DATABASE_USER", "u"),
+            ("PGCDC_BOOTSTRAP_SERVERS", "k:9093"),
+            ("PGCDC_DATABASE_HOSTNAME", "db"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("producer.override.sasl.jaas.config=[hidden]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("producer.override.ssl.keystore.key=[hidden]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("producer.override.ssl.key.password=[hidden]"),
+        "{out}"
+    );
+    for secret in ["hunter2", "PRIVATEKEY", "keypw"] {
+        assert!(
+            !out.contains(secret) && !err.contains(secret),
+            "{secret} leaked"
+        );
+    }
+}
+
+#[test]
 fn unreachable_postgres_is_a_connection_error_naming_host_and_port() {
     let (code, _, err) = pgcdc(
         &[

@@ -12,6 +12,7 @@ mod delivery;
 mod outbox;
 mod records;
 mod roundtrip;
+mod security;
 mod seed;
 mod snapshot;
 

@@ -9,14 +9,15 @@
 use std::collections::BTreeMap;
 
 use super::checker::Checker;
+use super::kafka_security::{self, Written};
 use super::keys::{
     BOOTSTRAP_SERVERS, PRODUCER_OVERRIDE_PREFIX, PRODUCER_PREFIX,
     TOPIC_CREATION_DEFAULT_PARTITIONS, TOPIC_CREATION_DEFAULT_REPLICATION_FACTOR,
     TOPIC_CREATION_ENABLE,
 };
 
-/// Kafka producer settings.
-#[derive(Debug, Clone)]
+/// Kafka producer settings. `Debug` hides secret values (passwords, private keys).
+#[derive(Clone)]
 pub struct KafkaConfig {
     /// `bootstrap.servers`.
     pub bootstrap_servers: String,
@@ -29,6 +30,30 @@ pub struct KafkaConfig {
     pub topic_partitions: i32,
     /// `topic.creation.default.replication.factor` (-1: the broker's default).
     pub topic_replication_factor: i32,
+}
+
+impl std::fmt::Debug for KafkaConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let producer: Vec<(&str, &str)> = self
+            .producer
+            .iter()
+            .map(|(k, v)| {
+                let shown = if super::keys::is_secret(k) {
+                    "[hidden]"
+                } else {
+                    v.as_str()
+                };
+                (k.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("KafkaConfig")
+            .field("bootstrap_servers", &self.bootstrap_servers)
+            .field("producer", &producer)
+            .field("topic_creation_enable", &self.topic_creation_enable)
+            .field("topic_partitions", &self.topic_partitions)
+            .field("topic_replication_factor", &self.topic_replication_factor)
+            .finish()
+    }
 }
 
 /// The settings of this area.
@@ -86,10 +111,10 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Kafka {
 }
 
 /// `producer.*` then `producer.override.*` (the latter win), translated to librdkafka
-/// properties; with, for each property, the key the user wrote.
+/// properties (security settings by [`kafka_security`]); with, for each property, the key
+/// the user wrote.
 fn producer_settings(c: &mut Checker<'_>) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
-    let mut producer = BTreeMap::new();
-    let mut written_as = BTreeMap::new();
+    let mut java: BTreeMap<String, Written> = BTreeMap::new();
     let raw = c.raw;
     for prefix in [PRODUCER_PREFIX, PRODUCER_OVERRIDE_PREFIX] {
         for (k, v) in raw {
@@ -99,16 +124,30 @@ fn producer_settings(c: &mut Checker<'_>) -> (BTreeMap<String, String>, BTreeMap
             if prefix == PRODUCER_PREFIX && k.starts_with(PRODUCER_OVERRIDE_PREFIX) {
                 continue;
             }
-            if name == "buffer.memory" && v.trim().parse::<u64>().is_err() {
-                c.problem(format!(
-                    "{k}={v} is invalid: the producer's buffer in bytes, a whole number >= 1024"
-                ));
-                continue;
-            }
-            if let Some((lk, lv)) = translate_producer_key(name, v.trim()) {
-                written_as.insert(lk.clone(), k.clone());
-                producer.insert(lk, lv);
-            }
+            let written = Written {
+                value: v.clone(),
+                key: k.clone(),
+            };
+            java.insert(name.to_string(), written);
+        }
+    }
+    let mut producer = BTreeMap::new();
+    let mut written_as = BTreeMap::new();
+    for (lk, lv, key) in kafka_security::translate(&mut java, c) {
+        written_as.insert(lk.clone(), key);
+        producer.insert(lk, lv);
+    }
+    for (name, w) in java {
+        if name == "buffer.memory" && w.value.trim().parse::<u64>().is_err() {
+            c.problem(format!(
+                "{}={} is invalid: the producer's buffer in bytes, a whole number >= 1024",
+                w.key, w.value
+            ));
+            continue;
+        }
+        if let Some((lk, lv)) = translate_producer_key(&name, w.value.trim()) {
+            written_as.insert(lk.clone(), w.key);
+            producer.insert(lk, lv);
         }
     }
     (producer, written_as)

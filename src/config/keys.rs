@@ -295,6 +295,9 @@ pub fn is_secret(key: &str) -> bool {
         || k.ends_with("secret")
         || k.contains("sasl.jaas.config")
         || k.contains("basic.auth.user.info")
+        // Private keys as PEM text (Java's and librdkafka's names).
+        || k.ends_with("ssl.keystore.key")
+        || k.ends_with("ssl.key.pem")
 }
 
 /// The known key closest to `key` (Levenshtein distance), for "did you mean" warnings.

@@ -29,6 +29,7 @@ mod connection;
 mod connector;
 mod filters;
 mod kafka;
+mod kafka_security;
 pub mod keys;
 mod policy;
 pub mod records;

@@ -38,7 +38,7 @@ use tokio::sync::Notify;
 
 use crate::config::KafkaConfig;
 use crate::convert::KafkaRecord;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
 use super::Sink;
@@ -75,7 +75,14 @@ pub struct SinkContext {
 #[derive(Default)]
 pub struct ClientLog {
     last: std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, u64)>>,
+    /// The last client error retrying cannot fix (failed authentication, a refused TLS
+    /// handshake), classified: kind, fix, and librdkafka's reason.
+    fatal: std::sync::Mutex<Option<(ErrorKind, &'static str, String)>>,
 }
+
+/// How long one metadata request of the start-up check waits; between attempts the check
+/// looks for an error retrying cannot fix.
+const CONNECTION_CHECK_STEP: Duration = Duration::from_secs(1);
 
 /// Minimum time between two log lines with the same librdkafka message.
 pub const CLIENT_LOG_INTERVAL: Duration = Duration::from_secs(30);
@@ -141,10 +148,12 @@ impl ClientLog {
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
-        let key = format!(
-            "error:{}",
-            error.rdkafka_error_code().map(|c| c as i32).unwrap_or(0)
-        );
+        let code = error.rdkafka_error_code().map(|c| c as i32).unwrap_or(0);
+        if let Some((kind, fix)) = crate::error::classify_kafka_client(code) {
+            let mut fatal = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+            *fatal = Some((kind, fix, reason.to_string()));
+        }
+        let key = format!("error:{code}");
         if let Some(suppressed) = self.should_log(&key) {
             tracing::warn!(target: "librdkafka", repeats_suppressed = suppressed, "Kafka client: {error}: {reason}");
         }
@@ -211,6 +220,8 @@ pub struct KafkaSink {
     delivered: Arc<Notify>,
     /// The producer queue's capacity in bytes (`queue.buffering.max.kbytes` × 1024).
     queue_max_bytes: usize,
+    /// The clients' log, which also keeps the last client error retrying cannot fix.
+    client_log: Arc<ClientLog>,
 }
 
 fn client_config(config: &KafkaConfig) -> ClientConfig {
@@ -237,10 +248,13 @@ pub fn invalid_producer_settings(settings: &[(String, String)]) -> Vec<(String, 
             let mut c = ClientConfig::new();
             c.set(k, v);
             c.create_native_config().err().map(|e| {
-                let why = match e {
+                let mut why = match e {
                     KafkaError::ClientConfig(_, desc, _, _) => desc.trim().to_string(),
                     other => other.to_string(),
                 };
+                if crate::config::keys::is_secret(k) && !v.is_empty() {
+                    why = why.replace(v.as_str(), "[hidden]");
+                }
                 (k.clone(), why)
             })
         })
@@ -290,7 +304,9 @@ impl KafkaSink {
             }
         }
         let admin = admin_config
-            .create_with_context(AdminContext { client_log })
+            .create_with_context(AdminContext {
+                client_log: client_log.clone(),
+            })
             .map_err(producer_error)?;
         Ok(KafkaSink {
             producer,
@@ -300,21 +316,53 @@ impl KafkaSink {
             tracker,
             delivered,
             queue_max_bytes,
+            client_log,
         })
     }
 
-    /// Checks that the brokers answer (metadata round trip within `timeout`).
+    /// Checks that the brokers answer (a metadata round trip within `timeout`). A refused
+    /// authentication or TLS handshake is reported at once, as the error that says what to
+    /// fix (not retried); brokers that do not answer are a connection error (retried).
     pub async fn check_connection(&self, timeout: Duration) -> Result<()> {
         let client = self.producer.client();
-        let md = tokio::task::block_in_place(|| client.fetch_metadata(None, timeout));
-        md.map(|_| ()).map_err(|e| {
-            Error::connection(format!(
-                "cannot reach Kafka at {} within {} ms (bootstrap.servers)",
-                self.config.bootstrap_servers,
-                timeout.as_millis()
-            ))
-            .with_source(e)
-        })
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let attempt = CONNECTION_CHECK_STEP
+                .min(deadline.saturating_duration_since(std::time::Instant::now()));
+            let md = tokio::task::block_in_place(|| client.fetch_metadata(None, attempt));
+            let e = match md {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            if let Some(fatal) = self.fatal_client_error() {
+                return Err(fatal);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::connection(format!(
+                    "cannot reach Kafka at {} within {} ms (bootstrap.servers)",
+                    self.config.bootstrap_servers,
+                    timeout.as_millis()
+                ))
+                .with_source(e));
+            }
+        }
+    }
+
+    /// The last client error retrying cannot fix, as the error to stop with.
+    fn fatal_client_error(&self) -> Option<Error> {
+        let fatal = self
+            .client_log
+            .fatal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (kind, fix, reason) = fatal.as_ref()?;
+        Some(Error::new(
+            *kind,
+            format!(
+                "Kafka at {} refused pgcdc: {reason} ({fix})",
+                self.config.bootstrap_servers
+            ),
+        ))
     }
 
     /// Makes sure `topic` exists: creates it (broker defaults for partitions and replication
