@@ -14,6 +14,8 @@
 #        scripts/services.sh kafka-pid <kafka|kafka-fault>
 #        scripts/services.sh build-deps   (the Debian packages building pgcdc needs)
 #
+# PGCDC_SERVICES_POSTGIS=1 also installs PostGIS (scripts/test.sh sets it: the geometry tests
+# use it; the demo does not need it).
 # All state lives under target/services/ of the repository. Readiness is polled with a
 # timeout (PGCDC_SERVICES_TIMEOUT seconds, default 120), never waited for with fixed sleeps.
 # Messages go to stderr; only status, env and kafka-pid print to stdout.
@@ -75,10 +77,12 @@ apt_install() {
   mkdir -p "$STATE"
   log "installing with apt-get: $* (log: $STATE/apt.log)"
   export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -q "$@" >>"$STATE/apt.log" 2>&1; then
+  # Another apt-get or dpkg (unattended upgrades, a second script) may hold the lock: wait for it.
+  local wait=(-o "DPkg::Lock::Timeout=$TIMEOUT")
+  if ! apt-get "${wait[@]}" install -y -q "$@" >>"$STATE/apt.log" 2>&1; then
     log "apt-get install failed; running apt-get update and retrying"
-    apt-get update -q >>"$STATE/apt.log" 2>&1 || die "apt-get update failed, see $STATE/apt.log"
-    apt-get install -y -q "$@" >>"$STATE/apt.log" 2>&1 \
+    apt-get "${wait[@]}" update -q >>"$STATE/apt.log" 2>&1 || die "apt-get update failed, see $STATE/apt.log"
+    apt-get "${wait[@]}" install -y -q "$@" >>"$STATE/apt.log" 2>&1 \
       || die "apt-get install $* failed, see $STATE/apt.log"
   fi
 }
@@ -119,7 +123,7 @@ pg_ensure_installed() {
   pg_bin >/dev/null || die "PostgreSQL server binaries still missing under /usr/lib/postgresql/*/bin after apt-get install"
   bin=$(pg_bin)
   ext="/usr/share/postgresql/$(basename "$(dirname "$bin")")/extension"
-  if [ ! -f "$ext/postgis.control" ]; then
+  if [ "${PGCDC_SERVICES_POSTGIS:-0}" = 1 ] && [ ! -f "$ext/postgis.control" ]; then
     log "PostGIS for PostgreSQL $(basename "$(dirname "$bin")") is not installed (the geometry tests use it)"
     apt_install "postgresql-$(basename "$(dirname "$bin")")-postgis-3"
   fi
@@ -764,10 +768,23 @@ stop_one() {
   esac
 }
 
+# The services' ports lie in Linux's ephemeral range (32768-60999): a client connection (the
+# tests open thousands) could take one of them as its local port just before a service binds
+# it. Reserving them keeps the kernel from handing them out; best effort (root and a writable
+# /proc/sys only), existing reservations kept.
+reserve_ports() {
+  local f=/proc/sys/net/ipv4/ip_local_reserved_ports ours="54329,58083,59092-59099,59190-59192" cur
+  [ -w "$f" ] || return 0
+  cur=$(cat "$f" 2>/dev/null || true)
+  case ",$cur," in *",59092-59099,"*) return 0 ;; esac
+  echo "${cur:+$cur,}$ours" >"$f" 2>/dev/null || true
+}
+
 cmd_start() {
   local svcs s pids=() rc=0 brokers=()
   svcs=$(services_of "${1:-all}")
   mkdir -p "$STATE"
+  reserve_ports
   for s in $svcs; do
     if [ "$s" = pg ]; then start_one pg; else brokers+=("$s"); fi
   done
@@ -801,6 +818,7 @@ cmd_env() {
     "PGCDC_TEST_PG_SUPERUSER=postgres" \
     "PGCDC_TEST_PG_PASSWORD=postgres" \
     "PGCDC_TEST_PG_CA=$PG_LINK/certs/ca.pem" \
+    "PGCDC_TEST_PG_SOCKET_DIR=$(pg_sock_dir)" \
     "PGCDC_TEST_KAFKA=127.0.0.1:59092" \
     "PGCDC_TEST_KAFKA_FAULT=127.0.0.1:59094" \
     "PGCDC_TEST_KAFKA_SSL=127.0.0.1:$KAFKA_SSL_PORT" \
@@ -835,7 +853,7 @@ cmd_kafka_pid() {
   kafka_pid "$name" || die "$name is not running"
 }
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 # What building pgcdc needs beyond Rust: a C toolchain, cmake and pkg-config for the bundled
 # librdkafka and the compression crates, and OpenSSL's headers for Kafka TLS and SASL/SCRAM.

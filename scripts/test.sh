@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/services.sh build-deps
-scripts/services.sh start all
+PGCDC_SERVICES_POSTGIS=1 scripts/services.sh start all
 # shellcheck source=scripts/env.sh
 . scripts/env.sh
 # Tests clean up after themselves, but a test that fails or is killed leaves its database and

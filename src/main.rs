@@ -57,7 +57,9 @@ fn load(
     }
     let origins = source.env_origins(&file);
     let raw = source.merge(file);
-    let (cfg, warnings) = pgcdc::pipeline::validate_config(&raw)
+    // `${provider:...}` placeholders are resolved for the run; `check` prints `raw`, unresolved.
+    let resolved = config::resolve_providers(&raw, &|name| std::env::var(name).ok())?;
+    let (cfg, warnings) = pgcdc::pipeline::validate_config(&resolved)
         .map_err(|e| config::attribute_env_values(e, &origins))?;
     for w in warnings {
         tracing::warn!("{}", w.0);
@@ -105,11 +107,14 @@ fn main() -> ExitCode {
                 let (_, cfg) = load(&config, set)?;
                 let mut connector = Connector::new(Arc::new(cfg));
                 let stopper = connector.stopper();
+                // Registered before the connector starts: a signal that came before the handler
+                // task first ran would otherwise kill the process.
+                let mut signals = StopSignals::new();
                 tokio::spawn(async move {
-                    wait_for_signal().await;
+                    signals.recv().await;
                     tracing::info!("signal received; stopping (a second signal exits at once)");
                     stopper.stop();
-                    wait_for_signal().await;
+                    signals.recv().await;
                     std::process::exit(130);
                 });
                 // On the main thread, as the runtime's worker threads serve the replication
@@ -132,21 +137,52 @@ fn main() -> ExitCode {
     }
 }
 
-async fn wait_for_signal() {
+/// SIGINT and SIGTERM, with their handlers installed when this is created.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    /// Installs the handlers (on the current runtime). One that cannot be installed is never
+    /// received.
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            StopSignals {
+                term: signal(SignalKind::terminate()).ok(),
+                int: signal(SignalKind::interrupt()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            StopSignals {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    /// Waits for the next SIGINT or SIGTERM.
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                () = next(&mut self.term) => {}
+                () = next(&mut self.int) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

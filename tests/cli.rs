@@ -127,6 +127,59 @@ fn check_hides_kafka_passwords_private_keys_and_the_jaas_config() {
 }
 
 #[test]
+fn config_providers_resolve_for_the_run_and_check_prints_the_placeholders() {
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("pg.properties");
+    std::fs::write(&props, "password=hunter2\n").unwrap();
+    let placeholder = format!("${{file:{}:password}}", props.display());
+    let providers = [
+        "--set",
+        "config.providers=file,env",
+        "--set",
+        "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider",
+        "--set",
+        "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+    ];
+    let password = format!("database.password={placeholder}");
+    let mut args = vec!["check", "--config"];
+    let seed = seed();
+    args.push(&seed);
+    args.extend(providers);
+    args.extend([
+        "--set",
+        &password,
+        "--set",
+        "database.user=${env:PG_USER_FOR_TEST}",
+    ]);
+    let env = [
+        ("PG_USER_FOR_TEST", "cdc"),
+        ("PGCDC_BOOTSTRAP_SERVERS", "k:9092"),
+        ("PGCDC_DATABASE_HOSTNAME", "db"),
+    ];
+    let (code, out, err) = pgcdc(&args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("database.user=${env:PG_USER_FOR_TEST}"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("hunter2") && !err.contains("hunter2"),
+        "{out}{err}"
+    );
+    // An unresolvable placeholder stops before anything connects, naming key and provider.
+    let mut args = args.clone();
+    args.extend(["--set", "slot.name=${env:NOT_SET_ANYWHERE}"]);
+    args[0] = "run";
+    let (code, _, err) = pgcdc(&args, &env);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("slot.name: ${env:NOT_SET_ANYWHERE} cannot be resolved: environment variable NOT_SET_ANYWHERE is not set"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
 fn unreachable_postgres_is_a_connection_error_naming_host_and_port() {
     let (code, _, err) = pgcdc(
         &[

@@ -147,3 +147,30 @@ async fn tls_modes_follow_libpq_semantics() {
         );
     }
 }
+
+/// A socket directory as `database.hostname` connects over the server's Unix-domain socket,
+/// without TLS whatever `sslmode` says (as libpq), on both connections.
+#[tokio::test]
+async fn a_socket_directory_as_host_connects_over_the_unix_socket_without_tls() {
+    let dir = std::env::var("PGCDC_TEST_PG_SOCKET_DIR").expect("scripts/services.sh env");
+    for mode in [SslMode::Prefer, SslMode::Require, SslMode::VerifyFull] {
+        let mut cfg = db_config("postgres", None, mode);
+        cfg.hostname = dir.clone();
+        let pos = identify(&cfg)
+            .await
+            .unwrap_or_else(|e| panic!("{mode:?}: {}", e.one_line()));
+        assert!(pos.contains('/'), "{mode:?}: {pos}");
+        let client = pgcdc::pg::sql::connect(&cfg)
+            .await
+            .unwrap_or_else(|e| panic!("{mode:?}: {}", e.one_line()));
+        let local: Option<String> = client
+            .query_one("SELECT inet_client_addr()::text", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            local, None,
+            "{mode:?}: a Unix-socket connection has no client address"
+        );
+    }
+}

@@ -2,7 +2,7 @@
 //! state names Kafka Connect uses, and its supervision loop retrying connection errors.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pgcdc::pipeline::{validate_config, Connector, ConnectorState};
 
@@ -126,5 +126,62 @@ async fn a_fatal_error_fails_the_connector_without_a_retry() {
     assert_eq!(status.state, ConnectorState::Failed);
     assert_eq!(status.restarts, 0);
     assert_eq!(status.last_error.as_deref(), Some(err.one_line().as_str()));
+    db.cleanup().await;
+}
+
+/// A stop requested while start-up waits for a Kafka that does not answer ends the process at
+/// once, with exit 0, and without a restart after the signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_kafka_is_unreachable_exits_at_once_without_a_restart() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let db = TestDb::create("connsigterm").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("connsigterm");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let kafka = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let raw = base_config(&db, &prefix, &kafka, dir.path());
+    let file = dir.path().join("connector.json");
+    std::fs::write(&file, serde_json::to_string(&raw).unwrap()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+        .args(["run", "--config", file.to_str().unwrap()])
+        .env("PGCDC_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // The publication is set up before Kafka is reached: wait for librdkafka's complaint.
+    let deadline = Instant::now() + T;
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("no sign of the Kafka check");
+        if line.contains("Kafka client") || line.contains("librdkafka") {
+            break;
+        }
+    }
+    let signalled = Instant::now();
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let took = signalled.elapsed();
+    assert!(status.success(), "exit status {status:?}");
+    assert!(took < Duration::from_secs(5), "the stop took {took:?}");
+    // The lines written after the signal, until the pipe closes.
+    let mut after = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
+        after.push(line);
+    }
+    assert!(
+        !after.iter().any(|l| l.contains("restarting the connector")),
+        "a restart after the stop request: {after:?}"
+    );
     db.cleanup().await;
 }

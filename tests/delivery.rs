@@ -308,7 +308,10 @@ async fn a_record_larger_than_kafka_allows_stops_the_connector_with_the_fix_and_
     let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(msg.contains(&format!("topic {prefix}.public.big")), "{msg}");
-    assert!(msg.contains("message.max.bytes"), "{msg}");
+    assert!(
+        msg.contains("producer.override.max.request.size (librdkafka: message.max.bytes)"),
+        "{msg}"
+    );
     assert!(
         db.confirmed_flush(&prefix).await < committed,
         "the oversized row was not confirmed"

@@ -37,7 +37,8 @@ phase() { log "[$(elapsed "$T0")s] $*"; }
 # ------------------------------------------------------------------------------ prerequisites
 phase "prerequisites"
 "$ROOT/scripts/debezium/setup.sh"
-"$ROOT/scripts/services.sh" start pg
+# The workload uses PostGIS.
+PGCDC_SERVICES_POSTGIS=1 "$ROOT/scripts/services.sh" start pg
 "$ROOT/scripts/services.sh" start kafka
 command -v curl >/dev/null 2>&1 || die "missing: curl"
 if [ ! -x "$COMPARE" ] || [ -n "$(find "$ROOT/tools/dbz-compare/src" "$COMPARE_MANIFEST" -newer "$COMPARE" 2>/dev/null)" ]; then

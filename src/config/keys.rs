@@ -58,6 +58,7 @@ registry! {
         KEY_CONVERTER_SCHEMAS_ENABLE = "key.converter.schemas.enable" => Implemented,
         VALUE_CONVERTER_SCHEMAS_ENABLE = "value.converter.schemas.enable" => Implemented,
         TRANSFORMS = "transforms" => Implemented,
+        CONFIG_PROVIDERS = "config.providers" => Implemented,
         PREDICATES = "predicates" => Implemented,
         CONFIG_ACTION_RELOAD = "config.action.reload" => Framework,
         ERRORS_TOLERANCE = "errors.tolerance" => NotImplemented(Some("none")),
@@ -260,6 +261,7 @@ registry! {
     /// Key families matched by prefix, after exact keys.
     PREFIXES, "Keys starting with" {
         TRANSFORMS_PREFIX = "transforms." => Implemented,
+        CONFIG_PROVIDERS_PREFIX = "config.providers." => Implemented,
         PRODUCER_OVERRIDE_PREFIX = "producer.override." => Implemented,
         PRODUCER_PREFIX = "producer." => Implemented,
         KEY_CONVERTER_PREFIX = "key.converter." => NotImplemented(None),

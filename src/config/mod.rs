@@ -32,6 +32,7 @@ mod kafka;
 mod kafka_security;
 pub mod keys;
 mod policy;
+mod providers;
 pub mod records;
 mod runtime;
 mod slot;
@@ -54,6 +55,7 @@ pub use connection::{DatabaseConfig, SslMode, DEFAULT_CONNECT_TIMEOUT_MS};
 pub use connector::{CONNECTOR_CLASS, JSON_CONVERTER};
 pub use filters::{MessageFilters, SkippedOperations, TableFilters};
 pub use kafka::KafkaConfig;
+pub use providers::{resolve_providers, DIRECTORY_PROVIDER, ENV_PROVIDER, FILE_PROVIDER};
 pub use runtime::{
     DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_OFFSET_FILE,
     DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_RESTART_WAIT_MS,

@@ -52,6 +52,10 @@ fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
 /// Opens a regular SQL connection; its driver task runs in the background until the
 /// [`Client`] is dropped.
 pub async fn connect(db: &DatabaseConfig) -> Result<Client> {
+    // A socket directory as host: a Unix-domain socket, never encrypted (as libpq).
+    if crate::pg::wire::socket_path(db).is_some() {
+        return connect_mode(db, tokio_postgres::config::SslMode::Disable).await;
+    }
     match db.sslmode {
         SslMode::Allow => match connect_mode(db, tokio_postgres::config::SslMode::Disable).await {
             Err(e) if e.kind() == ErrorKind::Auth => {

@@ -286,6 +286,12 @@ async fn supervise(
             }
             Err(e) => e,
         };
+        if e.is_retriable() && *shutdown.borrow() {
+            // The run was stopping anyway (a broker unreachable while a stop was requested).
+            tracing::info!(error = %e.one_line(), "stopped");
+            shared.set(ConnectorState::Stopped, None);
+            return Ok(());
+        }
         let may_retry = config.errors_max_retries < 0 || attempts < config.errors_max_retries;
         if !e.is_retriable() || !may_retry {
             let e = give_up(&config, e, attempts);

@@ -125,6 +125,25 @@ impl Counters {
     }
 }
 
+/// Runs a start-up step that is safe to abandon (it creates nothing a later start relies on),
+/// unless a stop is requested first (`None`).
+async fn until_stopped<T>(
+    shutdown: &mut watch::Receiver<bool>,
+    step: impl std::future::Future<Output = Result<T>>,
+) -> Result<Option<T>> {
+    if *shutdown.borrow() {
+        return Ok(None);
+    }
+    tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            tracing::info!("stop requested during start-up");
+            Ok(None)
+        }
+        r = step => r.map(Some),
+    }
+}
+
 /// Runs the connector once, until `shutdown` flips to true (graceful stop) or an error; no
 /// restarts (a [`Connector`] adds those). Returns the counters of this run.
 pub async fn run(
@@ -142,8 +161,14 @@ pub(crate) async fn run_counted(
     mut shutdown: watch::Receiver<bool>,
     counters: Arc<Counters>,
 ) -> Result<()> {
-    let prepared = startup::prepare(&config).await?;
-    let mut started = startup::start(&config, prepared, counters).await?;
+    let Some(prepared) = until_stopped(&mut shutdown, startup::prepare(&config)).await? else {
+        return Ok(());
+    };
+    let connecting = startup::connect_kafka(&config, prepared.resume_lsn());
+    let Some(sink) = until_stopped(&mut shutdown, connecting).await? else {
+        return Ok(());
+    };
+    let mut started = startup::start(&config, prepared, sink, counters).await?;
     if let Some(snapshot) = started.snapshot.take() {
         let done = snapshot::run_initial(&mut started, &snapshot, &mut shutdown).await?;
         if !done {

@@ -2,9 +2,11 @@
 //!
 //! [`prepare`] talks to PostgreSQL only: it reads the offsets, checks the server, creates or
 //! aligns the publication, applies replica identities, looks the slot up, checks that the
-//! slot can be used by this connector, and asks [`plan_start`] what to do. [`start`] then
-//! reaches Kafka (failing fast on bad producer settings or unreachable brokers), builds the
-//! processor, opens the replication connection and creates the slot when the plan says so.
+//! slot can be used by this connector, and asks [`plan_start`] what to do. [`connect_kafka`]
+//! then reaches Kafka (failing fast on bad producer settings, refused credentials or
+//! certificates, or unreachable brokers). Both can be cancelled by a stop request: nothing is
+//! created before [`start`], which builds the processor, opens the replication connection and
+//! creates the slot when the plan says so.
 
 use std::sync::Arc;
 
@@ -140,27 +142,42 @@ fn decide(
     })
 }
 
-/// Reaches Kafka, builds the processor, and opens the replication connection (creating the
-/// slot) when the plan streams.
+impl Prepared {
+    /// The position the slot resumes from: its confirmed flush LSN (zero without a slot).
+    pub fn resume_lsn(&self) -> Lsn {
+        self.slot
+            .as_ref()
+            .and_then(|s| s.confirmed_flush)
+            .unwrap_or(Lsn::ZERO)
+    }
+}
+
+/// Reaches Kafka: creates the producer (failing fast on bad settings) and checks that the
+/// brokers answer, with the ack tracker starting at `resume_lsn`. Nothing is created on
+/// either server yet, so this step can be cancelled.
+pub async fn connect_kafka(config: &ConnectorConfig, resume_lsn: Lsn) -> Result<KafkaSink> {
+    let sink = KafkaSink::new(&config.kafka, Arc::new(AckTracker::new(resume_lsn)))?;
+    sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
+    Ok(sink)
+}
+
+/// Builds the processor on `sink`, and opens the replication connection (creating the slot)
+/// when the plan streams.
 pub async fn start(
     config: &Arc<ConnectorConfig>,
     prepared: Prepared,
+    sink: KafkaSink,
     counters: Arc<Counters>,
 ) -> Result<Started> {
+    let resume_lsn = prepared.resume_lsn();
     let Prepared {
         sql,
         server,
         store,
         offsets,
-        slot,
+        slot: _,
         plan,
     } = prepared;
-    let resume_lsn = slot
-        .as_ref()
-        .and_then(|s| s.confirmed_flush)
-        .unwrap_or(Lsn::ZERO);
-    let sink = KafkaSink::new(&config.kafka, Arc::new(AckTracker::new(resume_lsn)))?;
-    sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
     let start = ProcessorStart {
         resume_lsn,
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),

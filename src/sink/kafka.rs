@@ -337,6 +337,8 @@ impl KafkaSink {
             if let Some(fatal) = self.fatal_client_error() {
                 return Err(fatal);
             }
+            // A stop request can cancel the check between attempts.
+            tokio::task::yield_now().await;
             if std::time::Instant::now() >= deadline {
                 return Err(Error::connection(format!(
                     "cannot reach Kafka at {} within {} ms (bootstrap.servers)",
@@ -508,7 +510,7 @@ impl Sink for KafkaSink {
                     let size =
                         record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
                     return Err(Error::kafka(format!(
-                        "a record for topic {} is {size} bytes, more than the producer allows: raise producer.override.message.max.bytes (librdkafka's max.request.size) and the broker/topic max.message.bytes, or exclude the table",
+                        "a record for topic {} is {size} bytes, more than the producer allows: raise producer.override.max.request.size (librdkafka: message.max.bytes) and the broker's message.max.bytes or the topic's max.message.bytes, or exclude the table",
                         record.topic
                     )));
                 }

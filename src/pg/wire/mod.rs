@@ -28,4 +28,4 @@ pub use auth::SESSION_SETTINGS;
 pub use connection::{QueryResult, WireConnection};
 pub use frame::{parse_replication_frame, server_error, ReplicationFrame, ServerError};
 pub use replication::{pg_now_micros, ReplicationReader, ReplicationWriter};
-pub use transport::{sslmode_name, Stream};
+pub use transport::{socket_path, sslmode_name, Stream};

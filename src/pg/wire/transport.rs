@@ -1,5 +1,7 @@
 //! The transport of a wire-protocol connection: a TCP connection to the server, plain or
-//! wrapped in TLS after the SSLRequest negotiation that `database.sslmode` asks for.
+//! wrapped in TLS after the SSLRequest negotiation that `database.sslmode` asks for; or, when
+//! `database.hostname` is a directory (it starts with `/`), the server's Unix-domain socket
+//! in it, `<dir>/.s.PGSQL.<port>`, which is never encrypted (libpq ignores `sslmode` there).
 //!
 //! The TLS configuration and the certificate checks themselves live in [`crate::pg::tls`];
 //! this module only opens the socket and runs the negotiation on it.
@@ -11,17 +13,27 @@ use std::task::{Context, Poll};
 use bytes::BytesMut;
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 
 use crate::config::{DatabaseConfig, SslMode};
 use crate::error::{Error, ErrorKind, IoContext, Result};
 
-/// The transport: plain TCP or TLS over TCP.
+/// The transport: plain TCP, TLS over TCP, or a Unix-domain socket.
 pub enum Stream {
     /// Unencrypted.
     Plain(TcpStream),
     /// TLS via rustls.
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    /// A Unix-domain socket (local, never encrypted).
+    Unix(UnixStream),
+}
+
+/// The server's Unix-domain socket when `database.hostname` is a socket directory (a path
+/// starting with `/`, as libpq reads a host): `<dir>/.s.PGSQL.<port>`.
+pub fn socket_path(db: &DatabaseConfig) -> Option<std::path::PathBuf> {
+    db.hostname
+        .starts_with('/')
+        .then(|| std::path::Path::new(&db.hostname).join(format!(".s.PGSQL.{}", db.port)))
 }
 
 impl AsyncRead for Stream {
@@ -33,6 +45,7 @@ impl AsyncRead for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -46,18 +59,21 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_flush(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
         }
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }
@@ -77,6 +93,9 @@ pub fn sslmode_name(m: SslMode) -> &'static str {
 /// Connects to the server and, with `try_tls` (and an sslmode other than `disable`), asks for
 /// TLS: the stream the start-up message is then sent on.
 pub(super) async fn open(db: &DatabaseConfig, try_tls: bool) -> Result<Stream> {
+    if let Some(path) = socket_path(db) {
+        return unix_connect(db, &path).await.map(Stream::Unix);
+    }
     let tcp = tcp_connect(db).await?;
     let tls = if try_tls {
         crate::pg::tls::client_config(db)?
@@ -87,6 +106,23 @@ pub(super) async fn open(db: &DatabaseConfig, try_tls: bool) -> Result<Stream> {
         None => Ok(Stream::Plain(tcp)),
         Some(tls) => negotiate_tls(tcp, tls, db).await,
     }
+}
+
+/// Connects to the Unix-domain socket at `path`, within `connection.validation.timeout.ms`.
+async fn unix_connect(db: &DatabaseConfig, path: &std::path::Path) -> Result<UnixStream> {
+    let shown = path.display();
+    tokio::time::timeout(db.connect_timeout, UnixStream::connect(path))
+        .await
+        .map_err(|_| {
+            Error::connection(format!(
+                "timed out connecting to PostgreSQL at {shown} after {} ms (connection.validation.timeout.ms)",
+                db.connect_timeout.as_millis()
+            ))
+        })?
+        .map_err(|e| {
+            let what = format!("cannot connect to PostgreSQL at {shown} (database.hostname is a socket directory)");
+            Error::io(e, IoContext::Network, what)
+        })
 }
 
 /// Opens the TCP connection, within `connection.validation.timeout.ms`.
