@@ -1,6 +1,6 @@
 //! Small helpers shared across layers, with no knowledge of any of them: SQL quoting,
-//! Java-style whole-name regular expressions, comma lists, "did you mean" suggestions and hex
-//! decoding.
+//! Java-style whole-name regular expressions, comma lists, "did you mean" suggestions, hex
+//! decoding, and the iteration order of a Java `HashMap` (which Debezium's JSON follows).
 //!
 //! This module sits at the bottom of the dependency order, next to [`crate::error`] and
 //! [`crate::lsn`]: it imports nothing from the crate.
@@ -120,6 +120,44 @@ pub fn decode_hex(text: &str) -> Option<Vec<u8>> {
     b.chunks(2)
         .map(|p| Some((digit(p[0])? << 4) | digit(p[1])?))
         .collect()
+}
+
+/// The initial table size of a `java.util.HashMap`.
+pub const JAVA_HASH_MAP_INITIAL_CAPACITY: usize = 16;
+
+/// Java's `String.hashCode()`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, with
+/// 32-bit wrap-around.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+}
+
+/// The iteration order of a `java.util.HashMap<String, _>` filled with `keys` in this order
+/// (indices into `keys`): by bucket (`(h ^ h >>> 16) & (capacity - 1)`), then by insertion
+/// order within a bucket. The table size is `min_capacity`, doubled while the entries fill
+/// more than 3/4 of it.
+///
+/// The one implementation of this order: transaction metadata lists its data collections in
+/// it, hstore values (`pg::types::hstore`) list their pairs in it, and the offsets' JSON
+/// (`offsets::store`) lists its fields in it, as Kafka Connect writes Debezium's offset map.
+pub fn java_hash_map_order<'a>(
+    keys: impl Iterator<Item = &'a str>,
+    min_capacity: usize,
+) -> Vec<usize> {
+    let hashes: Vec<u32> = keys
+        .map(|k| {
+            let h = java_string_hash(k) as u32;
+            h ^ (h >> 16)
+        })
+        .collect();
+    let mut capacity: usize = min_capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY);
+    while hashes.len() * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    let mask = (capacity - 1) as u32;
+    let mut order: Vec<usize> = (0..hashes.len()).collect();
+    order.sort_by_key(|&i| hashes[i] & mask);
+    order
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod conformance;
 mod connection;
 mod connector;
 mod delivery;
+mod offsets;
 mod outbox;
 mod records;
 mod roundtrip;

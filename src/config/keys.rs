@@ -68,7 +68,7 @@ registry! {
         ERRORS_RETRY_DELAY_MAX_MS = "errors.retry.delay.max.ms" => Framework,
         EXACTLY_ONCE_SUPPORT = "exactly.once.support" => NotImplemented(Some("requested")),
         TRANSACTION_BOUNDARY = "transaction.boundary" => NotImplemented(Some("poll")),
-        OFFSETS_STORAGE_TOPIC = "offsets.storage.topic" => NotImplemented(None),
+        OFFSETS_STORAGE_TOPIC = "offsets.storage.topic" => Implemented,
         TOPIC_CREATION_ENABLE = "topic.creation.enable" => Implemented,
         TOPIC_CREATION_GROUPS = "topic.creation.groups" => NotImplemented(Some("")),
         TOPIC_CREATION_DEFAULT_PARTITIONS = "topic.creation.default.partitions" => Implemented,
@@ -77,6 +77,9 @@ registry! {
         // pgcdc's own (documented in the README)
         BOOTSTRAP_SERVERS = "bootstrap.servers" => Implemented,
         OFFSET_STORAGE_FILE_FILENAME = "offset.storage.file.filename" => Implemented,
+        OFFSET_STORAGE_TOPIC = "offset.storage.topic" => Implemented,
+        OFFSET_STORAGE_PARTITIONS = "offset.storage.partitions" => Implemented,
+        OFFSET_STORAGE_REPLICATION_FACTOR = "offset.storage.replication.factor" => Implemented,
         OFFSET_FLUSH_INTERVAL_MS = "offset.flush.interval.ms" => Implemented,
         // database connection
         DATABASE_HOSTNAME = "database.hostname" => Implemented,

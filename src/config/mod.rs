@@ -57,8 +57,8 @@ pub use filters::{MessageFilters, SkippedOperations, TableFilters};
 pub use kafka::KafkaConfig;
 pub use providers::{resolve_providers, DIRECTORY_PROVIDER, ENV_PROVIDER, FILE_PROVIDER};
 pub use runtime::{
-    DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_OFFSET_FILE,
-    DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_RESTART_WAIT_MS,
+    OffsetsTopicConfig, DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_OFFSET_FILE,
+    DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_OFFSET_STORAGE_PARTITIONS, DEFAULT_RESTART_WAIT_MS,
 };
 pub use slot::{
     PublicationAutocreateMode, ReplicaIdentity, DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME,
@@ -137,8 +137,11 @@ pub struct ConnectorConfig {
     /// (`producer.<name>` or `producer.override.<name>`, Java name before translation), so
     /// that messages about a setting name it as written.
     pub producer_written_as: BTreeMap<String, String>,
-    /// `offset.storage.file.filename`
+    /// `offset.storage.file.filename` (used when there is no offsets topic)
     pub offset_file: PathBuf,
+    /// The offsets topic (`offsets.storage.topic` / `offset.storage.topic`), which takes the
+    /// place of the file when set.
+    pub offsets_topic: Option<OffsetsTopicConfig>,
     /// `offset.flush.interval.ms`
     pub offset_flush_interval: Duration,
     /// `max.queue.size`
@@ -204,6 +207,7 @@ impl ConnectorConfig {
             kafka: kafka.config,
             producer_written_as: kafka.written_as,
             offset_file: runtime.offset_file,
+            offsets_topic: runtime.offsets_topic,
             offset_flush_interval: runtime.offset_flush_interval,
             max_queue_size: runtime.max_queue_size,
             max_queue_bytes: runtime.max_queue_bytes,

@@ -1,15 +1,19 @@
 //! How the connector runs: the queue between the replication reader and the converter
 //! (`max.queue.size`, `max.queue.size.in.bytes`), restarts (`errors.max.retries`,
-//! `retriable.restart.connector.wait.ms`) and the offsets file
-//! (`offset.storage.file.filename`, `offset.flush.interval.ms`).
+//! `retriable.restart.connector.wait.ms`) and where offsets are kept: a compacted Kafka topic
+//! (`offsets.storage.topic`, the connector-level name of Kafka Connect's KIP-618, or the
+//! worker's `offset.storage.topic`, with `offset.storage.partitions` and
+//! `offset.storage.replication.factor` for creating it) or a local file
+//! (`offset.storage.file.filename`), written every `offset.flush.interval.ms`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::checker::Checker;
 use super::keys::{
-    ERRORS_MAX_RETRIES, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES, OFFSET_FLUSH_INTERVAL_MS,
-    OFFSET_STORAGE_FILE_FILENAME, RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
+    ERRORS_MAX_RETRIES, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES, OFFSETS_STORAGE_TOPIC,
+    OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME, OFFSET_STORAGE_PARTITIONS,
+    OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC, RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
 };
 
 /// Default `max.queue.size` (records between the replication reader and the converter).
@@ -22,10 +26,25 @@ pub const DEFAULT_OFFSET_FILE: &str = "data/offsets.json";
 pub const DEFAULT_OFFSET_FLUSH_INTERVAL_MS: u64 = 10_000;
 /// Default `retriable.restart.connector.wait.ms`.
 pub const DEFAULT_RESTART_WAIT_MS: u64 = 10_000;
+/// Default `offset.storage.partitions`, Kafka Connect's.
+pub const DEFAULT_OFFSET_STORAGE_PARTITIONS: i32 = 25;
+
+/// A Kafka topic that keeps the offsets, as Kafka Connect keeps them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetsTopicConfig {
+    /// The topic.
+    pub topic: String,
+    /// Partitions when pgcdc creates it (`offset.storage.partitions`, default 25).
+    pub partitions: i32,
+    /// Replication factor when pgcdc creates it (`offset.storage.replication.factor`, -1:
+    /// the broker's default).
+    pub replication_factor: i32,
+}
 
 /// The settings of this area.
 pub(super) struct Runtime {
     pub(super) offset_file: PathBuf,
+    pub(super) offsets_topic: Option<OffsetsTopicConfig>,
     pub(super) offset_flush_interval: Duration,
     pub(super) max_queue_size: usize,
     pub(super) max_queue_bytes: usize,
@@ -38,6 +57,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
     let max_queue_bytes = c.int(MAX_QUEUE_SIZE_IN_BYTES, 0usize, 0usize);
     Runtime {
         offset_file: PathBuf::from(c.string(OFFSET_STORAGE_FILE_FILENAME, DEFAULT_OFFSET_FILE)),
+        offsets_topic: offsets_topic(c),
         offset_flush_interval: Duration::from_millis(c.int(
             OFFSET_FLUSH_INTERVAL_MS,
             DEFAULT_OFFSET_FLUSH_INTERVAL_MS,
@@ -56,4 +76,50 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
             0,
         )),
     }
+}
+
+/// The offsets topic, when `offsets.storage.topic` or `offset.storage.topic` names one.
+fn offsets_topic(c: &mut Checker<'_>) -> Option<OffsetsTopicConfig> {
+    let connector = c.get(OFFSETS_STORAGE_TOPIC).filter(|v| !v.is_empty());
+    let worker = c.get(OFFSET_STORAGE_TOPIC).filter(|v| !v.is_empty());
+    let topic = match (connector, worker) {
+        (None, None) => {
+            for key in [OFFSET_STORAGE_PARTITIONS, OFFSET_STORAGE_REPLICATION_FACTOR] {
+                if c.get(key).is_some() {
+                    c.warn(format!(
+                        "{key} has no effect without {OFFSETS_STORAGE_TOPIC} (or {OFFSET_STORAGE_TOPIC})"
+                    ));
+                }
+            }
+            return None;
+        }
+        (Some(a), Some(b)) if a != b => {
+            c.problem(format!(
+                "{OFFSETS_STORAGE_TOPIC}={a} and {OFFSET_STORAGE_TOPIC}={b} name two different offsets topics: keep one"
+            ));
+            a
+        }
+        (Some(t), _) | (None, Some(t)) => t,
+    };
+    if c.get(OFFSET_STORAGE_FILE_FILENAME).is_some() {
+        c.warn(format!(
+            "{OFFSET_STORAGE_FILE_FILENAME} has no effect: the offsets are kept in the topic {topic}"
+        ));
+    }
+    let partitions = c.int(
+        OFFSET_STORAGE_PARTITIONS,
+        DEFAULT_OFFSET_STORAGE_PARTITIONS,
+        1,
+    );
+    let replication_factor = c.int(OFFSET_STORAGE_REPLICATION_FACTOR, -1i32, -1i32);
+    if replication_factor == 0 {
+        c.problem(format!(
+            "{OFFSET_STORAGE_REPLICATION_FACTOR}=0 is invalid: use -1 (the broker's default) or a number >= 1"
+        ));
+    }
+    Some(OffsetsTopicConfig {
+        topic: topic.to_string(),
+        partitions,
+        replication_factor,
+    })
 }

@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::{ConnectRecord, Field, Schema, SchemaType, Value};
 use crate::lsn::Lsn;
+use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
 /// The data collection name Debezium gives a logical decoding message in transaction
 /// metadata (its `LogicalDecodingMessageId.identifier()`).
@@ -65,9 +66,6 @@ pub fn transaction_value_schema() -> &'static Arc<Schema> {
         Arc::new(s)
     })
 }
-
-/// The initial table size of a `java.util.HashMap`.
-pub const JAVA_HASH_MAP_INITIAL_CAPACITY: usize = 16;
 
 /// The counters of one open transaction, as Debezium's `TransactionContext` keeps them.
 #[derive(Debug, Clone)]
@@ -152,40 +150,6 @@ impl TransactionCounters {
             .map(|i| (self.collections[i].0.as_str(), self.collections[i].1))
             .collect()
     }
-}
-
-/// Java's `String.hashCode()`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, with
-/// 32-bit wrap-around.
-pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
-}
-
-/// The iteration order of a `java.util.HashMap<String, _>` filled with `keys` in this order
-/// (indices into `keys`): by bucket (`(h ^ h >>> 16) & (capacity - 1)`), then by insertion
-/// order within a bucket. The table size is `min_capacity`, doubled while the entries fill
-/// more than 3/4 of it.
-///
-/// The one implementation of this order: transaction metadata lists its data collections in
-/// it, and hstore values (`pg::types::hstore`) list their pairs in it.
-pub fn java_hash_map_order<'a>(
-    keys: impl Iterator<Item = &'a str>,
-    min_capacity: usize,
-) -> Vec<usize> {
-    let hashes: Vec<u32> = keys
-        .map(|k| {
-            let h = java_string_hash(k) as u32;
-            h ^ (h >> 16)
-        })
-        .collect();
-    let mut capacity: usize = min_capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY);
-    while hashes.len() * 4 > capacity * 3 {
-        capacity *= 2;
-    }
-    let mask = (capacity - 1) as u32;
-    let mut order: Vec<usize> = (0..hashes.len()).collect();
-    order.sort_by_key(|&i| hashes[i] & mask);
-    order
 }
 
 /// `"<xid>:<lsn>"`, the PostgreSQL transaction id of a metadata record or event.
@@ -326,6 +290,7 @@ pub fn heartbeat_record(topic: &Arc<str>, server_name: &str, now_ms: i64) -> Con
 mod tests {
     use super::*;
     use crate::convert::json::JsonConverter;
+    use crate::util::java_string_hash;
 
     #[test]
     fn java_string_hash_matches_known_values() {

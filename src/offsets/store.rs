@@ -15,6 +15,13 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, ErrorKind, IoContext, Result};
 use crate::lsn::Lsn;
+use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
+
+/// Kafka Connect's offset key of a Debezium PostgreSQL connector, as its JsonConverter
+/// (schemas off) writes it: `["<connector name>",{"server":"<topic.prefix>"}]`.
+pub fn offset_key(name: &str, server: &str) -> String {
+    serde_json::to_string(&json!([name, { "server": server }])).unwrap_or_default()
+}
 
 /// Offsets of one connector.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,38 +53,56 @@ impl Offsets {
         }
     }
 
-    fn to_json(&self) -> Json {
-        let mut m = Map::new();
-        let mut put = |k: &str, v: Json| {
-            m.insert(k.to_string(), v);
-        };
-        if let Some(v) = self.lsn_proc {
-            put("lsn_proc", json!(v.0));
-        }
-        if let Some(v) = &self.message_type {
-            put("messageType", json!(v));
-        }
-        if let Some(v) = self.lsn_commit {
-            put("lsn_commit", json!(v.0));
-        }
-        if let Some(v) = self.lsn {
-            put("lsn", json!(v.0));
+    /// The offset map as Kafka Connect writes Debezium's: the fields Debezium's
+    /// `PostgresOffsetContext` puts in its `HashMap`, in the order that map iterates them
+    /// (which is the order of Connect's JsonConverter output).
+    pub fn to_json(&self) -> Json {
+        let mut fields: Vec<(&str, Json)> = Vec::new();
+        if let Some(v) = self.ts_usec {
+            fields.push(("ts_usec", json!(v)));
         }
         if let Some(v) = self.tx_id {
-            put("txId", json!(v));
+            fields.push(("txId", json!(v)));
         }
-        if let Some(v) = self.ts_usec {
-            put("ts_usec", json!(v));
+        if let Some(v) = self.lsn {
+            fields.push(("lsn", json!(v.0)));
         }
         if let Some(v) = &self.snapshot {
-            put("snapshot", json!(v));
-            put("snapshot_completed", json!(self.snapshot_completed));
-            put("last_snapshot_record", json!(self.snapshot_completed));
+            fields.push(("snapshot", json!(v)));
+            fields.push(("last_snapshot_record", json!(self.snapshot_completed)));
+            fields.push(("snapshot_completed", json!(self.snapshot_completed)));
+        }
+        if let Some(v) = self.lsn_proc {
+            fields.push(("lsn_proc", json!(v.0)));
+        }
+        if let Some(v) = self.lsn_commit {
+            fields.push(("lsn_commit", json!(v.0)));
+        }
+        if let Some(v) = &self.message_type {
+            fields.push(("messageType", json!(v)));
+        }
+        let order = java_hash_map_order(
+            fields.iter().map(|(k, _)| *k),
+            JAVA_HASH_MAP_INITIAL_CAPACITY,
+        );
+        let mut slots: Vec<Option<(&str, Json)>> = fields.into_iter().map(Some).collect();
+        let mut m = Map::new();
+        for i in order {
+            if let Some((k, v)) = slots[i].take() {
+                m.insert(k.to_string(), v);
+            }
         }
         Json::Object(m)
     }
 
-    fn from_json(v: &Json) -> Offsets {
+    /// The offset map's bytes as Connect's JsonConverter (schemas off) writes them.
+    pub fn value_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.to_json()).unwrap_or_default()
+    }
+
+    /// Reads an offset map (Debezium's, any version from 1.x: see the loading rules in the
+    /// module docs).
+    pub fn from_json(v: &Json) -> Offsets {
         let u = |k: &str| v.get(k).and_then(Json::as_u64).map(Lsn);
         let snapshot = match v.get("snapshot") {
             Some(Json::String(s)) if s.eq_ignore_ascii_case("true") => Some("INITIAL".to_string()),
@@ -116,7 +141,7 @@ pub struct OffsetStore {
 impl OffsetStore {
     /// The store at `path` for connector `name` with topic prefix `server`.
     pub fn new(path: &Path, name: &str, server: &str) -> Self {
-        let key = serde_json::to_string(&json!([name, {"server": server}])).unwrap_or_default();
+        let key = offset_key(name, server);
         OffsetStore {
             path: path.to_path_buf(),
             key,
@@ -213,6 +238,35 @@ mod tests {
         assert!(!b.load().unwrap().unwrap().snapshot_done());
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(r#"[\"a\",{\"server\":\"p\"}]"#), "{text}");
+    }
+
+    #[test]
+    fn values_are_the_bytes_connect_writes_for_debezium() {
+        // The streaming example of Debezium's offset map, in its HashMap's order.
+        let streaming = Offsets {
+            lsn: Some(Lsn(24023128)),
+            lsn_proc: Some(Lsn(24023128)),
+            lsn_commit: Some(Lsn(24023119)),
+            tx_id: Some(771),
+            ts_usec: Some(1714558530123456),
+            message_type: Some("INSERT".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            String::from_utf8(streaming.value_bytes()).unwrap(),
+            r#"{"lsn_proc":24023128,"messageType":"INSERT","lsn_commit":24023119,"lsn":24023128,"txId":771,"ts_usec":1714558530123456}"#
+        );
+        let snapshot = Offsets {
+            lsn: Some(Lsn(5)),
+            tx_id: Some(9),
+            ts_usec: Some(1),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: true,
+            ..Default::default()
+        };
+        let back = Offsets::from_json(&serde_json::from_slice(&snapshot.value_bytes()).unwrap());
+        assert_eq!(back, snapshot);
+        assert_eq!(offset_key("c", "p"), r#"["c",{"server":"p"}]"#);
     }
 
     #[test]

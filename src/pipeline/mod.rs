@@ -33,6 +33,7 @@ pub mod changes;
 pub mod connector;
 pub mod heartbeat;
 pub mod messages;
+pub mod offsets;
 pub mod plan;
 pub mod processor;
 pub mod relations;

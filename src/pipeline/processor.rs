@@ -187,7 +187,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                     end_lsn: start.resume_lsn,
                     ..Default::default()
                 },
-                tx_map_capacity: meta::JAVA_HASH_MAP_INITIAL_CAPACITY,
+                tx_map_capacity: crate::util::JAVA_HASH_MAP_INITIAL_CAPACITY,
             },
             transaction_topic: records
                 .transaction_metadata

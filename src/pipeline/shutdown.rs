@@ -27,7 +27,7 @@ pub async fn finish(
     streaming.drained();
     let reader_result = streaming.join_reader().await;
     let tracker = started.processor.tracker().clone();
-    started.offsets.save_completed(&tracker)?;
+    started.offsets.save_completed(&tracker).await?;
     if !flushed && result.is_ok() {
         tracing::warn!(
             in_flight = tracker.in_flight(),
@@ -55,8 +55,8 @@ pub async fn finish(
 /// from a new slot.
 async fn drop_slot_and_offsets(config: &ConnectorConfig, started: &Started) -> Result<()> {
     setup::drop_slot(started.processor.catalog(), &config.slot_name, 50).await?;
-    let store = started.offsets.store();
-    store.clear()?;
-    tracing::info!(slot = %config.slot_name, offsets = %store.path().display(), "dropped the slot and this connector's offsets (slot.drop.on.stop=true)");
+    let storage = started.offsets.storage();
+    storage.clear().await?;
+    tracing::info!(slot = %config.slot_name, offsets = %storage.describe(), "dropped the slot and this connector's offsets (slot.drop.on.stop=true)");
     Ok(())
 }

@@ -34,12 +34,16 @@ pub async fn run_initial(
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
     let position = started.start_lsn;
-    started.offsets.store().save(&Offsets {
-        lsn: Some(position),
-        snapshot: Some("INITIAL".into()),
-        snapshot_completed: false,
-        ..Default::default()
-    })?;
+    started
+        .offsets
+        .storage()
+        .save(&Offsets {
+            lsn: Some(position),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: false,
+            ..Default::default()
+        })
+        .await?;
     let snap_sql = crate::pg::sql::connect(&started.processor.config.database).await?;
     let version = started.server.version_num;
     let processor = &mut started.processor;
@@ -112,13 +116,17 @@ async fn wait_acknowledged(
 /// Records the completed snapshot in the offsets and sends the heartbeat Debezium sends (and
 /// runs the action query) as soon as a snapshot is complete, whatever the interval.
 async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
-    started.offsets.store().save(&Offsets {
-        lsn: Some(position),
-        lsn_commit: Some(position),
-        snapshot: Some("INITIAL".into()),
-        snapshot_completed: true,
-        ..Default::default()
-    })?;
+    started
+        .offsets
+        .storage()
+        .save(&Offsets {
+            lsn: Some(position),
+            lsn_commit: Some(position),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: true,
+            ..Default::default()
+        })
+        .await?;
     let processor = &mut started.processor;
     tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
     processor.note_idle_position(position);

@@ -16,21 +16,21 @@ use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::AckTracker;
-use crate::offsets::store::{OffsetStore, Offsets};
+use crate::offsets::store::Offsets;
 use crate::pg::setup::{self, ServerInfo, SlotInfo};
 use crate::pg::wire::WireConnection;
 use crate::sink::kafka::KafkaSink;
 
+use super::offsets::{OffsetSaver, OffsetStorage};
 use super::plan::{plan_start, OffsetsState, SlotState, StartPlan, StartRefusal};
 use super::processor::{Processor, ProcessorStart};
-use super::stream::OffsetSaver;
 use super::{Counters, KAFKA_CONNECT_TIMEOUT};
 
 /// What [`prepare`] found and decided.
 pub struct Prepared {
     sql: Client,
     server: ServerInfo,
-    store: OffsetStore,
+    store: OffsetStorage,
     offsets: Option<Offsets>,
     /// The slot (after dropping a lost one, `None`).
     slot: Option<SlotInfo>,
@@ -66,8 +66,8 @@ pub struct Started {
 
 /// Checks the server and the slot and decides how to start (see [`plan_start`]).
 pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
-    let store = OffsetStore::new(&config.offset_file, &config.name, &config.topic_prefix);
-    let offsets = store.load()?;
+    let store = OffsetStorage::open(config).await?;
+    let offsets = store.load().await?;
     let needs_stream = config.snapshot_mode != crate::config::SnapshotMode::InitialOnly;
     let sql = crate::pg::sql::connect(&config.database).await?;
     let server = setup::check_server(&sql, needs_stream).await?;
@@ -79,6 +79,7 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
         check_slot_usable(config, s)?;
     }
     let plan = decide(config, &store, slot.as_ref(), offsets.as_ref())?;
+    warn_offsets_lost(config, &store, slot.as_ref(), offsets.as_ref(), &plan);
     if plan.drop_lost_slot {
         tracing::warn!(slot = %config.slot_name, "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
         setup::drop_slot(&sql, &config.slot_name, 10).await?;
@@ -119,7 +120,7 @@ fn check_slot_usable(config: &ConnectorConfig, s: &SlotInfo) -> Result<()> {
 /// Runs [`plan_start`] and turns a refusal into the error that says what to do.
 fn decide(
     config: &ConnectorConfig,
-    store: &OffsetStore,
+    store: &OffsetStorage,
     slot: Option<&SlotInfo>,
     offsets: Option<&Offsets>,
 ) -> Result<StartPlan> {
@@ -137,7 +138,7 @@ fn decide(
         StartRefusal::PositionLost => Error::server(format!(
             "replication slot {} does not exist, but the offsets in {} say streaming had started: changes made since then may be lost. Use snapshot.mode=when_needed (or always) to take a new snapshot, or remove the offsets entry to start over",
             config.slot_name,
-            store.path().display()
+            store.describe()
         )),
     })
 }
@@ -159,6 +160,44 @@ pub async fn connect_kafka(config: &ConnectorConfig, resume_lsn: Lsn) -> Result<
     let sink = KafkaSink::new(&config.kafka, Arc::new(AckTracker::new(resume_lsn)))?;
     sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
     Ok(sink)
+}
+
+/// A slot that exists while the offsets do not is what losing the offsets looks like (a
+/// container restarted without its volume, a deleted topic, another offset store): the plan
+/// follows `snapshot.mode` as Debezium does, and this says so at WARN, with what will happen.
+fn warn_offsets_lost(
+    config: &ConnectorConfig,
+    store: &OffsetStorage,
+    slot: Option<&SlotInfo>,
+    offsets: Option<&Offsets>,
+    plan: &StartPlan,
+) {
+    if slot.is_none() || offsets.is_some() {
+        return;
+    }
+    let what = if plan.snapshot {
+        "a new snapshot will publish every row again"
+    } else {
+        "streaming resumes from the slot, without a snapshot"
+    };
+    tracing::warn!(
+        slot = %config.slot_name,
+        offsets = %store.describe(),
+        "replication slot exists but no offsets are stored for this connector (lost, or kept somewhere else?): {what}, as snapshot.mode={} decides",
+        snapshot_mode_name(config.snapshot_mode)
+    );
+}
+
+/// `snapshot.mode`'s name.
+fn snapshot_mode_name(mode: crate::config::SnapshotMode) -> &'static str {
+    use crate::config::SnapshotMode::*;
+    match mode {
+        Initial => "initial",
+        InitialOnly => "initial_only",
+        NoData => "no_data",
+        Always => "always",
+        WhenNeeded => "when_needed",
+    }
 }
 
 /// Builds the processor on `sink`, and opens the replication connection (creating the slot)

@@ -6,8 +6,8 @@
 //! [`run`] is the loop that takes the reader's output through a bounded queue and hands it
 //! to the processor. It is a biased `select!`; its branches, in priority order:
 //! 1. a stop request: ends the loop before anything else is taken in;
-//! 2. the offsets timer: writing the offsets file is cheap and must not starve under a busy
-//!    stream;
+//! 2. the offsets timer: the offsets (a file, or a record Kafka acknowledges) must not
+//!    starve under a busy stream;
 //! 3. the heartbeat timer: wakes the loop while nothing arrives, so scheduled heartbeats go
 //!    out on an idle stream;
 //! 4. new input from the reader, last: everything above must stay responsive however much
@@ -26,9 +26,6 @@ use tokio::task::JoinHandle;
 
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
-use crate::lsn::Lsn;
-use crate::offsets::ack::AckTracker;
-use crate::offsets::store::{OffsetStore, Offsets};
 use crate::pg::setup;
 use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
 use crate::pg::wire::WireConnection;
@@ -38,46 +35,6 @@ use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::Started;
 use super::SHUTDOWN_FLUSH_TIMEOUT;
-
-/// The offsets file and the last commit written to it.
-pub struct OffsetSaver {
-    store: OffsetStore,
-    saved: Option<Lsn>,
-}
-
-impl OffsetSaver {
-    /// A saver writing to `store`.
-    pub fn new(store: OffsetStore) -> Self {
-        OffsetSaver { store, saved: None }
-    }
-
-    /// The store.
-    pub fn store(&self) -> &OffsetStore {
-        &self.store
-    }
-
-    /// Writes the newest completed transaction, when it changed since the last write.
-    pub fn save_completed(&mut self, tracker: &AckTracker) -> Result<()> {
-        let Some(c) = tracker.last_completed() else {
-            return Ok(());
-        };
-        if self.saved == Some(c.end_lsn) {
-            return Ok(());
-        }
-        self.store.save(&Offsets {
-            lsn: Some(c.end_lsn),
-            lsn_proc: Some(c.end_lsn),
-            lsn_commit: Some(c.end_lsn),
-            tx_id: Some(c.xid as i64),
-            ts_usec: Some(c.commit_time_us),
-            message_type: Some("COMMIT".into()),
-            snapshot: None,
-            snapshot_completed: false,
-        })?;
-        self.saved = Some(c.end_lsn);
-        Ok(())
-    }
-}
 
 /// A running replication reader and the queue from it.
 pub struct Streaming {
@@ -200,7 +157,7 @@ pub async fn run(
             }
             // 2. Offsets on their interval.
             _ = offsets_tick.tick() => {
-                started.offsets.save_completed(processor.tracker())?;
+                started.offsets.save_completed(processor.tracker()).await?;
                 Turn::Continue
             }
             // 3. A scheduled heartbeat while nothing arrives (sent below).

@@ -25,6 +25,7 @@ use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
 pub mod kafka;
 pub mod memory;
+pub mod offsets_topic;
 
 /// Where records go. See the module documentation for the unit protocol.
 ///

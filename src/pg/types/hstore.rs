@@ -3,11 +3,11 @@
 //!
 //! Invariant: pairs come out in the order a `java.util.HashMap<String, String>` iterates
 //! them, as Debezium builds hstore values through such a map; the order comes from
-//! [`crate::event::meta::java_hash_map_order`], the one implementation of that order.
+//! [`crate::util::java_hash_map_order`], the one implementation of that order.
 
 use crate::config::values::HstoreMode;
-use crate::event::meta::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 use crate::event::{Schema, SchemaType, Value};
+use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
 /// The Connect schema of `hstore` per `hstore.handling.mode`.
 pub(super) fn hstore_schema(mode: HstoreMode) -> Schema {

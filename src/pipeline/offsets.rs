@@ -1,0 +1,124 @@
+//! Where a run keeps its offsets: a compacted Kafka topic, as Kafka Connect keeps them
+//! (`offsets.storage.topic` / `offset.storage.topic`), or the local file
+//! (`offset.storage.file.filename`) when no topic is configured; and the saver that writes
+//! the newest completed transaction on the offsets timer and at shutdown.
+//!
+//! The offsets record whether the initial snapshot completed and the last confirmed position.
+//! The slot, not the offsets, decides where streaming resumes.
+
+use crate::config::ConnectorConfig;
+use crate::error::Result;
+use crate::lsn::Lsn;
+use crate::offsets::ack::AckTracker;
+use crate::offsets::store::{OffsetStore, Offsets};
+use crate::sink::offsets_topic::KafkaOffsetStore;
+
+/// One connector's offsets, in a topic or in a file.
+#[derive(Debug)]
+pub enum OffsetStorage {
+    /// A compacted Kafka topic.
+    Topic(KafkaOffsetStore),
+    /// The local offsets file.
+    File(OffsetStore),
+}
+
+impl OffsetStorage {
+    /// The storage `config` asks for (the topic is created when missing).
+    pub async fn open(config: &ConnectorConfig) -> Result<OffsetStorage> {
+        match &config.offsets_topic {
+            Some(topic) => {
+                let store = KafkaOffsetStore::open(
+                    &config.kafka,
+                    topic,
+                    &config.name,
+                    &config.topic_prefix,
+                )
+                .await?;
+                Ok(OffsetStorage::Topic(store))
+            }
+            None => Ok(OffsetStorage::File(OffsetStore::new(
+                &config.offset_file,
+                &config.name,
+                &config.topic_prefix,
+            ))),
+        }
+    }
+
+    /// This connector's stored offsets, if any.
+    pub async fn load(&self) -> Result<Option<Offsets>> {
+        match self {
+            OffsetStorage::Topic(t) => t.load().await,
+            OffsetStorage::File(f) => f.load(),
+        }
+    }
+
+    /// Stores `offsets` (a topic write waits for the broker's acknowledgement).
+    pub async fn save(&self, offsets: &Offsets) -> Result<()> {
+        match self {
+            OffsetStorage::Topic(t) => t.save(offsets).await,
+            OffsetStorage::File(f) => f.save(offsets),
+        }
+    }
+
+    /// Deletes this connector's offsets.
+    pub async fn clear(&self) -> Result<()> {
+        match self {
+            OffsetStorage::Topic(t) => t.clear().await,
+            OffsetStorage::File(f) => f.clear(),
+        }
+    }
+
+    /// Where the offsets are, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            OffsetStorage::Topic(t) => t.describe(),
+            OffsetStorage::File(f) => format!("the offsets file {}", f.path().display()),
+        }
+    }
+}
+
+/// The offsets storage and the last commit written to it.
+#[derive(Debug)]
+pub struct OffsetSaver {
+    storage: OffsetStorage,
+    saved: Option<Lsn>,
+}
+
+impl OffsetSaver {
+    /// A saver writing to `storage`.
+    pub fn new(storage: OffsetStorage) -> Self {
+        OffsetSaver {
+            storage,
+            saved: None,
+        }
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &OffsetStorage {
+        &self.storage
+    }
+
+    /// Writes the newest completed transaction, when it changed since the last write.
+    pub async fn save_completed(&mut self, tracker: &AckTracker) -> Result<()> {
+        let Some(c) = tracker.last_completed() else {
+            return Ok(());
+        };
+        if self.saved == Some(c.end_lsn) {
+            return Ok(());
+        }
+        self.storage
+            .save(&Offsets {
+                lsn: Some(c.end_lsn),
+                lsn_proc: Some(c.end_lsn),
+                lsn_commit: Some(c.end_lsn),
+                tx_id: Some(c.xid as i64),
+                ts_usec: Some(c.commit_time_us),
+                message_type: Some("COMMIT".into()),
+                snapshot: None,
+                snapshot_completed: false,
+            })
+            .await?;
+        self.saved = Some(c.end_lsn);
+        Ok(())
+    }
+}

@@ -1,0 +1,255 @@
+//! Offsets in a compacted Kafka topic, as Kafka Connect keeps a source connector's offsets
+//! in its offsets topic: key `["<connector name>",{"server":"<topic.prefix>"}]`, value the
+//! offset map (JSON, schemas off), on the partition Connect's producer picks for the key
+//! (murmur2 of the key bytes, as the Java client). A deleted entry is a record with a null
+//! value (a tombstone), as Connect's offset reset writes it.
+//!
+//! Reading takes the last record of our key over every partition, from the beginning to the
+//! end of the topic as it was when the read started. Writing waits for the broker's
+//! acknowledgement (`acks=all`), so a save that returns has been stored.
+//!
+//! The clients use the connector's producer security settings, so a secured cluster needs
+//! no extra configuration.
+
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::{Message, Offset, TopicPartitionList};
+
+use crate::config::{KafkaConfig, OffsetsTopicConfig};
+use crate::error::{Error, Result};
+use crate::offsets::store::{offset_key, Offsets};
+
+/// How long one read, write or topic check of the offsets topic may take.
+pub const OFFSETS_TOPIC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One connector's offsets in an offsets topic.
+pub struct KafkaOffsetStore {
+    topic: String,
+    key: String,
+    producer: FutureProducer,
+    client: ClientConfig,
+}
+
+impl std::fmt::Debug for KafkaOffsetStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaOffsetStore")
+            .field("topic", &self.topic)
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+/// The settings every client of the offsets topic shares: the brokers and the producer's
+/// security settings (librdkafka names).
+fn base_client(kafka: &KafkaConfig) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    // librdkafka names the setting as Kafka Connect does.
+    c.set(
+        crate::config::keys::BOOTSTRAP_SERVERS,
+        &kafka.bootstrap_servers,
+    );
+    for (k, v) in &kafka.producer {
+        if k.starts_with("security.") || k.starts_with("sasl.") || k.starts_with("ssl.") {
+            c.set(k, v);
+        }
+    }
+    c
+}
+
+fn kafka_error(what: String, e: rdkafka::error::KafkaError) -> Error {
+    Error::connection(what).with_source(e)
+}
+
+impl KafkaOffsetStore {
+    /// The store of connector `name` with topic prefix `server` in `topic`, which is created
+    /// (compacted) when it does not exist.
+    pub async fn open(
+        kafka: &KafkaConfig,
+        topic: &OffsetsTopicConfig,
+        name: &str,
+        server: &str,
+    ) -> Result<KafkaOffsetStore> {
+        let client = base_client(kafka);
+        let mut producer_config = client.clone();
+        producer_config
+            .set("client.id", "pgcdc-offsets")
+            .set("acks", "all")
+            .set("enable.idempotence", "true")
+            .set("partitioner", "murmur2_random")
+            .set("linger.ms", "0");
+        let producer: FutureProducer = producer_config.create().map_err(|e| {
+            Error::kafka("cannot create the offsets topic's producer").with_source(e)
+        })?;
+        let store = KafkaOffsetStore {
+            topic: topic.topic.clone(),
+            key: offset_key(name, server),
+            producer,
+            client,
+        };
+        store.ensure_topic(topic).await?;
+        Ok(store)
+    }
+
+    /// Where the offsets are, for messages.
+    pub fn describe(&self) -> String {
+        format!("the offsets topic {}", self.topic)
+    }
+
+    /// Creates the topic (compacted, `offset.storage.partitions`,
+    /// `offset.storage.replication.factor`) unless it exists.
+    async fn ensure_topic(&self, topic: &OffsetsTopicConfig) -> Result<()> {
+        let mut admin_config = self.client.clone();
+        admin_config.set("client.id", "pgcdc-offsets-admin");
+        let admin: AdminClient<DefaultClientContext> = admin_config
+            .create()
+            .map_err(|e| Error::kafka("cannot create an admin client").with_source(e))?;
+        let new = NewTopic::new(
+            &topic.topic,
+            topic.partitions,
+            TopicReplication::Fixed(topic.replication_factor),
+        )
+        .set("cleanup.policy", "compact");
+        let opts = AdminOptions::new().operation_timeout(Some(OFFSETS_TOPIC_TIMEOUT));
+        let results = admin.create_topics([&new], &opts).await.map_err(|e| {
+            kafka_error(
+                format!("cannot create the offsets topic {}", topic.topic),
+                e,
+            )
+        })?;
+        for r in results {
+            match r {
+                Ok(_) => tracing::info!(topic = %topic.topic, partitions = topic.partitions, "created the offsets topic (compacted)"),
+                Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+                Err((_, code)) => {
+                    return Err(Error::kafka(format!(
+                        "the offsets topic {} does not exist and pgcdc could not create it: {code} (create it with cleanup.policy=compact, or allow pgcdc's principal to create it)",
+                        topic.topic
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The last offsets stored for this connector, if any (a tombstone means none).
+    pub async fn load(&self) -> Result<Option<Offsets>> {
+        let mut consumer_config = self.client.clone();
+        consumer_config
+            .set("client.id", "pgcdc-offsets-reader")
+            .set("group.id", "pgcdc-offsets-reader")
+            .set("enable.auto.commit", "false")
+            .set("enable.partition.eof", "false");
+        let consumer: BaseConsumer = consumer_config
+            .create()
+            .map_err(|e| Error::kafka("cannot create the offsets topic's reader").with_source(e))?;
+        let topic = self.topic.clone();
+        let key = self.key.clone();
+        let last = tokio::task::spawn_blocking(move || read_last(&consumer, &topic, &key))
+            .await
+            .map_err(|e| Error::kafka(format!("the offsets reader failed: {e}")))??;
+        match last {
+            None | Some(None) => Ok(None),
+            Some(Some(value)) => {
+                let json: serde_json::Value = serde_json::from_slice(&value).map_err(|e| {
+                    Error::kafka(format!(
+                        "the offsets of this connector in {} are not JSON: fix or delete the record (Kafka Connect's offsets REST API, or a tombstone for its key)",
+                        self.describe()
+                    ))
+                    .with_source(e)
+                })?;
+                Ok(Some(Offsets::from_json(&json)))
+            }
+        }
+    }
+
+    /// Stores `offsets`, waiting for the broker's acknowledgement.
+    pub async fn save(&self, offsets: &Offsets) -> Result<()> {
+        self.write(Some(offsets.value_bytes())).await
+    }
+
+    /// Deletes this connector's offsets (a tombstone for its key).
+    pub async fn clear(&self) -> Result<()> {
+        self.write(None).await
+    }
+
+    async fn write(&self, value: Option<Vec<u8>>) -> Result<()> {
+        let mut record: FutureRecord<'_, str, [u8]> =
+            FutureRecord::to(&self.topic).key(self.key.as_str());
+        if let Some(v) = value.as_deref() {
+            record = record.payload(v);
+        }
+        self.producer
+            .send(record, OFFSETS_TOPIC_TIMEOUT)
+            .await
+            .map(|_| ())
+            .map_err(|(e, _)| {
+                kafka_error(
+                    format!("cannot write the offsets to {}", self.describe()),
+                    e,
+                )
+            })
+    }
+}
+
+/// Reads every partition of `topic` from the beginning up to its end at the time of the call
+/// and returns the last value of `key` (`Some(None)`: a tombstone), if any.
+fn read_last(consumer: &BaseConsumer, topic: &str, key: &str) -> Result<Option<Option<Vec<u8>>>> {
+    let metadata = consumer
+        .fetch_metadata(Some(topic), OFFSETS_TOPIC_TIMEOUT)
+        .map_err(|e| kafka_error(format!("cannot read the metadata of {topic}"), e))?;
+    let partitions: Vec<i32> = metadata
+        .topics()
+        .iter()
+        .filter(|t| t.name() == topic)
+        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+        .collect();
+    let mut ends = std::collections::HashMap::new();
+    let mut assignment = TopicPartitionList::new();
+    for p in &partitions {
+        let (low, high) = consumer
+            .fetch_watermarks(topic, *p, OFFSETS_TOPIC_TIMEOUT)
+            .map_err(|e| kafka_error(format!("cannot read the end of {topic}"), e))?;
+        if high > low {
+            ends.insert(*p, high);
+            assignment
+                .add_partition_offset(topic, *p, Offset::Beginning)
+                .map_err(|e| kafka_error(format!("cannot read {topic}"), e))?;
+        }
+    }
+    if ends.is_empty() {
+        return Ok(None);
+    }
+    consumer
+        .assign(&assignment)
+        .map_err(|e| kafka_error(format!("cannot read {topic}"), e))?;
+    let deadline = std::time::Instant::now() + OFFSETS_TOPIC_TIMEOUT;
+    let mut last = None;
+    while !ends.is_empty() {
+        if std::time::Instant::now() > deadline {
+            return Err(Error::connection(format!(
+                "reading the offsets topic {topic} took more than {} s",
+                OFFSETS_TOPIC_TIMEOUT.as_secs()
+            )));
+        }
+        let Some(msg) = consumer.poll(Duration::from_millis(200)) else {
+            continue;
+        };
+        let msg = msg.map_err(|e| kafka_error(format!("cannot read {topic}"), e))?;
+        if msg.key() == Some(key.as_bytes()) {
+            last = Some(msg.payload().map(<[u8]>::to_vec));
+        }
+        if ends
+            .get(&msg.partition())
+            .is_some_and(|end| msg.offset() + 1 >= *end)
+        {
+            ends.remove(&msg.partition());
+        }
+    }
+    Ok(last)
+}
