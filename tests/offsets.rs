@@ -121,3 +121,115 @@ async fn offsets_in_a_topic_are_connects_bytes_on_connects_partition_and_survive
     assert_eq!(stats.snapshot_rows, 0, "no new snapshot after a restart");
     db.cleanup().await;
 }
+
+/// Writes `offsets` (a Debezium offset map) as this connector's entry of the offsets file.
+fn write_offsets_file(dir: &std::path::Path, prefix: &str, offsets: serde_json::Value) {
+    let key = format!(r#"["{prefix}",{{"server":"{prefix}"}}]"#);
+    let file = serde_json::json!({ key: offsets });
+    std::fs::write(dir.join("offsets.json"), file.to_string()).unwrap();
+}
+
+/// The situation after Debezium stops: its slot confirmed less than its offsets say it
+/// published, and it stopped inside a transaction. pgcdc resumes from those offsets and
+/// publishes exactly what Debezium had not: not the transactions the offsets cover, not the
+/// first change of the partly published one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_from_debezium_offsets_ahead_of_the_slot_publishes_only_what_was_not_published() {
+    let db = TestDb::create("resume").await;
+    db.exec("CREATE TABLE public.r (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("resume");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let data = format!("{prefix}.public.r");
+    // A first run creates the slot and records the (empty) snapshot as complete.
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    wait_for("the snapshot to be recorded", T, || async {
+        let text = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap_or_default();
+        text.contains("\"lsn_commit\"").then_some(())
+    })
+    .await;
+    c.stop().await.unwrap();
+
+    // While nothing reads the slot: five transactions "Debezium published", then one it
+    // published up to its first row, then two it never saw.
+    for id in 1..=5 {
+        db.exec(&format!("INSERT INTO r VALUES ({id})")).await;
+    }
+    let commit = db.current_lsn().await;
+    let mut client = connect(&db.name).await;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("INSERT INTO r VALUES (6)", &[]).await.unwrap();
+    let row = tx
+        .query_one(
+            "SELECT (pg_current_wal_insert_lsn() - '0/0')::int8, (txid_current() % 4294967296)::int8",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (after_first, xid): (i64, i64) = (row.get(0), row.get(1));
+    tx.execute("INSERT INTO r VALUES (7), (8)", &[])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    db.exec("INSERT INTO r VALUES (9); INSERT INTO r VALUES (10)")
+        .await;
+    // Debezium's record for its last delivered change: row 6, before row 7's position.
+    let proc_ = after_first as u64 - 1;
+    write_offsets_file(
+        dir.path(),
+        &prefix,
+        serde_json::json!({"lsn_proc": proc_, "messageType": "INSERT", "lsn_commit": commit,
+                           "lsn": proc_, "txId": xid, "ts_usec": 1}),
+    );
+    assert!(
+        db.confirmed_flush(&prefix).await < commit,
+        "the slot is behind the offsets"
+    );
+
+    let c = start(&raw);
+    let records = read_until(&env().kafka, &data, T, |recs: &[Rec]| {
+        recs.iter()
+            .any(|r| r.value.is_some() && r.payload()["after"]["id"] == 10)
+    })
+    .await;
+    c.stop().await.unwrap();
+    let ids: Vec<i64> = records
+        .iter()
+        .filter_map(|r| {
+            r.value_json()
+                .map(|_| r.payload()["after"]["id"].as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(ids, [7, 8, 9, 10], "exactly the changes after the offsets");
+    db.cleanup().await;
+}
+
+/// Offsets from another server (or a restored backup) point past the server's WAL: pgcdc
+/// refuses them instead of skipping every new change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_past_the_servers_wal_are_refused() {
+    let db = TestDb::create("ahead").await;
+    db.exec("CREATE TABLE public.a (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("ahead");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    c.stop().await.unwrap();
+    let far = db.current_lsn().await + (1 << 40);
+    write_offsets_file(
+        dir.path(),
+        &prefix,
+        serde_json::json!({"lsn_proc": far, "messageType": "COMMIT", "lsn_commit": far,
+                           "lsn": far, "txId": 1, "ts_usec": 1}),
+    );
+    let err = start(&raw).expect_error(T).await;
+    let msg = err.to_string();
+    assert!(
+        msg.contains("belong to another server") && msg.contains("offsets"),
+        "{msg}"
+    );
+    assert!(!err.is_retriable());
+    db.cleanup().await;
+}

@@ -2,8 +2,9 @@
 #   a third single-node KRaft broker on 127.0.0.1:59096 (controller 59097), state under
 #   target/debezium/broker/, started the way scripts/services.sh starts its brokers and from the
 #   same jars (target/services/kafka/lib);
-#   Kafka Connect standalone (REST 127.0.0.1:58083) with Debezium's PostgreSQL connector,
-#   state under target/debezium/connect/.
+#   Kafka Connect (REST 127.0.0.1:58083) with Debezium's PostgreSQL connector, standalone with
+#   a file offset store for the differential runs, distributed (group.id, config/offset/status
+#   topics) for the switch run; state under target/debezium/connect/.
 # Every wait polls with a timeout (DBZ_TIMEOUT seconds, default 180), never a fixed sleep.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -164,23 +165,24 @@ broker_stop() {
 }
 
 # --------------------------------------------------------------------------------------------
-# Kafka Connect standalone + Debezium
+# Kafka Connect + Debezium: standalone (the differential runs) or distributed (the switch run)
 # --------------------------------------------------------------------------------------------
 
-connect_pid() { live_pid "$CONNECT_RUN/connect.pid" "ConnectStandalone $CONNECT_RUN/worker.properties"; }
+connect_pid() { live_pid "$CONNECT_RUN/connect.pid" "$CONNECT_RUN/worker.properties"; }
 
 rest() { curl -sS --max-time 5 "http://127.0.0.1:$DBZ_REST_PORT$1"; }
 
-# connect_start CONNECTOR_JSON: a fresh worker (empty offset file) running that connector.
-connect_start() {
-  local conn=$1 pid
+# connect_common_config: stops an earlier worker, empties $CONNECT_RUN, writes the log4j2
+# config and the worker settings both modes share.
+connect_common_config() {
+  local pid
   [ -f "$CONNECT_LIB/.complete" ] && [ -f "$PLUGINS/.complete" ] || die "run scripts/debezium/setup.sh first"
   if pid=$(connect_pid); then log "connect: stopping the previous worker (pid $pid)"; stop_pid "$pid" 60 connect; fi
   port_open "$DBZ_REST_PORT" && die "connect: port $DBZ_REST_PORT is in use by another process"
   rm -rf "$CONNECT_RUN"
   mkdir -p "$CONNECT_RUN/logs" "$CONNECT_RUN/tmp"
   cat >"$CONNECT_RUN/worker.properties" <<EOF
-# Written by scripts/debezium/lib.sh: Kafka Connect standalone worker for the Debezium side.
+# Written by scripts/debezium/lib.sh: the Kafka Connect worker of the Debezium side.
 bootstrap.servers=127.0.0.1:$DBZ_BROKER_PORT
 listeners=http://127.0.0.1:$DBZ_REST_PORT
 key.converter=org.apache.kafka.connect.json.JsonConverter
@@ -188,8 +190,7 @@ value.converter=org.apache.kafka.connect.json.JsonConverter
 key.converter.schemas.enable=true
 value.converter.schemas.enable=true
 header.converter=org.apache.kafka.connect.storage.SimpleHeaderConverter
-offset.storage.file.filename=$CONNECT_RUN/connect.offsets
-offset.flush.interval.ms=1000
+offset.flush.interval.ms=${DBZ_OFFSET_FLUSH_MS:-1000}
 plugin.path=$PLUGINS
 plugin.discovery=${DBZ_PLUGIN_DISCOVERY:-service_load}
 EOF
@@ -209,15 +210,72 @@ EOF
   </Loggers>
 </Configuration>
 EOF
+}
+
+# connect_launch MAIN_CLASS ARGS...: the worker JVM, in its own session; prints its pid.
+connect_launch() {
+  launch "$CONNECT_RUN/connect.pid" "$CONNECT_RUN/logs/stdout.log" \
+    java -server -Xms256m -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData \
+      -Djava.awt.headless=true "-Djava.io.tmpdir=$CONNECT_RUN/tmp" \
+      "-DZstdTempFolder=$CONNECT_RUN/tmp" "-Dorg.xerial.snappy.tempdir=$CONNECT_RUN/tmp" \
+      "-Dkafka.logs.dir=$CONNECT_RUN/logs" "-Dlog4j2.configurationFile=$CONNECT_RUN/log4j2.xml" \
+      -cp "$CONNECT_LIB/*" "$@"
+}
+
+# connect_start CONNECTOR_JSON: a fresh standalone worker (empty offset file) running that connector.
+connect_start() {
+  local conn=$1 pid
+  connect_common_config
+  echo "offset.storage.file.filename=$CONNECT_RUN/connect.offsets" >>"$CONNECT_RUN/worker.properties"
   cp "$conn" "$CONNECT_RUN/connector.json"
-  pid=$(launch "$CONNECT_RUN/connect.pid" "$CONNECT_RUN/logs/stdout.log" \
-        java -server -Xms256m -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData \
-          -Djava.awt.headless=true "-Djava.io.tmpdir=$CONNECT_RUN/tmp" \
-          "-DZstdTempFolder=$CONNECT_RUN/tmp" "-Dorg.xerial.snappy.tempdir=$CONNECT_RUN/tmp" \
-          "-Dkafka.logs.dir=$CONNECT_RUN/logs" "-Dlog4j2.configurationFile=$CONNECT_RUN/log4j2.xml" \
-          -cp "$CONNECT_LIB/*" org.apache.kafka.connect.cli.ConnectStandalone \
-          "$CONNECT_RUN/worker.properties" "$CONNECT_RUN/connector.json")
+  pid=$(connect_launch org.apache.kafka.connect.cli.ConnectStandalone \
+        "$CONNECT_RUN/worker.properties" "$CONNECT_RUN/connector.json")
   log "connect: starting Kafka Connect standalone (pid $pid), REST 127.0.0.1:$DBZ_REST_PORT"
+}
+
+# The distributed worker's internal topics (Kafka Connect's usual names).
+CONNECT_OFFSETS_TOPIC=connect-offsets
+CONNECT_CONFIGS_TOPIC=connect-configs
+CONNECT_STATUS_TOPIC=connect-status
+
+# connect_start_distributed: a distributed worker (group.id, the config, offset and status
+# topics with replication factor 1 and Connect's default partition counts) with no connector
+# yet (connect_create adds one). Returns once its REST API answers.
+connect_start_distributed() {
+  local pid deadline
+  connect_common_config
+  cat >>"$CONNECT_RUN/worker.properties" <<EOF
+group.id=pgcdc-harness
+config.storage.topic=$CONNECT_CONFIGS_TOPIC
+offset.storage.topic=$CONNECT_OFFSETS_TOPIC
+status.storage.topic=$CONNECT_STATUS_TOPIC
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+rest.advertised.host.name=127.0.0.1
+rest.advertised.port=$DBZ_REST_PORT
+EOF
+  pid=$(connect_launch org.apache.kafka.connect.cli.ConnectDistributed "$CONNECT_RUN/worker.properties")
+  log "connect: starting Kafka Connect distributed (pid $pid), REST 127.0.0.1:$DBZ_REST_PORT"
+  deadline=$(( $(date +%s) + TIMEOUT ))
+  # Jetty answers 404 until the herder has joined the group and registered its resources.
+  until curl -sf --max-time 5 "http://127.0.0.1:$DBZ_REST_PORT/connectors" >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || { tail -n 40 "$CONNECT_RUN/logs/stdout.log" "$CONNECT_RUN/logs/connect.log" >&2 || true; die "connect: worker exited"; }
+    [ "$(date +%s)" -lt "$deadline" ] || die "connect: REST API not up after ${TIMEOUT}s (log: $CONNECT_RUN/logs/connect.log)"
+    sleep 0.2
+  done
+}
+
+# connect_create CONNECTOR_JSON: creates the connector on a distributed worker.
+connect_create() {
+  local code
+  code=$(curl -sS --max-time 30 -o "$CONNECT_RUN/create.out" -w '%{http_code}' -X POST \
+         -H 'Content-Type: application/json' --data @"$1" "http://127.0.0.1:$DBZ_REST_PORT/connectors") \
+    || die "connect: POST /connectors failed"
+  case "$code" in
+    201|409) ;;
+    *) die "connect: POST /connectors answered $code: $(cat "$CONNECT_RUN/create.out")" ;;
+  esac
 }
 
 # connect_wait_running NAME: connector and task 0 RUNNING.
@@ -288,6 +346,17 @@ drop_slots() {
     done
     sql "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '$s'" >/dev/null
   done
+}
+
+# The switch run's names (scripts/debezium/switch.sh): one slot for both sides, its own
+# database, topic prefix and run directory.
+switch_names() {
+  PREFIX=swt
+  DB=dbz_switch
+  NAME=dbz-switch
+  SLOT_DBZ=dbz_switch
+  SLOT_PGCDC=dbz_switch
+  RUN="$DBZ/switch"
 }
 
 # Stop everything the run started and drop what it created in PostgreSQL and on pgcdc's broker.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The differential harness once with the plain connector config and once per extra config in
-# scripts/debezium/configs/*.conf (one k=v per line, # comments). Exit 0 only when every pass
-# has every record identical or listed in deliberate.tsv. Each pass's run directory (reports,
+# scripts/debezium/configs/*.conf (one k=v per line, # comments), then the switch run
+# (scripts/debezium/switch.sh). Exit 0 only when every pass has every record identical or
+# listed in deliberate.tsv and every check of the switch run passed. Each pass's run directory (reports,
 # diffs.jsonl, pgcdc.log) is kept as target/debezium/run-<pass>/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -21,6 +22,12 @@ run_pass plain ""
 for f in scripts/debezium/configs/*.conf; do
   run_pass "$(basename "$f" .conf)" "$(grep -v '^[[:space:]]*#' "$f" | sed '/^[[:space:]]*$/d')"
 done
+# Switching from Debezium to pgcdc and back on one slot and one offsets topic.
+echo "== switch run"
+switch_status=0
+scripts/debezium/switch.sh || switch_status=$?
+summary+=("switch: $(grep -c ' ok$' target/debezium/switch/report.txt 2>/dev/null || echo 0) of 4 phases ok, $(grep -c '^FAILED' target/debezium/switch/report.txt 2>/dev/null || echo 0) failures (exit $switch_status)")
+[ "$switch_status" = 0 ] || rc=1
 # What a failed pass found, where a CI log that keeps only its tail still shows it: the topics
 # whose record counts differ, the records on one side only, and pgcdc's warnings and errors.
 for name in "${failed[@]}"; do

@@ -5,9 +5,9 @@
 //! `["<name>",{"server":"<topic.prefix>"}]`; each value is Debezium's offset map (`lsn`,
 //! `lsn_proc`, `lsn_commit`, `txId`, `ts_usec`, `messageType`, and while a snapshot runs,
 //! `snapshot` = `"INITIAL"` with `snapshot_completed`). Writes go to a temporary file that is
-//! then renamed, so a crash never leaves a torn file. The slot, not this file, decides where
-//! streaming resumes: the file only records snapshot completion and the last confirmed
-//! position for operators.
+//! then renamed, so a crash never leaves a torn file. The slot decides where
+//! the server starts sending; the offsets record snapshot completion and the last published
+//! position, which decides what of that was published already (`pipeline::resume`).
 
 use std::path::{Path, PathBuf};
 

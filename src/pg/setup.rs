@@ -324,6 +324,20 @@ pub struct SlotInfo {
     pub wal_status: Option<String>,
 }
 
+/// The server's current WAL insert position, the newest position any record can have (on a
+/// standby, the last replayed position).
+pub async fn current_wal_lsn(client: &Client) -> Result<Lsn> {
+    let row = client
+        .query_one(
+            "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END)::text",
+            &[],
+        )
+        .await?;
+    row.get::<_, Option<String>>(0)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Error::server("the server reported no current WAL position"))
+}
+
 /// Looks up slot `name`.
 pub async fn find_slot(client: &Client, name: &str, version_num: u32) -> Result<Option<SlotInfo>> {
     let wal_status = if version_num >= 130000 {

@@ -37,6 +37,7 @@ pub mod offsets;
 pub mod plan;
 pub mod processor;
 pub mod relations;
+pub mod resume;
 pub mod shutdown;
 pub mod snapshot;
 pub mod startup;

@@ -4,7 +4,8 @@
 //! the newest completed transaction on the offsets timer and at shutdown.
 //!
 //! The offsets record whether the initial snapshot completed and the last confirmed position.
-//! The slot, not the offsets, decides where streaming resumes.
+//! The slot decides where the server starts sending; the offsets, what of that was published
+//! already ([`super::resume`]).
 
 use crate::config::ConnectorConfig;
 use crate::error::Result;

@@ -37,6 +37,7 @@ use crate::transform::{apply_chain, build_chain, Stage};
 
 use super::heartbeat::Heartbeat;
 use super::relations::Catalog;
+use super::resume::{ResumeFilter, TxSkip};
 use super::Counters;
 
 /// The transaction being processed: between its BEGIN and its COMMIT.
@@ -51,6 +52,8 @@ pub(super) struct OpenTx {
     pub(super) origin: Option<(String, Lsn)>,
     /// Event counters for transaction metadata (`provide.transaction.metadata`).
     pub(super) counters: TransactionCounters,
+    /// What of it was published before this run (see [`super::resume`]).
+    pub(super) skip: TxSkip,
 }
 
 /// What the processor remembers between transactions.
@@ -127,6 +130,8 @@ pub struct ProcessorStart {
     /// `lsn_commit` of the stored offsets: the first element of `source.sequence` until the
     /// first commit of this run.
     pub last_commit_lsn: Option<Lsn>,
+    /// What the stored offsets say was already published.
+    pub resume: ResumeFilter,
 }
 
 /// Turns pgoutput messages into records sent to a [`Sink`].
@@ -145,6 +150,8 @@ pub struct Processor<S: Sink, C: Catalog> {
     /// Value schema of logical decoding message records.
     pub(super) message_schema: Arc<Schema>,
     pub(super) counters: Arc<Counters>,
+    /// Skips what was published before this run.
+    pub(super) resume: ResumeFilter,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -195,16 +202,22 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             heartbeat: Heartbeat::new(&config),
             message_schema: message_value_schema(config.values.binary != BinaryMode::Bytes),
             counters,
+            resume: start.resume,
             config,
         })
     }
 
     /// Handles one decoded message that arrived in the XLogData starting at `lsn`.
     pub async fn handle(&mut self, lsn: Lsn, message: Message) -> Result<()> {
+        if self.already_published(lsn, &message) {
+            return Ok(());
+        }
         match message {
             Message::Begin {
-                xid, commit_time, ..
-            } => self.begin(lsn, xid, commit_time).await,
+                xid,
+                commit_time,
+                final_lsn,
+            } => self.begin(lsn, final_lsn, xid, commit_time).await,
             Message::Commit { end_lsn, .. } => self.commit(lsn, end_lsn).await,
             Message::Origin { commit_lsn, name } => {
                 if let Some(tx) = self.tx.as_mut() {
@@ -232,6 +245,30 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                     .await
             }
         }
+    }
+
+    /// Whether `message` is a change (or logical message) the stored offsets say was
+    /// published before this run; counts it when so.
+    fn already_published(&mut self, lsn: Lsn, message: &Message) -> bool {
+        let skipped = match message {
+            Message::Insert { .. }
+            | Message::Update { .. }
+            | Message::Delete { .. }
+            | Message::Truncate { .. } => self.tx.as_ref().is_some_and(|tx| tx.skip.skips(lsn)),
+            Message::LogicalMessage {
+                transactional: true,
+                ..
+            } => self.tx.as_ref().is_some_and(|tx| tx.skip.skips(lsn)),
+            Message::LogicalMessage {
+                transactional: false,
+                ..
+            } => self.tx.is_none() && self.resume.skips_outside_transaction(lsn),
+            _ => false,
+        };
+        if skipped && self.tx.is_some() {
+            self.resume.count_skipped_change();
+        }
+        skipped
     }
 
     /// Records a keepalive's `wal_end`: between transactions, everything before it has been
@@ -268,13 +305,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.tx.is_some()
     }
 
-    async fn begin(&mut self, lsn: Lsn, xid: u32, commit_time: i64) -> Result<()> {
+    async fn begin(&mut self, lsn: Lsn, final_lsn: Lsn, xid: u32, commit_time: i64) -> Result<()> {
         if self.tx.is_some() {
             return Err(Error::protocol(format!(
                 "BEGIN at LSN {lsn} inside an open transaction"
             )));
         }
         let commit_time_us = commit_time + PG_EPOCH_OFFSET_MICROS;
+        let skip = self.resume.on_begin(final_lsn, xid);
         let token = self.sink.begin();
         self.tx = Some(OpenTx {
             token,
@@ -282,8 +320,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             commit_time_us,
             origin: None,
             counters: TransactionCounters::with_capacity(self.progress.tx_map_capacity),
+            skip,
         });
-        if let Some(topic) = self.transaction_topic.clone() {
+        if let (Some(topic), false) = (self.transaction_topic.clone(), skip.skips_begin()) {
             let id = meta::transaction_id(xid, lsn);
             let record = meta::begin_record(&topic, id, commit_time_us.div_euclid(1000));
             self.send_record(record, token).await?;
@@ -297,7 +336,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .take()
             .ok_or_else(|| Error::protocol("COMMIT without BEGIN"))?;
         self.progress.tx_map_capacity = tx.counters.capacity();
-        if let Some(topic) = self.transaction_topic.clone() {
+        if let (Some(topic), false) = (self.transaction_topic.clone(), tx.skip.skips_end()) {
             let record = meta::end_record(
                 &topic,
                 meta::transaction_id(tx.xid, lsn),
@@ -312,6 +351,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             commit_time_us: tx.commit_time_us,
         };
         self.sink.commit(tx.token, info);
+        self.resume.on_commit(end_lsn);
         self.progress.last_commit_lsn = Some(end_lsn);
         self.progress.last_commit_time_us = Some(tx.commit_time_us);
         self.progress.last_commit = info;

@@ -24,6 +24,7 @@ use crate::sink::kafka::KafkaSink;
 use super::offsets::{OffsetSaver, OffsetStorage};
 use super::plan::{plan_start, OffsetsState, SlotState, StartPlan, StartRefusal};
 use super::processor::{Processor, ProcessorStart};
+use super::resume::ResumeFilter;
 use super::{Counters, KAFKA_CONNECT_TIMEOUT};
 
 /// What [`prepare`] found and decided.
@@ -80,6 +81,9 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     }
     let plan = decide(config, &store, slot.as_ref(), offsets.as_ref())?;
     warn_offsets_lost(config, &store, slot.as_ref(), offsets.as_ref(), &plan);
+    if resumes_after_offsets(&plan) {
+        check_offsets_not_ahead(&sql, config, &store, offsets.as_ref()).await?;
+    }
     if plan.drop_lost_slot {
         tracing::warn!(slot = %config.slot_name, "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
         setup::drop_slot(&sql, &config.slot_name, 10).await?;
@@ -141,6 +145,61 @@ fn decide(
             store.describe()
         )),
     })
+}
+
+/// Whether streaming continues from an existing slot with no new snapshot: then the stored
+/// offsets say what was already published (see [`super::resume`]).
+fn resumes_after_offsets(plan: &StartPlan) -> bool {
+    plan.stream && !plan.snapshot && !plan.create_slot
+}
+
+/// Stored offsets past the server's current WAL position come from another server or
+/// cluster (or a restored backup): resuming after them would skip every new transaction.
+async fn check_offsets_not_ahead(
+    sql: &Client,
+    config: &ConnectorConfig,
+    store: &OffsetStorage,
+    offsets: Option<&Offsets>,
+) -> Result<()> {
+    let Some(stored) = offsets
+        .map(ResumeFilter::from_offsets)
+        .and_then(|f| f.skip_before())
+    else {
+        return Ok(());
+    };
+    let current = setup::current_wal_lsn(sql).await?;
+    if stored > current {
+        return Err(Error::server(format!(
+            "the offsets in {} say LSN {stored} was published, but the server's WAL is only at {current}: they belong to another server or cluster (or the server was restored from a backup). Remove this connector's offsets entry (name {}, topic.prefix {}) to stream from the slot, or point pgcdc at the right server",
+            store.describe(),
+            config.name,
+            config.topic_prefix
+        )));
+    }
+    Ok(())
+}
+
+/// The resume filter for a run: the stored offsets', when streaming continues from an
+/// existing slot without a snapshot; otherwise one that skips nothing.
+fn resume_filter(
+    config: &ConnectorConfig,
+    plan: &StartPlan,
+    offsets: Option<&Offsets>,
+    slot_lsn: Lsn,
+) -> ResumeFilter {
+    let filter = match offsets {
+        Some(o) if resumes_after_offsets(plan) => ResumeFilter::from_offsets(o),
+        _ => ResumeFilter::off(),
+    };
+    if let Some(stored) = filter.skip_before().filter(|s| *s > slot_lsn) {
+        tracing::info!(
+            slot = %config.slot_name,
+            slot_lsn = %slot_lsn,
+            offsets_lsn = %stored,
+            "the slot is behind the stored offsets (Debezium confirms the slot only after Kafka Connect flushes its offsets): transactions the server re-sends up to the stored position were published before and are skipped"
+        );
+    }
+    filter
 }
 
 impl Prepared {
@@ -220,6 +279,7 @@ pub async fn start(
     let start = ProcessorStart {
         resume_lsn,
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
+        resume: resume_filter(config, &plan, offsets.as_ref(), resume_lsn),
     };
     let mut processor = Processor::new(config.clone(), sql, sink, counters, start)?;
     let mut replication = if plan.stream {

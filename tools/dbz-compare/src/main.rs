@@ -10,8 +10,10 @@
 //!   compare        the comparison and its report (exit 1 when anything differs)
 //!   wait           wait until each named topic holds a record of transaction --txid on each side
 //!   delete-topics  delete the topics with the given prefixes (clean slate on a shared broker)
+//!   switch-check   the verdict of the switch run (scripts/debezium/switch.sh), see switch.rs
 
 mod json;
+mod switch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -84,6 +86,28 @@ enum Cmd {
         #[arg(long, default_value_t = 180)]
         timeout: u64,
     },
+    /// Check the switch run's topic: nothing lost, no new snapshot, order kept, and what each
+    /// phase published again within its rule.
+    SwitchCheck {
+        #[arg(long)]
+        brokers: String,
+        #[arg(long)]
+        topic: String,
+        /// NAME:START_OFFSET:RULE, in order; RULE is first, none, one-tx or after-lsn=N
+        #[arg(long = "phase", required = true)]
+        phases: Vec<String>,
+        /// The highest row id (rows 0..=N must all be published)
+        #[arg(long)]
+        rows: i64,
+        /// Snapshot records expected (all in the first phase)
+        #[arg(long)]
+        snapshot_rows: usize,
+        /// The counter's final value (updates 1..=C must all be published)
+        #[arg(long)]
+        counter: i64,
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+    },
     /// Delete every topic whose name starts with one of the prefixes, and wait until it is gone.
     DeleteTopics {
         #[arg(long)]
@@ -103,6 +127,9 @@ fn main() {
         }
         Cmd::Wait { sides, topics, txid, timeout } => wait(&sides, &topics, &txid, timeout),
         Cmd::DeleteTopics { brokers, prefixes, timeout } => delete_topics(&brokers, &prefixes, timeout),
+        Cmd::SwitchCheck { brokers, topic, phases, rows, snapshot_rows, counter, timeout } => {
+            switch::switch_check(switch::SwitchArgs { brokers, topic, phases, rows, snapshot_rows, counter, timeout })
+        }
     };
     match rc {
         Ok(code) => std::process::exit(code),
