@@ -26,7 +26,8 @@ done
 echo "== switch run"
 switch_status=0
 scripts/debezium/switch.sh || switch_status=$?
-summary+=("switch: $(grep -c ' ok$' target/debezium/switch/report.txt 2>/dev/null || echo 0) of 4 phases ok, $(grep -c '^FAILED' target/debezium/switch/report.txt 2>/dev/null || echo 0) failures (exit $switch_status)")
+count() { grep -c "$1" target/debezium/switch/report.txt 2>/dev/null || true; }
+summary+=("switch: $(count ' ok$') of 4 phases ok, $(count '^FAILED') failures (exit $switch_status)")
 [ "$switch_status" = 0 ] || rc=1
 # What a failed pass found, where a CI log that keeps only its tail still shows it: the topics
 # whose record counts differ, the records on one side only, and pgcdc's warnings and errors.
