@@ -54,7 +54,17 @@ pub struct Policy {
     /// What the operator does about a fatal error of this kind, in general; the message
     /// itself names the key, object or value.
     pub fix: &'static str,
+    /// The process exit status when an error of this kind stops `pgcdc run`: 78 (sysexits'
+    /// `EX_CONFIG`) for a config error and 77 (`EX_NOPERM`) for refused credentials, which no
+    /// restart fixes, so a supervisor can stop restarting (systemd's
+    /// `RestartPreventExitStatus=77 78`); 1 for every other fatal error.
+    pub exit_code: u8,
 }
+
+/// Exit status of `pgcdc` for a config error (sysexits' `EX_CONFIG`).
+pub const EXIT_CONFIG: u8 = 78;
+/// Exit status of `pgcdc` for refused credentials (sysexits' `EX_NOPERM`).
+pub const EXIT_AUTH: u8 = 77;
 
 impl ErrorKind {
     /// The error policy of this kind: the single decision point for retry versus stop.
@@ -101,7 +111,16 @@ impl ErrorKind {
                 "a failure inside pgcdc: report it with the log; nothing unacknowledged was confirmed, so a restart resends it",
             ),
         };
-        Policy { retriable, fix }
+        let exit_code = match self {
+            ErrorKind::Config => EXIT_CONFIG,
+            ErrorKind::Auth => EXIT_AUTH,
+            _ => 1,
+        };
+        Policy {
+            retriable,
+            fix,
+            exit_code,
+        }
     }
 }
 
@@ -649,5 +668,23 @@ mod tests {
         assert_eq!(sqlstate_rule("57P03").map(|r| r.code), Some("57P03"));
         assert_eq!(sqlstate_rule("08P01").map(|r| r.code), Some("08"));
         assert!(sqlstate_rule("99999").is_none());
+    }
+
+    #[test]
+    fn only_config_and_credential_errors_have_their_own_exit_status() {
+        assert_eq!(ErrorKind::Config.policy().exit_code, EXIT_CONFIG);
+        assert_eq!(ErrorKind::Auth.policy().exit_code, EXIT_AUTH);
+        for kind in [
+            ErrorKind::Connection,
+            ErrorKind::Server,
+            ErrorKind::Protocol,
+            ErrorKind::Conversion,
+            ErrorKind::Sql,
+            ErrorKind::Kafka,
+            ErrorKind::Io,
+            ErrorKind::Internal,
+        ] {
+            assert_eq!(kind.policy().exit_code, 1, "{kind:?}");
+        }
     }
 }

@@ -132,7 +132,7 @@ fn main() -> ExitCode {
             } else {
                 eprintln!("pgcdc: error: {}", e.one_line());
             }
-            ExitCode::from(1)
+            ExitCode::from(e.kind().policy().exit_code)
         }
     }
 }

@@ -35,7 +35,7 @@ fn invalid_config_exits_non_zero_naming_every_problem_without_connecting() {
         ],
         &[],
     );
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 78, "a config error exits with EX_CONFIG: {err}");
     assert!(err.contains("pgcdc: error: invalid configuration"), "{err}");
     assert!(err.contains("snapshot.mode=sometimes is invalid"), "{err}");
     assert!(err.contains("database.user is required"), "{err}");
@@ -52,7 +52,7 @@ fn invalid_config_exits_non_zero_naming_every_problem_without_connecting() {
 #[test]
 fn a_missing_config_file_is_a_clear_error() {
     let (code, _, err) = pgcdc(&["run", "--config", "/nonexistent/connector.json"], &[]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 78);
     assert!(
         err.contains("cannot read config file /nonexistent/connector.json"),
         "{err}"
@@ -171,7 +171,7 @@ fn config_providers_resolve_for_the_run_and_check_prints_the_placeholders() {
     args.extend(["--set", "slot.name=${env:NOT_SET_ANYWHERE}"]);
     args[0] = "run";
     let (code, _, err) = pgcdc(&args, &env);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 78, "{err}");
     assert!(
         err.contains("slot.name: ${env:NOT_SET_ANYWHERE} cannot be resolved: environment variable NOT_SET_ANYWHERE is not set"),
         "{err}"
@@ -202,6 +202,34 @@ fn unreachable_postgres_is_a_connection_error_naming_host_and_port() {
     assert_eq!(code, 1);
     assert!(err.contains("127.0.0.1:1"), "{err}");
     assert!(err.contains("cannot connect to PostgreSQL"), "{err}");
+}
+
+#[test]
+fn refused_credentials_exit_with_ex_noperm_so_supervisors_stop_restarting() {
+    let e = crate::harness::env();
+    let (code, _, err) = pgcdc(
+        &[
+            "run",
+            "--config",
+            &seed(),
+            "--set",
+            &format!("database.hostname={}", e.pg_host),
+            "--set",
+            &format!("database.port={}", e.pg_port),
+            "--set",
+            "database.user=pgcdc_scram",
+            "--set",
+            "database.password=not-the-password",
+            "--set",
+            "database.sslmode=disable",
+            "--set",
+            &format!("bootstrap.servers={}", e.kafka),
+        ],
+        &[],
+    );
+    assert_eq!(code, 77, "{err}");
+    assert!(err.contains("pgcdc_scram"), "{err}");
+    assert!(!err.contains("not-the-password"), "{err}");
 }
 
 #[test]
