@@ -225,3 +225,153 @@ async fn a_snapshot_with_a_refused_record_is_not_recorded_as_complete() {
     );
     db.cleanup().await;
 }
+
+/// A restart during the initial snapshot takes a new snapshot on the slot that already holds
+/// every change since the first start. Each key's versions must still first arrive in commit
+/// order (none after a newer one), and none may be lost: not an update committed while no
+/// connector ran, nor an outbox row inserted and deleted meanwhile, which only the slot holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_during_the_snapshot_keeps_each_keys_versions_in_commit_order() {
+    const ROWS: i64 = 40_000;
+    const HOT: i64 = 40;
+    let db = TestDb::create("fence").await;
+    db.exec(
+        "CREATE TABLE public.v (id int PRIMARY KEY, ver int NOT NULL, pad text); \
+         CREATE TABLE public.ob (id bigserial PRIMARY KEY, payload text)",
+    )
+    .await;
+    db.exec(&format!(
+        "INSERT INTO v SELECT g, 1, repeat('p', 200) FROM generate_series(1, {ROWS}) g"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("fence");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.fetch.size".into(), "200".into());
+    let topic = format!("{prefix}.public.v");
+
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    // Every write from here on is after the slot's position.
+    let stop_writing = Arc::new(AtomicBool::new(false));
+    let writer = tokio::spawn(write_versions(db.name.clone(), HOT, stop_writing.clone()));
+    read_n(&env().kafka, &topic, 500, T).await;
+    let first = c.stop().await.unwrap();
+    assert!(
+        (first.snapshot_rows as i64) < ROWS,
+        "the first run must stop inside its snapshot (it read {} rows)",
+        first.snapshot_rows
+    );
+    // Writes go on while no connector runs, and during the second start.
+    let committed = db
+        .client
+        .query_one("SELECT sum(ver) FROM v WHERE id <= $1", &[&(HOT as i32)])
+        .await
+        .unwrap()
+        .get::<_, i64>(0);
+    wait_for("writes while stopped", T, || async {
+        let now: i64 = db
+            .client
+            .query_one("SELECT sum(ver) FROM v WHERE id <= $1", &[&(HOT as i32)])
+            .await
+            .unwrap()
+            .get(0);
+        (now > committed + 50).then_some(())
+    })
+    .await;
+    let c = start(&raw);
+    read_until(&env().kafka, &topic, T, |r| r.len() as i64 > ROWS + 500).await;
+    stop_writing.store(true, Ordering::Relaxed);
+    let outbox_ids = writer.await.unwrap();
+    let finals: HashMap<i64, i64> = db
+        .client
+        .query("SELECT id, ver FROM v WHERE id <= $1", &[&(HOT as i32)])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get::<_, i32>(0) as i64, row.get::<_, i32>(1) as i64))
+        .collect();
+    let sentinel = HOT + 1;
+    db.exec(&format!("UPDATE v SET ver = -1 WHERE id = {sentinel}"))
+        .await;
+
+    let recs = read_until(&env().kafka, &topic, T, |r| {
+        r.iter().any(|x| x.payload()["after"]["ver"] == json!(-1))
+    })
+    .await;
+    let mut first_seen: HashMap<i64, Vec<i64>> = HashMap::new();
+    for r in &recs {
+        let after = &r.payload()["after"];
+        let (id, ver) = (
+            after["id"].as_i64().unwrap(),
+            after["ver"].as_i64().unwrap(),
+        );
+        let versions = first_seen.entry(id).or_default();
+        if ver == -1 || versions.contains(&ver) {
+            continue;
+        }
+        if let Some(newest) = versions.last() {
+            assert!(
+                ver > *newest,
+                "row {id}: version {ver} first arrived after version {newest} (first arrivals so far: {versions:?})"
+            );
+        }
+        versions.push(ver);
+    }
+    assert_eq!(first_seen.len() as i64, ROWS, "every row arrived");
+    for (id, last) in &finals {
+        let seen = &first_seen[id];
+        let streamed: Vec<i64> = seen.iter().copied().filter(|v| *v >= 2).collect();
+        let expected: Vec<i64> = (2..=*last).collect();
+        assert_eq!(
+            streamed, expected,
+            "row {id}: every version since the slot was created, once, in order"
+        );
+    }
+
+    let want = outbox_ids.len();
+    let ob = read_until(&env().kafka, &format!("{prefix}.public.ob"), T, move |r| {
+        r.iter().filter(|x| x.payload()["op"] == json!("c")).count() >= want
+    })
+    .await;
+    let created: std::collections::HashSet<i64> = ob
+        .iter()
+        .filter(|x| x.payload()["op"] == json!("c"))
+        .map(|x| x.payload()["after"]["id"].as_i64().unwrap())
+        .collect();
+    for id in &outbox_ids {
+        assert!(created.contains(id), "outbox row {id}, inserted and deleted while the connector was stopped or restarting, was lost");
+    }
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// Bumps `ver` of rows 1..=`hot` in turn, one transaction each, and every tenth turn inserts
+/// an outbox row and deletes it in a second transaction; returns the outbox ids.
+async fn write_versions(dbname: String, hot: i64, stop: Arc<AtomicBool>) -> Vec<i64> {
+    let client = connect(&dbname).await;
+    let mut ids = Vec::new();
+    let mut turn = 0i64;
+    while !stop.load(Ordering::Relaxed) {
+        let id = (turn % hot + 1) as i32;
+        client
+            .execute("UPDATE v SET ver = ver + 1 WHERE id = $1", &[&id])
+            .await
+            .unwrap();
+        if turn % 10 == 0 {
+            let row = client
+                .query_one("INSERT INTO ob (payload) VALUES ('e') RETURNING id", &[])
+                .await
+                .unwrap();
+            let ob: i64 = row.get(0);
+            client
+                .execute("DELETE FROM ob WHERE id = $1", &[&ob])
+                .await
+                .unwrap();
+            ids.push(ob);
+        }
+        turn += 1;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    ids
+}

@@ -8,6 +8,10 @@
 //!
 //! With no transaction open and nothing in flight, a keepalive's `wal_end` may be confirmed
 //! ([`AckTracker::idle`]), so a slot whose tables are idle does not pin WAL.
+//!
+//! A hold ([`AckTracker::hold`]) caps what [`AckTracker::flushable`] reports, while the
+//! pipeline replays a stretch of the slot it must be able to read again (see
+//! [`crate::pipeline::fence`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,10 +54,12 @@ struct Inner {
 }
 
 /// Tracks produced records per transaction and exposes the flushable LSN.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AckTracker {
     inner: Mutex<Inner>,
     flushable: AtomicU64,
+    /// The most [`AckTracker::flushable`] reports while held (`u64::MAX`: no hold).
+    limit: AtomicU64,
 }
 
 impl AckTracker {
@@ -62,7 +68,28 @@ impl AckTracker {
         AckTracker {
             inner: Mutex::new(Inner::default()),
             flushable: AtomicU64::new(start.0),
+            limit: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// Caps the reported flushable LSN at `lsn` until [`AckTracker::release`].
+    pub fn hold(&self, lsn: Lsn) {
+        self.limit.store(lsn.0, Ordering::Release);
+    }
+
+    /// Ends a hold.
+    pub fn release(&self) {
+        self.limit.store(u64::MAX, Ordering::Release);
+    }
+
+    /// Whether a hold caps the flushable LSN.
+    pub fn is_held(&self) -> bool {
+        self.limit.load(Ordering::Acquire) != u64::MAX
+    }
+
+    /// Whether unit `seq` and every unit begun before it completed.
+    pub fn is_completed(&self, seq: AckToken) -> bool {
+        seq.0 < self.lock().front_seq
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -162,9 +189,10 @@ impl AckTracker {
         true
     }
 
-    /// The LSN that may be reported as flushed.
+    /// The LSN that may be reported as flushed (capped by a hold).
     pub fn flushable(&self) -> Lsn {
-        Lsn(self.flushable.load(Ordering::Acquire))
+        let limit = self.limit.load(Ordering::Acquire);
+        Lsn(self.flushable.load(Ordering::Acquire).min(limit))
     }
 
     /// Records produced and not yet acknowledged.
@@ -274,5 +302,23 @@ mod tests {
         assert_eq!(t.flushable(), Lsn(0));
         assert!(!t.idle(Lsn(200)));
         assert_eq!(t.failure().as_deref(), Some("broker said no"));
+    }
+
+    #[test]
+    fn a_hold_caps_the_flushable_lsn_until_released() {
+        let t = AckTracker::new(Lsn(50));
+        t.hold(Lsn(50));
+        let a = t.begin();
+        t.add(a);
+        t.commit(a, info(100));
+        assert!(!t.is_completed(a));
+        t.ack(a);
+        assert!(t.is_completed(a) && t.is_held());
+        assert_eq!(t.flushable(), Lsn(50));
+        assert!(t.idle(Lsn(300)));
+        assert_eq!(t.flushable(), Lsn(50));
+        t.release();
+        assert!(!t.is_held());
+        assert_eq!(t.flushable(), Lsn(300));
     }
 }

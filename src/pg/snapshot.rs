@@ -5,7 +5,8 @@
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 use crate::config::SnapshotIsolationMode;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::lsn::Lsn;
 use crate::util::{quote_ident, quote_literal};
 
 /// Opens the snapshot transaction. With `exported`, it imports that snapshot (REPEATABLE READ,
@@ -99,4 +100,26 @@ pub async fn fetch(client: &Client, n: usize, width: usize) -> Result<Vec<Vec<Op
 pub async fn close_cursor(client: &Client) -> Result<()> {
     client.batch_execute("CLOSE pgcdc_snapshot").await?;
     Ok(())
+}
+
+/// In the open snapshot transaction: its transaction visibility as
+/// `pg_current_snapshot()::text` (`xmin:xmax:xip,...`), and the WAL insert position now,
+/// which is past the commit record of every transaction the snapshot sees.
+pub async fn visibility(client: &Client, version_num: u32) -> Result<(String, Lsn)> {
+    let snapshot_fn = if version_num >= 130000 {
+        "pg_current_snapshot()"
+    } else {
+        "txid_current_snapshot()"
+    };
+    let row = client
+        .query_one(
+            &format!("SELECT {snapshot_fn}::text, pg_current_wal_insert_lsn()::text"),
+            &[],
+        )
+        .await?;
+    let lsn: String = row.get(1);
+    let lsn = lsn
+        .parse()
+        .map_err(|_| Error::protocol(format!("unexpected pg_current_wal_insert_lsn() {lsn:?}")))?;
+    Ok((row.get(0), lsn))
 }

@@ -31,6 +31,7 @@
 
 pub mod changes;
 pub mod connector;
+pub mod fence;
 pub mod heartbeat;
 pub mod messages;
 pub mod offsets;
@@ -172,7 +173,7 @@ pub(crate) async fn run_counted(
     };
     let mut started = startup::start(&config, prepared, sink, counters).await?;
     if let Some(snapshot) = started.snapshot.take() {
-        let done = snapshot::run_initial(&mut started, &snapshot, &mut shutdown).await?;
+        let done = snapshot::run(&mut started, &snapshot, &mut shutdown).await?;
         if !done {
             return Ok(());
         }
@@ -183,5 +184,5 @@ pub(crate) async fn run_counted(
     };
     let mut streaming = stream::start(&config, &mut started, repl).await?;
     let result = stream::run(&mut started, &mut streaming, &mut shutdown).await;
-    shutdown::finish(&config, started, streaming, result).await
+    shutdown::finish(&config, &mut started, streaming, result.map(|_| ())).await
 }

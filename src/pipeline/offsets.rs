@@ -10,7 +10,7 @@
 use crate::config::ConnectorConfig;
 use crate::error::Result;
 use crate::lsn::Lsn;
-use crate::offsets::ack::AckTracker;
+use crate::offsets::ack::{AckToken, AckTracker};
 use crate::offsets::store::{OffsetStore, Offsets};
 use crate::sink::offsets_topic::KafkaOffsetStore;
 
@@ -83,6 +83,9 @@ impl OffsetStorage {
 pub struct OffsetSaver {
     storage: OffsetStorage,
     saved: Option<Lsn>,
+    /// A snapshot on an existing slot waiting to be recorded complete: its marker unit and
+    /// position (see [`super::fence`]).
+    pending_snapshot: Option<(AckToken, Lsn)>,
 }
 
 impl OffsetSaver {
@@ -91,6 +94,7 @@ impl OffsetSaver {
         OffsetSaver {
             storage,
             saved: None,
+            pending_snapshot: None,
         }
     }
 
@@ -99,8 +103,42 @@ impl OffsetSaver {
         &self.storage
     }
 
-    /// Writes the newest completed transaction, when it changed since the last write.
+    /// Records the snapshot complete at `position` once unit `marker` has completed (see
+    /// [`super::fence`]); until then nothing is written.
+    pub fn complete_snapshot_after(&mut self, marker: AckToken, position: Lsn) {
+        self.pending_snapshot = Some((marker, position));
+    }
+
+    /// The offsets of a snapshot recorded complete at `position`.
+    pub fn snapshot_completed_at(position: Lsn) -> Offsets {
+        Offsets {
+            lsn: Some(position),
+            lsn_commit: Some(position),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: true,
+            ..Default::default()
+        }
+    }
+
+    /// Writes the newest completed transaction, when it changed since the last write. While
+    /// the tracker is held (a snapshot on an existing slot is not complete yet) nothing is
+    /// written, except the completion once its marker unit completed, which ends the hold.
     pub async fn save_completed(&mut self, tracker: &AckTracker) -> Result<()> {
+        if let Some((marker, position)) = self.pending_snapshot {
+            if !tracker.is_completed(marker) {
+                return Ok(());
+            }
+            self.storage
+                .save(&Self::snapshot_completed_at(position))
+                .await?;
+            self.saved = Some(position);
+            self.pending_snapshot = None;
+            tracker.release();
+            tracing::info!(lsn = %position, "snapshot recorded complete: every transaction before its position is acknowledged");
+        }
+        if tracker.is_held() {
+            return Ok(());
+        }
         let Some(c) = tracker.last_completed() else {
             return Ok(());
         };

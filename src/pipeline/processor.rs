@@ -35,6 +35,7 @@ use crate::pg::PG_EPOCH_OFFSET_MICROS;
 use crate::sink::Sink;
 use crate::transform::{apply_chain, build_chain, Stage};
 
+use super::fence::{FenceState, FenceStep};
 use super::heartbeat::Heartbeat;
 use super::relations::Catalog;
 use super::resume::{ResumeFilter, TxSkip};
@@ -152,6 +153,8 @@ pub struct Processor<S: Sink, C: Catalog> {
     pub(super) counters: Arc<Counters>,
     /// Skips what was published before this run.
     pub(super) resume: ResumeFilter,
+    /// The fence of a snapshot on an existing slot (see [`super::fence`]).
+    pub(super) fence: FenceState,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -203,13 +206,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             message_schema: message_value_schema(config.values.binary != BinaryMode::Bytes),
             counters,
             resume: start.resume,
+            fence: FenceState::default(),
             config,
         })
     }
 
     /// Handles one decoded message that arrived in the XLogData starting at `lsn`.
     pub async fn handle(&mut self, lsn: Lsn, message: Message) -> Result<()> {
-        if self.already_published(lsn, &message) {
+        if self.fence_reached() || self.already_published(lsn, &message) {
             return Ok(());
         }
         match message {
@@ -262,7 +266,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             Message::LogicalMessage {
                 transactional: false,
                 ..
-            } => self.tx.is_none() && self.resume.skips_outside_transaction(lsn),
+            } => {
+                self.tx.is_none()
+                    && (self.fence_skips_outside_transaction(lsn)
+                        || self.resume.skips_outside_transaction(lsn))
+            }
             _ => false,
         };
         if skipped && self.tx.is_some() {
@@ -275,6 +283,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// processed, so it may be confirmed once nothing is in flight.
     pub fn keepalive(&mut self, wal_end: Lsn) {
         if self.tx.is_none() {
+            self.fence_idle(wal_end);
             self.sink.tracker().idle(wal_end);
             self.note_idle_position(wal_end);
         }
@@ -312,7 +321,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             )));
         }
         let commit_time_us = commit_time + PG_EPOCH_OFFSET_MICROS;
-        let skip = self.resume.on_begin(final_lsn, xid);
+        let skip = match self.fence_begin(final_lsn, xid) {
+            FenceStep::End => return Ok(()),
+            FenceStep::Skip => TxSkip::All,
+            FenceStep::Keep | FenceStep::Passed => self.resume.on_begin(final_lsn, xid),
+        };
         let token = self.sink.begin();
         self.tx = Some(OpenTx {
             token,

@@ -18,7 +18,7 @@ use super::SHUTDOWN_FLUSH_TIMEOUT;
 /// Ends a streaming run whose main loop returned `result`.
 pub async fn finish(
     config: &ConnectorConfig,
-    mut started: Started,
+    started: &mut Started,
     streaming: Streaming,
     result: Result<()>,
 ) -> Result<()> {
@@ -45,7 +45,7 @@ pub async fn finish(
     result?;
     reader_result?;
     if config.slot_drop_on_stop {
-        drop_slot_and_offsets(config, &started).await?;
+        drop_slot_and_offsets(config, started).await?;
     }
     Ok(())
 }

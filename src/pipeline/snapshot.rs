@@ -11,6 +11,7 @@
 use tokio::sync::watch;
 use tokio_postgres::Client;
 
+use crate::config::SnapshotIsolationMode;
 use crate::error::{Error, Result};
 use crate::event::{ChangeEvent, Op};
 use crate::lsn::Lsn;
@@ -21,6 +22,7 @@ use crate::pg::setup::{self, CatalogTable};
 use crate::pg::snapshot as cursor;
 use crate::sink::Sink;
 
+use super::offsets::OffsetSaver;
 use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::{SnapshotJob, Started};
@@ -28,12 +30,35 @@ use super::{SHUTDOWN_FLUSH_TIMEOUT, SNAPSHOT_BATCH_BYTES};
 
 /// Takes the initial snapshot of a started run and waits for Kafka to acknowledge it.
 /// Returns `false` when a stop request ended it (the next start takes it again).
-pub async fn run_initial(
+///
+/// On a slot this run created, the snapshot is the one the slot exported and completes here.
+/// On a slot that already existed and will be streamed, the snapshot is fenced (see
+/// [`super::fence`]) and is recorded complete later, by the stream. The isolation modes that
+/// give each statement its own snapshot cannot be fenced: they keep the old way, and say so.
+pub async fn run(
     started: &mut Started,
     job: &SnapshotJob,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
-    let position = started.start_lsn;
+    if job.exported.is_none() && started.replication.is_some() {
+        if one_snapshot(started.processor.config.snapshot_isolation_mode) {
+            return super::fence::run(started, shutdown).await;
+        }
+        tracing::warn!(slot = %started.processor.config.slot_name, "snapshot.isolation.mode gives each table its own snapshot, so a snapshot on an existing slot cannot be put in commit order with the slot's changes: rows may arrive again after the snapshot in an older version. Use repeatable_read or serializable to keep per-key order");
+    }
+    run_initial(started, job, shutdown).await
+}
+
+/// Whether `snapshot.isolation.mode` reads every table in one snapshot.
+fn one_snapshot(mode: SnapshotIsolationMode) -> bool {
+    matches!(
+        mode,
+        SnapshotIsolationMode::Serializable | SnapshotIsolationMode::RepeatableRead
+    )
+}
+
+/// Records in the offsets that a snapshot at `position` is in progress.
+pub(super) async fn save_in_progress(started: &Started, position: Lsn) -> Result<()> {
     started
         .offsets
         .storage()
@@ -43,30 +68,59 @@ pub async fn run_initial(
             snapshot_completed: false,
             ..Default::default()
         })
-        .await?;
+        .await
+}
+
+/// The snapshot on a slot this run created (or that is not streamed afterwards).
+async fn run_initial(
+    started: &mut Started,
+    job: &SnapshotJob,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<bool> {
+    let position = started.start_lsn;
+    save_in_progress(started, position).await?;
     let snap_sql = crate::pg::sql::connect(&started.processor.config.database).await?;
     let version = started.server.version_num;
-    let processor = &mut started.processor;
-    let read = tokio::select! {
-        biased;
-        _ = shutdown.changed() => {
-            // The offsets still say the snapshot is in progress: the next start redoes it.
-            tracing::info!(rows = processor.counters.snapshot().snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
-            processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
-            return Ok(false);
-        }
-        r = processor.snapshot_tables(&snap_sql, job.exported.as_deref(), position, version) => r,
-    };
+    let isolation = started.processor.config.snapshot_isolation_mode;
+    let exported = job.exported.as_deref();
+    let tx = cursor::begin(&snap_sql, exported, isolation, version).await?;
+    let read = read_tables(started, &snap_sql, tx, position, shutdown).await?;
     drop(snap_sql);
-    if let Err(e) = read {
-        drop_created_slot(started, job, &e).await;
-        return Err(e);
+    match read {
+        None => return Ok(false),
+        Some(Err(e)) => {
+            drop_created_slot(started, job, &e).await;
+            return Err(e);
+        }
+        Some(Ok(())) => {}
     }
     if !wait_acknowledged(started, shutdown).await? {
         return Ok(false);
     }
     complete(started, position).await?;
     Ok(true)
+}
+
+/// Reads every table in the open snapshot transaction `tx` (xid, start time), unless a stop
+/// request comes first (`None`: the offsets still say the snapshot is in progress, so the
+/// next start redoes it).
+pub(super) async fn read_tables(
+    started: &mut Started,
+    snap_sql: &Client,
+    tx: (i64, i64),
+    position: Lsn,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Option<Result<()>>> {
+    let processor = &mut started.processor;
+    tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            tracing::info!(rows = processor.counters.snapshot().snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
+            processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+            Ok(None)
+        }
+        r = processor.snapshot_tables(snap_sql, tx, position) => Ok(Some(r)),
+    }
 }
 
 /// After a fatal snapshot error: a slot this run created would only retain WAL until someone
@@ -91,7 +145,7 @@ async fn drop_created_slot(started: &mut Started, job: &SnapshotJob, e: &Error) 
 
 /// Waits, without limit, until Kafka has acknowledged every snapshot record. `Ok(false)`: a
 /// stop request came first.
-async fn wait_acknowledged(
+pub(super) async fn wait_acknowledged(
     started: &mut Started,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
@@ -119,13 +173,7 @@ async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
     started
         .offsets
         .storage()
-        .save(&Offsets {
-            lsn: Some(position),
-            lsn_commit: Some(position),
-            snapshot: Some("INITIAL".into()),
-            snapshot_completed: true,
-            ..Default::default()
-        })
+        .save(&OffsetSaver::snapshot_completed_at(position))
         .await?;
     let processor = &mut started.processor;
     tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
@@ -199,17 +247,15 @@ struct SnapshotTx {
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
-    /// Reads every captured table on `snap_sql` and sends `op: r` events as one unit that
-    /// completes at `position`.
+    /// Reads every captured table in the snapshot transaction open on `snap_sql` (its xid
+    /// and start time in µs) and sends `op: r` events as one unit that completes at
+    /// `position`; commits the snapshot transaction.
     pub async fn snapshot_tables(
         &mut self,
         snap_sql: &Client,
-        exported: Option<&str>,
+        (xid, start_us): (i64, i64),
         position: Lsn,
-        version_num: u32,
     ) -> Result<()> {
-        let isolation = self.config.snapshot_isolation_mode;
-        let (xid, start_us) = cursor::begin(snap_sql, exported, isolation, version_num).await?;
         let tables = setup::captured_tables(snap_sql, &self.config).await?;
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
         let tx = SnapshotTx {

@@ -147,10 +147,11 @@ fn decide(
     })
 }
 
-/// Whether streaming continues from an existing slot with no new snapshot: then the stored
-/// offsets say what was already published (see [`super::resume`]).
+/// Whether streaming continues from an existing slot: then the stored offsets say what was
+/// already published (see [`super::resume`]); a snapshot on it streams the slot first too
+/// (see [`super::fence`]).
 fn resumes_after_offsets(plan: &StartPlan) -> bool {
-    plan.stream && !plan.snapshot && !plan.create_slot
+    plan.stream && !plan.create_slot
 }
 
 /// Stored offsets past the server's current WAL position come from another server or
@@ -180,7 +181,7 @@ async fn check_offsets_not_ahead(
 }
 
 /// The resume filter for a run: the stored offsets', when streaming continues from an
-/// existing slot without a snapshot; otherwise one that skips nothing.
+/// existing slot; otherwise one that skips nothing.
 fn resume_filter(
     config: &ConnectorConfig,
     plan: &StartPlan,

@@ -31,6 +31,7 @@ use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
 use crate::pg::wire::WireConnection;
 use crate::sink::Sink;
 
+use super::fence::FenceEvent;
 use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::Started;
@@ -128,6 +129,16 @@ async fn status_interval(config: &ConnectorConfig, repl: &mut WireConnection) ->
     Ok(interval)
 }
 
+/// Why the main loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// A stop was requested, or the reader ended.
+    Stopped,
+    /// The first pass of a snapshot on an existing slot reached its fence (see
+    /// [`super::fence`]): the rest of this stream belongs to a later pass.
+    FenceReached,
+}
+
 /// What ended a turn of the loop.
 enum Turn {
     /// Go on.
@@ -136,13 +147,13 @@ enum Turn {
     Stop,
 }
 
-/// The main loop (see the module docs for its branches). Returns when a stop is requested
-/// or the reader ends; errors are the processor's and the sink's.
+/// The main loop (see the module docs for its branches). Returns when a stop is requested,
+/// the reader ends or a fence is reached; errors are the processor's and the sink's.
 pub async fn run(
     started: &mut Started,
     streaming: &mut Streaming,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<()> {
+) -> Result<StreamEnd> {
     let mut offsets_tick = tokio::time::interval(started.processor.config.offset_flush_interval);
     offsets_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let processor = &mut started.processor;
@@ -169,10 +180,17 @@ pub async fn run(
             },
         };
         if let Turn::Stop = turn {
-            return Ok(());
+            return Ok(StreamEnd::Stopped);
+        }
+        match processor.take_fence_event() {
+            Some(FenceEvent::Reached) => return Ok(StreamEnd::FenceReached),
+            Some(FenceEvent::Passed { marker, position }) => {
+                started.offsets.complete_snapshot_after(marker, position);
+            }
+            None => {}
         }
         if let Turn::Stop = heartbeat_if_due(processor, shutdown).await? {
-            return Ok(());
+            return Ok(StreamEnd::Stopped);
         }
         if let Some(f) = processor.sink().failure() {
             return Err(Error::kafka(f));
