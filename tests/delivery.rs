@@ -589,3 +589,33 @@ async fn records_sent_to_just_created_topics_all_arrive() {
         short.len()
     );
 }
+
+/// An acknowledged transaction is confirmed to PostgreSQL within about a second, whatever
+/// `status.update.interval.ms` says (here Debezium's default, 10 s), so a crash repeats about
+/// a second of work instead of a status interval's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acknowledged_transaction_is_confirmed_within_about_a_second() {
+    let db = TestDb::create("confirm").await;
+    db.exec("CREATE TABLE public.g (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("confirm");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("status.update.interval.ms".into(), "10000".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    let topic = format!("{prefix}.public.g");
+    for id in 1..=3 {
+        db.exec(&format!("INSERT INTO g VALUES ({id})")).await;
+        let committed = db.current_lsn().await;
+        read_n(&env().kafka, &topic, id, T).await;
+        // Read back from Kafka, so acknowledged: confirmed well before the 10 s interval.
+        wait_for(
+            "the confirmed LSN to follow within 5 s",
+            Duration::from_secs(5),
+            || async { (db.confirmed_flush(&prefix).await >= committed).then_some(()) },
+        )
+        .await;
+    }
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

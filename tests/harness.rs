@@ -583,3 +583,76 @@ pub async fn create_topic_with(
         r.unwrap_or_else(|(t, e)| panic!("create topic {t}: {e}"));
     }
 }
+
+/// A TCP proxy to `upstream` that can cut the network without closing connections, as a
+/// blackholed route does: while cut, nothing is read or forwarded in either direction (what
+/// the peers send waits in their buffers), and after the cut heals everything flows again.
+pub struct CutProxy {
+    pub port: u16,
+    cut: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CutProxy {
+    pub async fn start(upstream: String) -> CutProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (cut, cut_rx) = watch::channel(false);
+        let task = tokio::spawn(async move {
+            while let Ok((down, _)) = listener.accept().await {
+                let Ok(up) = tokio::net::TcpStream::connect(&upstream).await else {
+                    continue;
+                };
+                let (dr, dw) = down.into_split();
+                let (ur, uw) = up.into_split();
+                tokio::spawn(pump(dr, uw, cut_rx.clone()));
+                tokio::spawn(pump(ur, dw, cut_rx.clone()));
+            }
+        });
+        CutProxy { port, cut, task }
+    }
+
+    /// Cuts (`true`) or heals (`false`) the network.
+    pub fn cut(&self, on: bool) {
+        let _ = self.cut.send(on);
+    }
+}
+
+impl Drop for CutProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut cut: watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        while *cut.borrow_and_update() {
+            if cut.changed().await.is_err() {
+                return;
+            }
+        }
+        let n = tokio::select! {
+            r = from.read(&mut buf) => match r {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            },
+            // A cut while waiting: stop reading at once.
+            _ = cut.changed() => continue,
+        };
+        // Data read just before a cut waits until it heals.
+        while *cut.borrow_and_update() {
+            if cut.changed().await.is_err() {
+                return;
+            }
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}

@@ -9,6 +9,7 @@ mod conformance;
 mod connection;
 mod connector;
 mod delivery;
+mod faults;
 mod offsets;
 mod outbox;
 mod records;

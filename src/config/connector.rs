@@ -51,6 +51,14 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
             "{TOPIC_PREFIX}={topic_prefix} is invalid: use only letters, digits, '.', '_' and '-'"
         ));
     }
+    // Kafka's topic names have at most 249 characters, and every table topic adds at least
+    // ".s.t" to the prefix.
+    if topic_prefix.len() > 245 {
+        c.problem(format!(
+            "{TOPIC_PREFIX} has {} characters: with a schema and table name added, topic names would be over Kafka's limit of 249. Use a shorter prefix",
+            topic_prefix.len()
+        ));
+    }
     converters(c);
     Connector {
         name,

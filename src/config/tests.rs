@@ -358,6 +358,9 @@ fn slot_and_topic_prefix_names_are_validated() {
     ]));
     assert!(msg.contains("slot.name=Bad-Slot is invalid"), "{msg}");
     assert!(msg.contains("topic.prefix=loja/x is invalid"), "{msg}");
+    let long = "p".repeat(246);
+    let msg = problems(&seed_with(&[("topic.prefix", &long)]));
+    assert!(msg.contains("topic.prefix has 246 characters"), "{msg}");
 }
 
 #[test]

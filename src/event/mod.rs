@@ -146,9 +146,34 @@ pub struct ConnectRecord {
     pub op: Option<Op>,
 }
 
+/// Kafka's longest topic name, in characters.
+pub const MAX_TOPIC_LENGTH: usize = 249;
+
+/// Why Kafka would refuse `topic` as a topic name (empty, `.` or `..`, over
+/// [`MAX_TOPIC_LENGTH`] characters, or a character outside `[A-Za-z0-9._-]`), or `None`.
+pub fn topic_name_problem(topic: &str) -> Option<String> {
+    if topic.is_empty() || topic == "." || topic == ".." {
+        return Some(format!("\"{topic}\" is not a valid topic name"));
+    }
+    if topic.len() > MAX_TOPIC_LENGTH {
+        return Some(format!(
+            "topic name {topic} has {} characters, over Kafka's limit of {MAX_TOPIC_LENGTH}",
+            topic.len()
+        ));
+    }
+    let bad = topic
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))?;
+    Some(format!(
+        "topic name {topic:?} has the character {bad:?}, which Kafka does not allow (only letters, digits, '.', '_' and '-')"
+    ))
+}
+
 /// Replaces every character outside `[A-Za-z0-9._-]` with `_`, as Debezium's topic naming does.
+/// The length is kept: a name over [`MAX_TOPIC_LENGTH`] is refused by [`check_topic_name`]
+/// rather than cut, since two cut names can be the same.
 pub fn sanitize_topic(name: &str) -> String {
-    let mut s: String = name
+    let s: String = name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
@@ -158,12 +183,32 @@ pub fn sanitize_topic(name: &str) -> String {
             }
         })
         .collect();
-    if s.len() > 249 {
-        s.truncate(249);
-    }
     match s.as_str() {
         "." => "_".into(),
         ".." => "__".into(),
         _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_names_kafka_refuses_are_named_and_never_cut() {
+        assert_eq!(topic_name_problem("a.b-c_D9"), None);
+        assert_eq!(topic_name_problem(&"x".repeat(249)), None);
+        let long = "x".repeat(250);
+        assert!(topic_name_problem(&long)
+            .unwrap()
+            .contains("250 characters"));
+        assert_eq!(
+            sanitize_topic(&long).len(),
+            250,
+            "sanitising keeps the length"
+        );
+        assert!(topic_name_problem("a b").unwrap().contains("' '"));
+        assert!(topic_name_problem("..").is_some() && topic_name_problem("").is_some());
+        assert_eq!(sanitize_topic("s.t a"), "s.t_a");
     }
 }

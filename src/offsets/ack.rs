@@ -51,6 +51,8 @@ struct Inner {
     last_completed: Option<CommitInfo>,
     failure: Option<String>,
     in_flight: u64,
+    /// Delivery reports received, ever.
+    acked_total: u64,
 }
 
 /// Tracks produced records per transaction and exposes the flushable LSN.
@@ -127,6 +129,7 @@ impl AckTracker {
             tx.outstanding = tx.outstanding.saturating_sub(1);
             g.in_flight = g.in_flight.saturating_sub(1);
         }
+        g.acked_total += 1;
         self.advance(&mut g);
     }
 
@@ -198,6 +201,12 @@ impl AckTracker {
     /// Records produced and not yet acknowledged.
     pub fn in_flight(&self) -> u64 {
         self.lock().in_flight
+    }
+
+    /// Records produced and not yet acknowledged, and delivery reports received ever.
+    pub fn delivery_progress(&self) -> (u64, u64) {
+        let g = self.lock();
+        (g.in_flight, g.acked_total)
     }
 
     /// Transactions open or awaiting acknowledgement.

@@ -12,7 +12,14 @@
 //! 4. reading the socket, only when nothing decoded is waiting.
 //!
 //! A keepalive that asks for a reply is answered at once, with the flushable LSN (the ack
-//! tracker's, passed in as a function so that this module knows nothing of Kafka).
+//! tracker's, passed in as a function so that this module knows nothing of Kafka). A moved
+//! flushable LSN is confirmed within [`CONFIRM_INTERVAL`], whatever the status interval, so a
+//! crash repeats about a second of work.
+//!
+//! A dead connection is noticed: while the reader waits on the socket, a status update sent
+//! after a status interval of silence asks the server for a reply, and silence past
+//! [`ReaderSettings::dead_after`] ends the stream with a retriable connection error (the
+//! connector reconnects). Time spent not reading (the queue full) does not count as silence.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch, Notify};
+use tokio::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
@@ -80,11 +88,17 @@ impl QueueBytes {
 /// The LSN that may be confirmed to PostgreSQL as flushed, read at every status update.
 pub type FlushedLsn = Arc<dyn Fn() -> Lsn + Send + Sync>;
 
+/// The longest a moved flushable LSN waits before it is confirmed.
+pub const CONFIRM_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Reader settings.
 #[derive(Debug, Clone)]
 pub struct ReaderSettings {
     /// Interval between status updates.
     pub status_interval: Duration,
+    /// Silence from the server, while waiting on the socket, after which the connection is
+    /// taken for dead.
+    pub dead_after: Duration,
     /// Longest wait, after shutdown, for the pipeline to drain before the final status update.
     pub drain_timeout: Duration,
 }
@@ -104,6 +118,8 @@ pub async fn run_reader(
 ) -> Result<()> {
     let mut ticker = tokio::time::interval(settings.status_interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut confirm = tokio::time::interval(CONFIRM_INTERVAL.min(settings.status_interval));
+    confirm.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut r = Reader {
         reader,
         writer,
@@ -111,16 +127,27 @@ pub async fn run_reader(
         pending: VecDeque::new(),
         received: Lsn::ZERO,
         last_flush_sent: Lsn::ZERO,
+        last_heard: Instant::now(),
+        settings,
     };
     loop {
         r.decode_buffered().await?;
+        if !r.pending.is_empty() {
+            // Not reading the socket: silence now says nothing about the connection.
+            r.last_heard = Instant::now();
+        }
         let room = bytes.has_room();
         tokio::select! {
             biased;
             // 1. Shutdown.
             _ = shutdown.changed() => break,
-            // 2. Status updates on a timer, whatever else is happening.
-            _ = ticker.tick() => r.status_update(true).await?,
+            // 2. Status updates on a timer, whatever else is happening; a moved flushable
+            //    LSN sooner.
+            _ = ticker.tick() => {
+                r.check_alive()?;
+                r.status_update(true).await?
+            }
+            _ = confirm.tick() => r.confirm_progress().await?,
             // 3. Hand on a decoded message when the queue has room.
             permit = tx.reserve(), if !r.pending.is_empty() && room => {
                 let Ok(permit) = permit else { break };
@@ -136,7 +163,8 @@ pub async fn run_reader(
             res = r.reader.fill(), if r.pending.is_empty() => res?,
         }
     }
-    r.finish(&mut ticker, drained, settings.drain_timeout).await
+    let drain_timeout = r.settings.drain_timeout;
+    r.finish(&mut ticker, drained, drain_timeout).await
 }
 
 /// The reader's state between turns of its loop.
@@ -150,6 +178,9 @@ struct Reader {
     received: Lsn,
     /// The flush position last reported.
     last_flush_sent: Lsn,
+    /// When the server was last heard from (or the reader last stopped reading).
+    last_heard: Instant,
+    settings: ReaderSettings,
 }
 
 impl Reader {
@@ -163,12 +194,16 @@ impl Reader {
             match frame {
                 ReplicationFrame::XLogData {
                     wal_start, data, ..
-                } => self.message(wal_start, &data)?,
+                } => {
+                    self.last_heard = Instant::now();
+                    self.message(wal_start, &data)?
+                }
                 ReplicationFrame::Keepalive {
                     wal_end,
                     reply_requested,
                     ..
                 } => {
+                    self.last_heard = Instant::now();
                     self.received = self.received.max(wal_end);
                     if reply_requested {
                         self.status_update(false).await?;
@@ -210,14 +245,36 @@ impl Reader {
     /// up to the flushable LSN. With `log`, a moved flush position is logged.
     async fn status_update(&mut self, log: bool) -> Result<()> {
         let flush = (self.flushed)();
+        let ask_reply = self.last_heard.elapsed() >= self.settings.status_interval;
         self.writer
-            .send_status(self.received.max(flush), flush, flush)
+            .send_status(self.received.max(flush), flush, flush, ask_reply)
             .await?;
         if log && flush != self.last_flush_sent {
             tracing::debug!(flush_lsn = %flush, "confirmed position to PostgreSQL");
         }
         self.last_flush_sent = flush;
         Ok(())
+    }
+
+    /// Sends a status update when the flushable LSN moved since the last one.
+    async fn confirm_progress(&mut self) -> Result<()> {
+        if (self.flushed)() != self.last_flush_sent {
+            self.status_update(true).await?;
+        }
+        Ok(())
+    }
+
+    /// Fails when the server has been silent past `dead_after` while the reader waited on
+    /// the socket (replies were asked for meanwhile).
+    fn check_alive(&self) -> Result<()> {
+        let silent = self.last_heard.elapsed();
+        if silent < self.settings.dead_after {
+            return Ok(());
+        }
+        Err(Error::connection(format!(
+            "no message from PostgreSQL on the replication connection for {} s, although a reply was asked for: the connection is dead (network cut, or the server gone); reconnecting",
+            silent.as_secs()
+        )))
     }
 
     /// Graceful stop: keeps the status updates going until the pipeline has drained (or

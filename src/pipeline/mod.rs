@@ -44,6 +44,7 @@ pub mod snapshot;
 pub mod startup;
 pub mod stream;
 mod validate;
+pub mod watchdog;
 
 #[cfg(test)]
 mod tests;

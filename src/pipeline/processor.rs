@@ -18,6 +18,7 @@
 //! [`super::messages`], Relation messages in [`super::relations`], heartbeats in
 //! [`super::heartbeat`] and the snapshot in [`super::snapshot`].
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::config::values::BinaryMode;
@@ -26,7 +27,9 @@ use crate::convert::RecordConverter;
 use crate::error::{Error, Result};
 use crate::event::envelope::{change_records, message_value_schema, RecordOptions};
 use crate::event::meta::{self, TransactionCounters};
-use crate::event::{sanitize_topic, ChangeEvent, ConnectRecord, Schema, SourceInfo, Value};
+use crate::event::{
+    sanitize_topic, topic_name_problem, ChangeEvent, ConnectRecord, Schema, SourceInfo, Value,
+};
 use crate::lsn::Lsn;
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 use crate::pg::pgoutput::Message;
@@ -120,6 +123,30 @@ pub(super) struct RecordOutput {
     pub(super) options: RecordOptions,
     transforms: Vec<Stage>,
     converter: RecordConverter,
+    /// Topics already checked against Kafka's naming rules.
+    checked_topics: HashSet<Arc<str>>,
+}
+
+impl RecordOutput {
+    /// Refuses a record whose topic Kafka would refuse (too long, a character it does not
+    /// allow), naming the table it came from: a config error, never a cut name that could
+    /// merge two tables' records.
+    fn check_topic(&mut self, record: &ConnectRecord) -> Result<()> {
+        if self.checked_topics.contains(&record.topic) {
+            return Ok(());
+        }
+        if let Some(problem) = topic_name_problem(&record.topic) {
+            let source = match &record.table {
+                Some(t) => format!("the records of table {}.{}", t.schema, t.table),
+                None => "records".to_string(),
+            };
+            return Err(Error::config(format!(
+                "{source} would go to a topic Kafka refuses: {problem}. Shorten topic.prefix (or the transaction, heartbeat or routing topic settings), or route the table to another topic with a transform"
+            )));
+        }
+        self.checked_topics.insert(record.topic.clone());
+        Ok(())
+    }
 }
 
 /// Where the processor starts: the slot's confirmed position and the offsets' last commit.
@@ -177,6 +204,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             ),
             transforms: build_chain(&config.transforms)?,
             converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
+            checked_topics: HashSet::new(),
         };
         let records = &config.records;
         Ok(Processor {
@@ -413,6 +441,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         token: AckToken,
     ) -> Result<()> {
         if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
+            self.output.check_topic(&record)?;
             let kafka_record = self.output.converter.convert(&record);
             self.sink.send(&kafka_record, token).await?;
             self.counters.add_record();

@@ -25,6 +25,7 @@ use super::offsets::{OffsetSaver, OffsetStorage};
 use super::plan::{plan_start, OffsetsState, SlotState, StartPlan, StartRefusal};
 use super::processor::{Processor, ProcessorStart};
 use super::resume::ResumeFilter;
+use super::watchdog::{self, Watchdog};
 use super::{Counters, KAFKA_CONNECT_TIMEOUT};
 
 /// What [`prepare`] found and decided.
@@ -63,6 +64,8 @@ pub struct Started {
     pub start_lsn: Lsn,
     /// The snapshot to take first, if any.
     pub snapshot: Option<SnapshotJob>,
+    /// Logs a Kafka that stops acknowledging, for as long as the run lasts.
+    pub watchdog: Watchdog,
 }
 
 /// Checks the server and the slot and decides how to start (see [`plan_start`]).
@@ -297,7 +300,9 @@ pub async fn start(
         processor.tracker().idle(lsn);
         processor.note_idle_position(lsn);
     }
+    let watchdog = watchdog::start(processor.tracker().clone());
     Ok(Started {
+        watchdog,
         processor,
         server,
         offsets: OffsetSaver::new(store),

@@ -37,6 +37,10 @@ use super::relations::Catalog;
 use super::startup::Started;
 use super::SHUTDOWN_FLUSH_TIMEOUT;
 
+/// The least silence (while waiting on the socket, replies asked for) after which the
+/// replication connection is taken for dead.
+const MIN_DEAD_AFTER: Duration = Duration::from_secs(10);
+
 /// A running replication reader and the queue from it.
 pub struct Streaming {
     input: mpsc::Receiver<StreamEvent>,
@@ -98,6 +102,7 @@ pub async fn start(
         Arc::new(move || tracker.flushable()),
         ReaderSettings {
             status_interval,
+            dead_after: (status_interval * 3).max(MIN_DEAD_AFTER),
             drain_timeout: SHUTDOWN_FLUSH_TIMEOUT,
         },
         reader_shutdown_rx,

@@ -572,3 +572,35 @@ async fn resuming_after_stored_offsets_skips_exactly_what_was_published() {
     assert_eq!(resumed.tracker().flushable(), *ends.last().unwrap());
     assert_eq!(resumed.resume.skipped().0, 2);
 }
+
+#[tokio::test]
+async fn a_topic_name_over_kafkas_limit_stops_with_the_table_named() {
+    // "<prefix>.public.kinds": 230 + 13 characters fit; 240 + 13 do not. Cutting the name
+    // instead could put two tables' records in one topic.
+    let fits = "p".repeat(230);
+    let mut p = processor(&[("topic.prefix", &fits)], AckMode::Immediate);
+    replay(&mut p).await;
+    assert!(!p.sink().records.is_empty());
+
+    let long = "p".repeat(240);
+    let mut p = processor(&[("topic.prefix", &long)], AckMode::Immediate);
+    let mut error = None;
+    for (frame, msg) in decoded() {
+        if let Err(e) = p.handle(frame.lsn, msg.clone()).await {
+            error = Some(e);
+            break;
+        }
+    }
+    let e = error.expect("a topic name over 249 characters must stop the connector");
+    assert_eq!(e.kind(), ErrorKind::Config);
+    assert!(
+        e.message().contains("table public.kinds"),
+        "{}",
+        e.message()
+    );
+    assert!(e.message().contains("253 characters"), "{}", e.message());
+    assert!(
+        p.sink().records.is_empty(),
+        "nothing was sent under a cut name"
+    );
+}

@@ -76,7 +76,7 @@ pub fn pg_now_micros() -> i64 {
 
 /// A standby status update (`r` in CopyData) sent at `now` (µs since the PostgreSQL epoch),
 /// not asking the server for a reply.
-fn status_update(write: Lsn, flush: Lsn, apply: Lsn, now: i64) -> BytesMut {
+fn status_update(write: Lsn, flush: Lsn, apply: Lsn, now: i64, reply: bool) -> BytesMut {
     let mut out = BytesMut::with_capacity(40);
     out.put_u8(b'd');
     out.put_i32(4 + 1 + 8 * 4 + 1);
@@ -85,15 +85,22 @@ fn status_update(write: Lsn, flush: Lsn, apply: Lsn, now: i64) -> BytesMut {
     out.put_u64(flush.0);
     out.put_u64(apply.0);
     out.put_i64(now);
-    out.put_u8(0);
+    out.put_u8(u8::from(reply));
     out
 }
 
 impl ReplicationWriter {
     /// Sends a standby status update: `write`, `flush` and `apply` LSNs (flush is what the
-    /// server records as the slot's `confirmed_flush_lsn`).
-    pub async fn send_status(&mut self, write: Lsn, flush: Lsn, apply: Lsn) -> Result<()> {
-        let out = status_update(write, flush, apply, pg_now_micros());
+    /// server records as the slot's `confirmed_flush_lsn`); with `reply`, the server answers
+    /// at once with a keepalive (how a silent connection is told from a dead one).
+    pub async fn send_status(
+        &mut self,
+        write: Lsn,
+        flush: Lsn,
+        apply: Lsn,
+        reply: bool,
+    ) -> Result<()> {
+        let out = status_update(write, flush, apply, pg_now_micros(), reply);
         self.wr.write_all(&out).await.map_err(Error::network_io)?;
         self.wr.flush().await.map_err(Error::network_io)?;
         Ok(())
@@ -123,8 +130,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_status_update_carries_the_three_lsns_and_asks_no_reply() {
-        let out = status_update(Lsn(0x1_0000_0003), Lsn(2), Lsn(1), 7);
+    fn a_status_update_carries_the_three_lsns_and_the_reply_flag() {
+        let out = status_update(Lsn(0x1_0000_0003), Lsn(2), Lsn(1), 7, false);
         let mut want = vec![b'd', 0, 0, 0, 38, b'r'];
         want.extend_from_slice(&0x1_0000_0003u64.to_be_bytes());
         want.extend_from_slice(&2u64.to_be_bytes());
@@ -132,5 +139,8 @@ mod tests {
         want.extend_from_slice(&7i64.to_be_bytes());
         want.push(0);
         assert_eq!(&out[..], &want[..]);
+        let asking = status_update(Lsn(0x1_0000_0003), Lsn(2), Lsn(1), 7, true);
+        assert_eq!(asking[..asking.len() - 1], want[..want.len() - 1]);
+        assert_eq!(asking.last(), Some(&1));
     }
 }

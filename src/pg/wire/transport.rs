@@ -9,6 +9,7 @@
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::BytesMut;
 use postgres_protocol::message::frontend;
@@ -125,6 +126,10 @@ async fn unix_connect(db: &DatabaseConfig, path: &std::path::Path) -> Result<Uni
         })
 }
 
+/// How long sent data may stay unacknowledged before the socket fails (Linux).
+#[cfg(target_os = "linux")]
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Opens the TCP connection, within `connection.validation.timeout.ms`.
 async fn tcp_connect(db: &DatabaseConfig) -> Result<TcpStream> {
     let addr = format!("{}:{}", db.hostname, db.port);
@@ -141,10 +146,20 @@ async fn tcp_connect(db: &DatabaseConfig) -> Result<TcpStream> {
             Error::io(e, IoContext::Network, what)
         })?;
     stream.set_nodelay(true).ok();
+    let sock = socket2::SockRef::from(&stream);
     if db.tcp_keepalive {
-        let sock = socket2::SockRef::from(&stream);
-        sock.set_keepalive(true).ok();
+        // Probes after 15 s of silence, every 5 s, 3 of them: a dead peer is found in about
+        // 30 s instead of the system's two hours.
+        let keepalive = socket2::TcpKeepalive::new()
+            .with_time(Duration::from_secs(15))
+            .with_interval(Duration::from_secs(5))
+            .with_retries(3);
+        sock.set_tcp_keepalive(&keepalive).ok();
     }
+    // Data the peer has not acknowledged for this long fails the socket (a cut network
+    // under a status update), instead of the kernel retrying for about 15 minutes.
+    #[cfg(target_os = "linux")]
+    sock.set_tcp_user_timeout(Some(TCP_USER_TIMEOUT)).ok();
     Ok(stream)
 }
 
