@@ -280,3 +280,86 @@ fn sigterm_while_waiting_to_restart_after_a_connection_error_exits_zero() {
         "a stop requested while waiting to restart exits 0, got {status:?}"
     );
 }
+
+/// Bad input files get a clear, prompt error: a device that never ends, a huge unknown key,
+/// a key set twice, a NUL byte in a value.
+#[test]
+fn bad_config_files_are_refused_promptly_and_clearly() {
+    let started = std::time::Instant::now();
+    let (code, _, err) = pgcdc(&["check", "--config", "/dev/zero"], &[]);
+    assert_eq!(code, 78, "{err}");
+    assert!(err.contains("is over 1024 KiB"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let seed_text = std::fs::read_to_string(seed()).unwrap();
+    let seed_json: serde_json::Value = serde_json::from_str(&seed_text).unwrap();
+    let props: String = seed_json["config"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| format!("{k}={}\n", v.as_str().unwrap().replace('\\', "\\\\")))
+        .collect();
+
+    let huge = dir.path().join("huge.properties");
+    std::fs::write(&huge, format!("{props}{}=1\n", "k".repeat(900_000))).unwrap();
+    let (code, _, err) = pgcdc(
+        &[
+            "check",
+            "--config",
+            huge.to_str().unwrap(),
+            "--set",
+            "database.user=u",
+            "--set",
+            "bootstrap.servers=k:9092",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("kkk... (900000 characters) is ignored"),
+        "{err}"
+    );
+    assert!(err.len() < 2000, "the key is not printed whole");
+
+    let twice = dir.path().join("twice.properties");
+    std::fs::write(&twice, format!("{props}topic.prefix=again\n")).unwrap();
+    let (code, _, err) = pgcdc(&["check", "--config", twice.to_str().unwrap()], &[]);
+    assert_eq!(code, 78, "{err}");
+    assert!(err.contains("topic.prefix is set twice (on lines"), "{err}");
+
+    let twice_json = dir.path().join("twice.json");
+    let text = seed_text.replacen("\"config\": {", "\"config\": {\"topic.prefix\": \"a\",", 1);
+    assert_ne!(text, seed_text);
+    std::fs::write(&twice_json, text).unwrap();
+    let (code, _, err) = pgcdc(&["check", "--config", twice_json.to_str().unwrap()], &[]);
+    assert_eq!(code, 78, "{err}");
+    assert!(
+        err.contains("topic.prefix is set twice (in \"config\")"),
+        "{err}"
+    );
+
+    let nul = dir.path().join("nul.properties");
+    assert!(!props.contains("bootstrap.servers"));
+    std::fs::write(&nul, format!("{props}bootstrap.servers=kafka:9092\0x\n")).unwrap();
+    let (code, _, err) = pgcdc(
+        &[
+            "check",
+            "--config",
+            nul.to_str().unwrap(),
+            "--set",
+            "database.user=u",
+        ],
+        &[],
+    );
+    assert_eq!(code, 78, "{err}");
+    assert!(
+        err.contains("bootstrap.servers contains a NUL byte"),
+        "{err}"
+    );
+    assert!(!err.contains("producer setting"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+}

@@ -619,3 +619,48 @@ async fn an_acknowledged_transaction_is_confirmed_within_about_a_second() {
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+/// The producer's limits raised above the broker's: a record over the broker's request
+/// limit (`socket.request.max.bytes`, 4 MiB on the fault broker; the broker closes the
+/// connection on such a request) stops the connector with an error naming the topic, the key
+/// and the size, instead of being retried for ever; so does one the broker refuses as too
+/// large for its `message.max.bytes`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_over_the_brokers_limits_fails_with_topic_key_and_size_when_the_producer_allows_it(
+) {
+    let _lock = fault_broker_lock().await;
+    let db = TestDb::create("bigbroker").await;
+    db.exec("CREATE TABLE public.b (id int PRIMARY KEY, body text)")
+        .await;
+    for (id, size) in [(7, 6_000_000), (8, 2_000_000)] {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = unique("bigbroker");
+        let mut raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+        raw.insert(
+            "producer.override.max.request.size".into(),
+            "50000000".into(),
+        );
+        let c = start(&raw);
+        db.wait_for_slot(&prefix).await;
+        db.exec(&format!("INSERT INTO b VALUES ({id}, repeat('x', {size}))"))
+            .await;
+        let committed = db.current_lsn().await;
+        let err = c.expect_error(Duration::from_secs(90)).await;
+        let msg = err.one_line();
+        assert!(msg.contains(&format!("topic {prefix}.public.b")), "{msg}");
+        assert!(
+            msg.contains(&format!("\"id\":{id}")),
+            "the key is named: {msg}"
+        );
+        assert!(msg.contains(" bytes"), "the size is named: {msg}");
+        assert!(
+            db.confirmed_flush(&prefix).await < committed,
+            "the oversized row was not confirmed"
+        );
+        db.exec(&format!(
+            "DELETE FROM b; SELECT pg_drop_replication_slot('{prefix}')"
+        ))
+        .await;
+    }
+    db.cleanup().await;
+}

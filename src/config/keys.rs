@@ -305,8 +305,12 @@ pub fn is_secret(key: &str) -> bool {
         || k.ends_with("ssl.key.pem")
 }
 
-/// The known key closest to `key` (Levenshtein distance), for "did you mean" warnings.
+/// The known key closest to `key` (Levenshtein distance), for "did you mean" warnings. Keys
+/// much longer than any known key get no suggestion (the search is quadratic in length).
 pub fn closest(key: &str) -> Option<&'static str> {
+    if key.len() > 128 {
+        return None;
+    }
     crate::util::closest_of(
         key,
         KEYS.iter()

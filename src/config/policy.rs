@@ -23,7 +23,13 @@ pub(super) fn check(c: &mut Checker<'_>) {
                 let hint = keys::closest(key)
                     .map(|k| format!("; did you mean {k}?"))
                     .unwrap_or_default();
-                c.warn(format!("unknown configuration key {key} is ignored{hint}"));
+                let shown = match key.char_indices().nth(100) {
+                    Some((cut, _)) => format!("{}... ({} characters)", &key[..cut], key.len()),
+                    None => key.clone(),
+                };
+                c.warn(format!(
+                    "unknown configuration key {shown} is ignored{hint}"
+                ));
             }
         }
     }

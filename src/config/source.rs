@@ -30,6 +30,7 @@ pub fn parse_properties(text: &str) -> Result<RawConfig> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let is_ws = |c: char| c == ' ' || c == '\t' || c == '\u{c}';
     let mut out = RawConfig::new();
+    let mut first_line: std::collections::HashMap<String, usize> = Default::default();
     // Logical lines: natural lines joined where one ends in an odd number of backslashes.
     let mut logical: Vec<(usize, String)> = Vec::new();
     let mut current: Option<(usize, String)> = None;
@@ -56,6 +57,12 @@ pub fn parse_properties(text: &str) -> Result<RawConfig> {
     logical.extend(current.take());
     for (line_no, entry) in logical {
         let (key, value) = split_properties_entry(&entry, line_no)?;
+        if let Some(first) = first_line.insert(key.clone(), line_no) {
+            return Err(duplicate_key(
+                &key,
+                &format!("on lines {first} and {line_no}"),
+            ));
+        }
         out.insert(key, value);
     }
     Ok(out)
@@ -159,13 +166,49 @@ fn json_to_string(key: &str, v: &serde_json::Value) -> Result<String> {
     })
 }
 
+/// The largest config file read, in bytes: a connector config is a few KiB; anything this big
+/// is the wrong file (or a device that never ends, such as `/dev/zero`).
+pub const MAX_CONFIG_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A key set twice: Kafka Connect would take the last value without a word.
+fn duplicate_key(key: &str, where_: &str) -> Error {
+    Error::config(format!(
+        "{key} is set twice ({where_}); Kafka Connect would silently use the last one: keep one"
+    ))
+}
+
+/// Reads at most [`MAX_CONFIG_FILE_BYTES`] of `path` as UTF-8 text.
+fn read_config_text(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let io_error = |e: std::io::Error| {
+        let what = format!("cannot read config file {}", path.display());
+        Error::io(e, IoContext::Config, what)
+    };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
+        return Err(Error::config(format!(
+            "config file {} is over {} KiB: a connector config is a few KiB; is it the right file?",
+            path.display(),
+            MAX_CONFIG_FILE_BYTES / 1024
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::config(format!(
+            "config file {} is not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// Parses a connector config file: Connect REST JSON `{"name":..., "config":{...}}`, a flat
 /// JSON map, or `.properties`. Errors name the file and what is wrong with it.
 pub fn load_file(path: &Path) -> Result<RawConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let what = format!("cannot read config file {}", path.display());
-        Error::io(e, IoContext::Config, what)
-    })?;
+    let text = read_config_text(path)?;
     let json_name = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -199,13 +242,15 @@ pub fn parse_config_text(text: &str) -> Result<RawConfig> {
 
 /// Parses a Connect REST JSON config (`{"name": ..., "config": {...}}`) or a flat JSON map.
 fn parse_json_config(text: &str) -> Result<RawConfig> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+    let tree: JsonTree = serde_json::from_str(text).map_err(|e| {
         Error::config(format!(
             "invalid JSON at line {}, column {}: {e}",
             e.line(),
             e.column()
         ))
     })?;
+    tree.check_duplicates()?;
+    let v = tree.into_value();
     let obj = v
         .as_object()
         .ok_or_else(|| Error::config("expected a JSON object"))?;
@@ -253,6 +298,110 @@ fn parse_json_config(text: &str) -> Result<RawConfig> {
         }
     }
     Ok(out)
+}
+
+/// A JSON document as written, objects keeping every member in order (serde_json's `Value`
+/// keeps only the last of a repeated member).
+enum JsonTree {
+    Object(Vec<(String, JsonTree)>),
+    Other(serde_json::Value),
+}
+
+impl JsonTree {
+    /// Refuses a member repeated at the top level or in `"config"`.
+    fn check_duplicates(&self) -> Result<()> {
+        let JsonTree::Object(members) = self else {
+            return Ok(());
+        };
+        check_unique(members, "")?;
+        for (k, v) in members {
+            if let (true, JsonTree::Object(inner)) = (k == "config", v) {
+                check_unique(inner, "in \"config\"")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn into_value(self) -> serde_json::Value {
+        match self {
+            JsonTree::Other(v) => v,
+            JsonTree::Object(members) => serde_json::Value::Object(
+                members
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into_value()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+fn check_unique(members: &[(String, JsonTree)], where_: &str) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for (k, _) in members {
+        if !seen.insert(k.as_str()) {
+            let at = if where_.is_empty() {
+                "in the JSON object".to_string()
+            } else {
+                where_.to_string()
+            };
+            return Err(duplicate_key(k, &at));
+        }
+    }
+    Ok(())
+}
+
+impl<'de> serde::Deserialize<'de> for JsonTree {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = JsonTree;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<JsonTree, A::Error> {
+                let mut members = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, JsonTree>()? {
+                    members.push((k, v));
+                }
+                Ok(JsonTree::Object(members))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<JsonTree, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = seq.next_element::<JsonTree>()? {
+                    items.push(v.into_value());
+                }
+                Ok(JsonTree::Other(serde_json::Value::Array(items)))
+            }
+            fn visit_bool<E>(self, b: bool) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(b.into()))
+            }
+            fn visit_i64<E>(self, n: i64) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(n.into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(n.into()))
+            }
+            fn visit_str<E>(self, s: &str) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(s.into()))
+            }
+            fn visit_string<E>(self, s: String) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(s.into()))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<JsonTree, E> {
+                Ok(JsonTree::Other(serde_json::Value::Null))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The environment variable name for `key`: `PGCDC_` + upper case, `.`/`-` as `_`.

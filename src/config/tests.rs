@@ -711,3 +711,28 @@ fn transforms_and_predicates_are_checked_as_kafka_connect_checks_them() {
         assert!(msg.contains(expect), "{pairs:?}: {msg}");
     }
 }
+
+#[test]
+fn a_key_set_twice_is_refused_in_every_format() {
+    let e = parse_config_text("{\"a\": \"1\", \"b\": 2, \"a\": \"3\"}").unwrap_err();
+    assert!(
+        e.message().contains("a is set twice (in the JSON object)"),
+        "{}",
+        e.message()
+    );
+    let e = parse_config_text("x=1\n\ny = 2\nx: 3\n").unwrap_err();
+    assert!(
+        e.message().contains("x is set twice (on lines 1 and 4)"),
+        "{}",
+        e.message()
+    );
+    let ok = parse_config_text(
+        "{\"name\": \"n\", \"config\": {\"name\": \"n\", \"k\": [1, {\"z\": 1, \"z\": 2}]}}",
+    );
+    assert!(ok.is_err(), "a JSON array value is still refused as before");
+    let ok =
+        parse_config_text("{\"name\": \"n\", \"config\": {\"k\": \"v\", \"n\": 1.5, \"b\": true}}")
+            .unwrap();
+    assert_eq!(ok.get("n").map(String::as_str), Some("1.5"));
+    assert_eq!(ok.get("b").map(String::as_str), Some("true"));
+}

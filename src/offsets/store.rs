@@ -101,33 +101,62 @@ impl Offsets {
     }
 
     /// Reads an offset map (Debezium's, any version from 1.x: see the loading rules in the
-    /// module docs).
-    pub fn from_json(v: &Json) -> Offsets {
-        let u = |k: &str| v.get(k).and_then(Json::as_u64).map(Lsn);
-        let snapshot = match v.get("snapshot") {
+    /// module docs). A field of the wrong type is an error naming it: guessing would take the
+    /// whole snapshot again, or skip changes.
+    ///
+    /// # Errors
+    /// What is wrong, as text for the caller to put with where the offsets are.
+    pub fn from_json(v: &Json) -> std::result::Result<Offsets, String> {
+        let Json::Object(map) = v else {
+            return Err(format!("the offsets entry is {v}, not a JSON object"));
+        };
+        let field = |k: &str| map.get(k).filter(|x| !x.is_null());
+        let wrong = |k: &str, want: &str| {
+            format!(
+                "field {k} is {}, not {want}",
+                field(k).map_or(Json::Null, Clone::clone)
+            )
+        };
+        let lsn = |k: &str| match field(k) {
+            None => Ok(None),
+            Some(x) => x
+                .as_u64()
+                .map(|n| Some(Lsn(n)))
+                .ok_or_else(|| wrong(k, "an LSN as a number")),
+        };
+        let int = |k: &str| match field(k) {
+            None => Ok(None),
+            Some(x) => x.as_i64().map(Some).ok_or_else(|| wrong(k, "a number")),
+        };
+        let flag = |k: &str| match field(k) {
+            None => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(Json::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
+            Some(Json::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
+            Some(_) => Err(wrong(k, "true or false")),
+        };
+        let snapshot = match field("snapshot") {
+            None | Some(Json::Bool(false)) => None,
             Some(Json::String(s)) if s.eq_ignore_ascii_case("true") => Some("INITIAL".to_string()),
             Some(Json::String(s)) => Some(s.clone()),
             Some(Json::Bool(true)) => Some("INITIAL".to_string()),
-            _ => None,
+            Some(_) => return Err(wrong("snapshot", "a snapshot kind or true/false")),
         };
-        let flag = |k: &str| match v.get(k) {
-            Some(Json::Bool(b)) => *b,
-            Some(Json::String(s)) => s.eq_ignore_ascii_case("true"),
-            _ => false,
+        let message_type = match field("messageType") {
+            None => None,
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(_) => return Err(wrong("messageType", "a string")),
         };
-        Offsets {
-            lsn: u("lsn"),
-            lsn_proc: u("lsn_proc"),
-            lsn_commit: u("lsn_commit"),
-            tx_id: v.get("txId").and_then(Json::as_i64),
-            ts_usec: v.get("ts_usec").and_then(Json::as_i64),
-            message_type: v
-                .get("messageType")
-                .and_then(Json::as_str)
-                .map(str::to_string),
+        Ok(Offsets {
+            lsn: lsn("lsn")?,
+            lsn_proc: lsn("lsn_proc")?,
+            lsn_commit: lsn("lsn_commit")?,
+            tx_id: int("txId")?,
+            ts_usec: int("ts_usec")?,
+            message_type,
             snapshot,
-            snapshot_completed: flag("snapshot_completed") || flag("last_snapshot_record"),
-        }
+            snapshot_completed: flag("snapshot_completed")? || flag("last_snapshot_record")?,
+        })
     }
 }
 
@@ -155,11 +184,17 @@ impl OffsetStore {
 
     fn read_all(&self) -> Result<Map<String, Json>> {
         match std::fs::read_to_string(&self.path) {
-            Ok(text) if text.trim().is_empty() => Ok(Map::new()),
+            Ok(text) if text.trim().is_empty() => Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "offset file {} is empty (offset.storage.file.filename): pgcdc never writes an empty file, so it was truncated or replaced. Restore it, or delete it to start over (with a new snapshot)",
+                    self.path.display()
+                ),
+            )),
             Ok(text) => match serde_json::from_str::<Json>(&text) {
                 Ok(Json::Object(m)) => Ok(m),
                 _ => Err(Error::new(
-                    ErrorKind::Io,
+                    ErrorKind::Config,
                     format!(
                         "offset file {} is not a JSON object (offset.storage.file.filename): fix or remove it",
                         self.path.display()
@@ -176,7 +211,20 @@ impl OffsetStore {
 
     /// The stored offsets of this connector, if any.
     pub fn load(&self) -> Result<Option<Offsets>> {
-        Ok(self.read_all()?.get(&self.key).map(Offsets::from_json))
+        let all = self.read_all()?;
+        let Some(entry) = all.get(&self.key) else {
+            return Ok(None);
+        };
+        Offsets::from_json(entry).map(Some).map_err(|problem| {
+            Error::new(
+                ErrorKind::Config,
+                format!(
+                    "offset file {}, entry {}: {problem}. Fix the entry, or remove it to start over (with a new snapshot)",
+                    self.path.display(),
+                    self.key
+                ),
+            )
+        })
     }
 
     /// Stores `offsets` for this connector (other connectors' entries are kept).
@@ -264,7 +312,8 @@ mod tests {
             snapshot_completed: true,
             ..Default::default()
         };
-        let back = Offsets::from_json(&serde_json::from_slice(&snapshot.value_bytes()).unwrap());
+        let back =
+            Offsets::from_json(&serde_json::from_slice(&snapshot.value_bytes()).unwrap()).unwrap();
         assert_eq!(back, snapshot);
         assert_eq!(offset_key("c", "p"), r#"["c",{"server":"p"}]"#);
     }
@@ -272,8 +321,53 @@ mod tests {
     #[test]
     fn legacy_boolean_snapshot_flag_is_read() {
         let o =
-            Offsets::from_json(&json!({"lsn": 5, "snapshot": true, "last_snapshot_record": true}));
+            Offsets::from_json(&json!({"lsn": 5, "snapshot": true, "last_snapshot_record": true}))
+                .unwrap();
         assert_eq!(o.snapshot.as_deref(), Some("INITIAL"));
         assert!(o.snapshot_done());
+    }
+
+    #[test]
+    fn an_empty_file_or_a_wrong_typed_field_is_an_error_naming_the_file_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("offsets.json");
+        let store = OffsetStore::new(&path, "c", "p");
+        assert_eq!(store.load().unwrap(), None, "a missing file is no offsets");
+        std::fs::write(&path, "").unwrap();
+        let e = store.load().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config);
+        assert!(
+            e.message().contains("is empty") && e.message().contains("offsets.json"),
+            "{}",
+            e.message()
+        );
+
+        let key = offset_key("c", "p");
+        for (entry, field) in [
+            (
+                json!({"lsn": "0/16B3748", "lsn_commit": 5}),
+                "field lsn is \"0/16B3748\"",
+            ),
+            (json!({"lsn": 5, "txId": "12"}), "field txId"),
+            (
+                json!({"lsn": 5, "snapshot": "INITIAL", "snapshot_completed": 3}),
+                "field snapshot_completed",
+            ),
+            (json!({"lsn": 5, "messageType": 1}), "field messageType"),
+            (json!([1, 2]), "not a JSON object"),
+        ] {
+            std::fs::write(&path, json!({ key.clone(): entry }).to_string()).unwrap();
+            let e = store.load().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Config);
+            assert!(e.message().contains(field), "{field}: {}", e.message());
+            assert!(e.message().contains("offsets.json"), "{}", e.message());
+        }
+        std::fs::write(
+            &path,
+            json!({ key: {"lsn": 5, "txId": null, "snapshot": false} }).to_string(),
+        )
+        .unwrap();
+        let o = store.load().unwrap().unwrap();
+        assert_eq!((o.lsn, o.tx_id, o.snapshot), (Some(Lsn(5)), None, None));
     }
 }

@@ -11,6 +11,16 @@ use crate::sink::kafka::invalid_producer_settings;
 /// line: the connector-level problems, then those of transform and predicate options, then
 /// the producer settings librdkafka refuses (followed by the warnings).
 pub fn validate_config(raw: &RawConfig) -> Result<(ConnectorConfig, Vec<ConfigWarning>)> {
+    // A NUL byte would be blamed on whatever setting it ends up in (a producer property, a
+    // connection string): name the key first.
+    let nul: Vec<String> = raw
+        .iter()
+        .filter(|(k, v)| k.contains('\0') || v.contains('\0'))
+        .map(|(k, _)| format!("{} contains a NUL byte", k.replace('\0', "\\0")))
+        .collect();
+    if !nul.is_empty() {
+        return Err(invalid_config(&nul, &[]));
+    }
     let (config, mut problems, mut warnings) = ConnectorConfig::parse(raw);
     let (transform_problems, transform_warnings) =
         crate::transform::validate(&config.transforms, &config.predicates);

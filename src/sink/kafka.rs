@@ -25,10 +25,11 @@
 //! delivery callback reports it to the [`AckTracker`].
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
@@ -61,6 +62,32 @@ pub const PRODUCER_FORCED: &[(&str, &str)] = &[
     ("partitioner", "murmur2_random"),
     ("max.in.flight.requests.per.connection", "1"),
 ];
+
+/// Bytes a produce request adds around one record (request, topic and batch headers).
+const REQUEST_OVERHEAD: usize = 1024;
+
+/// A record key for an error message: its text (lossy; of a JSON key with a schema, the
+/// payload), at most 120 characters.
+pub fn describe_key(key: Option<&[u8]>) -> String {
+    let Some(key) = key else {
+        return "null".into();
+    };
+    let payload = serde_json::from_slice::<serde_json::Value>(key)
+        .ok()
+        .and_then(|v| {
+            v.get("payload")
+                .filter(|_| v.get("schema").is_some())
+                .cloned()
+        });
+    let text = match payload {
+        Some(p) => std::borrow::Cow::Owned(p.to_string()),
+        None => String::from_utf8_lossy(key),
+    };
+    match text.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.into_owned(),
+    }
+}
 
 /// Delivery callback context.
 pub struct SinkContext {
@@ -198,9 +225,11 @@ impl ProducerContext for SinkContext {
                     Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (grant pgcdc's principal WRITE on the topic)",
                     _ => "",
                 };
+                let size = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
                 let reason = format!(
-                    "Kafka did not accept a record for topic {}: {e}{hint}",
-                    msg.topic()
+                    "Kafka did not accept a record for topic {} with key {} ({size} bytes): {e}{hint}",
+                    msg.topic(),
+                    describe_key(msg.key())
                 );
                 tracing::error!(topic = msg.topic(), error = %e, "delivery failed; progress stops here");
                 self.tracker.fail(reason);
@@ -222,6 +251,9 @@ pub struct KafkaSink {
     queue_max_bytes: usize,
     /// The clients' log, which also keeps the last client error retrying cannot fix.
     client_log: Arc<ClientLog>,
+    /// The smallest `socket.request.max.bytes` of the brokers (0: unknown). A broker closes
+    /// the connection on a larger request, which librdkafka would retry for ever.
+    request_limit: AtomicUsize,
 }
 
 fn client_config(config: &KafkaConfig) -> ClientConfig {
@@ -317,6 +349,7 @@ impl KafkaSink {
             delivered,
             queue_max_bytes,
             client_log,
+            request_limit: AtomicUsize::new(0),
         })
     }
 
@@ -331,7 +364,11 @@ impl KafkaSink {
                 .min(deadline.saturating_duration_since(std::time::Instant::now()));
             let md = tokio::task::block_in_place(|| client.fetch_metadata(None, attempt));
             let e = match md {
-                Ok(_) => return Ok(()),
+                Ok(md) => {
+                    let brokers: Vec<i32> = md.brokers().iter().map(|b| b.id()).collect();
+                    self.read_request_limit(&brokers).await;
+                    return Ok(());
+                }
                 Err(e) => e,
             };
             if let Some(fatal) = self.fatal_client_error() {
@@ -348,6 +385,46 @@ impl KafkaSink {
                 .with_source(e));
             }
         }
+    }
+
+    /// Reads the brokers' `socket.request.max.bytes` (the smallest), when the principal may
+    /// describe broker configs; otherwise the limit stays unknown and is not checked.
+    async fn read_request_limit(&self, brokers: &[i32]) {
+        let resources: Vec<ResourceSpecifier<'_>> = brokers
+            .iter()
+            .take(16)
+            .map(|id| ResourceSpecifier::Broker(*id))
+            .collect();
+        let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(10)));
+        let Ok(results) = self.admin.describe_configs(&resources, &opts).await else {
+            tracing::debug!(
+                "cannot describe the brokers' configs; their request limit is not checked"
+            );
+            return;
+        };
+        let limit = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .filter_map(|r| r.get("socket.request.max.bytes"))
+            .filter_map(|e| e.value.as_deref()?.parse::<usize>().ok())
+            .min();
+        if let Some(limit) = limit {
+            self.request_limit.store(limit, Ordering::Relaxed);
+        }
+    }
+
+    /// Refuses a record of `size` bytes over the brokers' request limit, naming its topic
+    /// and key: the broker would close the connection on every attempt.
+    fn check_request_limit(&self, record: &KafkaRecord<'_>, size: usize) -> Result<()> {
+        let limit = self.request_limit.load(Ordering::Relaxed);
+        if limit == 0 || size + REQUEST_OVERHEAD <= limit {
+            return Ok(());
+        }
+        Err(Error::kafka(format!(
+            "a record for topic {} with key {} is {size} bytes, more than the brokers take in one request ({limit} bytes, socket.request.max.bytes): raise socket.request.max.bytes on the brokers (and message.max.bytes), or exclude the table",
+            record.topic,
+            describe_key(record.key)
+        )))
     }
 
     /// The last client error retrying cannot fix, as the error to stop with.
@@ -474,6 +551,7 @@ impl Sink for KafkaSink {
                 .iter()
                 .map(|(k, v)| k.len() + v.as_deref().map_or(0, <[u8]>::len))
                 .sum::<usize>();
+        self.check_request_limit(record, size)?;
         // Under backpressure, a waiter for delivery reports is registered before each retry,
         // so a report that frees room between a refused attempt and the wait wakes it at once
         // instead of leaving it to the timeout (one request in flight makes that gap matter).
@@ -488,8 +566,9 @@ impl Sink for KafkaSink {
                     // moment, so a record that fits only waits.)
                     if size > self.queue_max_bytes {
                         return Err(Error::kafka(format!(
-                            "a record for topic {} is {size} bytes, more than the producer queue holds: raise producer.override.queue.buffering.max.kbytes (Java: buffer.memory) above its size, or exclude the table",
-                            record.topic
+                            "a record for topic {} with key {} is {size} bytes, more than the producer queue holds: raise producer.override.queue.buffering.max.kbytes (Java: buffer.memory) above its size, or exclude the table",
+                            record.topic,
+                            describe_key(record.key)
                         )));
                     }
                     // Backpressure: wait for delivery reports to make room, then retry.
@@ -510,8 +589,9 @@ impl Sink for KafkaSink {
                     let size =
                         record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
                     return Err(Error::kafka(format!(
-                        "a record for topic {} is {size} bytes, more than the producer allows: raise producer.override.max.request.size (librdkafka: message.max.bytes) and the broker's message.max.bytes or the topic's max.message.bytes, or exclude the table",
-                        record.topic
+                        "a record for topic {} with key {} is {size} bytes, more than the producer allows: raise producer.override.max.request.size (librdkafka: message.max.bytes) and the broker's message.max.bytes or the topic's max.message.bytes, or exclude the table",
+                        record.topic,
+                        describe_key(record.key)
                     )));
                 }
                 Err((e, _)) => {
@@ -564,6 +644,16 @@ impl Drop for KafkaSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_in_errors_are_their_payload_and_short() {
+        let with_schema = br#"{"schema":{"type":"struct"},"payload":{"id":7}}"#;
+        assert_eq!(describe_key(Some(with_schema)), r#"{"id":7}"#);
+        assert_eq!(describe_key(Some(b"plain")), "plain");
+        assert_eq!(describe_key(None), "null");
+        let long = "k".repeat(300);
+        assert_eq!(describe_key(Some(long.as_bytes())).len(), 123);
+    }
 
     #[test]
     fn the_guarantees_survive_user_producer_settings() {

@@ -163,7 +163,12 @@ impl KafkaOffsetStore {
                     ))
                     .with_source(e)
                 })?;
-                Ok(Some(Offsets::from_json(&json)))
+                Offsets::from_json(&json).map(Some).map_err(|problem| {
+                    Error::config(format!(
+                        "the offsets of this connector in {}: {problem}. Fix or delete the record (Kafka Connect's offsets REST API, or a tombstone for its key)",
+                        self.describe()
+                    ))
+                })
             }
         }
     }
