@@ -355,6 +355,8 @@ pub async fn read_until(
             .set("group.id", unique("reader"))
             .set("enable.auto.commit", "false")
             .set("enable.partition.eof", "false")
+            .set("max.partition.fetch.bytes", "16777216")
+            .set("fetch.wait.max.ms", "20")
             .create()
             .expect("consumer");
         let start = Instant::now();
@@ -655,4 +657,55 @@ async fn pump(
             return;
         }
     }
+}
+
+/// Every record of `topic` up to its current end (high watermark), waiting up to `timeout`.
+/// A topic that does not exist has none.
+pub async fn read_all(brokers: &str, topic: &str, timeout: Duration) -> Vec<Rec> {
+    let ends = end_offsets(brokers, &[topic.to_string()]).await;
+    let total: i64 = ends.values().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let total = total as usize;
+    read_until(brokers, topic, timeout, move |r| r.len() >= total).await
+}
+
+/// The end offset (high watermark) of every partition of `topics` that exist, by
+/// (topic, partition).
+pub async fn end_offsets(
+    brokers: &str,
+    topics: &[String],
+) -> std::collections::HashMap<(String, i32), i64> {
+    let brokers = brokers.to_string();
+    let topics = topics.to_vec();
+    tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &brokers)
+            .set("group.id", unique("ends"))
+            .create()
+            .expect("consumer");
+        let mut out = std::collections::HashMap::new();
+        for topic in topics {
+            let md = consumer
+                .fetch_metadata(Some(&topic), Duration::from_secs(10))
+                .expect("metadata");
+            let Some(t) = md
+                .topics()
+                .iter()
+                .find(|t| t.name() == topic && t.error().is_none())
+            else {
+                continue;
+            };
+            for p in t.partitions() {
+                let (_, high) = consumer
+                    .fetch_watermarks(&topic, p.id(), Duration::from_secs(10))
+                    .expect("watermarks");
+                out.insert((topic.clone(), p.id()), high);
+            }
+        }
+        out
+    })
+    .await
+    .expect("watermarks thread")
 }

@@ -8,6 +8,7 @@ mod cli;
 mod conformance;
 mod connection;
 mod connector;
+mod crash;
 mod delivery;
 mod faults;
 mod offsets;

@@ -86,6 +86,11 @@ pub struct ConnectorConfig {
     pub slot_name: String,
     /// `slot.drop.on.stop`
     pub slot_drop_on_stop: bool,
+    /// `slot.max.retries`: how many times start-up checks again for a slot another
+    /// connection streams (negative: for ever, a standby).
+    pub slot_max_retries: i64,
+    /// `slot.retry.delay.ms`: the wait between those checks.
+    pub slot_retry_delay: std::time::Duration,
     /// `publication.name`
     pub publication_name: String,
     /// `publication.autocreate.mode`
@@ -183,6 +188,8 @@ impl ConnectorConfig {
             database,
             slot_name: slot.slot_name,
             slot_drop_on_stop: slot.slot_drop_on_stop,
+            slot_max_retries: slot.slot_max_retries,
+            slot_retry_delay: slot.slot_retry_delay,
             publication_name: slot.publication_name,
             publication_autocreate_mode: slot.publication_autocreate_mode,
             replica_identity_autoset: slot.replica_identity_autoset,

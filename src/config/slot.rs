@@ -8,7 +8,7 @@ use regex::Regex;
 use super::checker::Checker;
 use super::keys::{
     PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES,
-    SLOT_DROP_ON_STOP, SLOT_NAME, STATUS_UPDATE_INTERVAL_MS,
+    SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME, SLOT_RETRY_DELAY_MS, STATUS_UPDATE_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -77,6 +77,8 @@ impl ReplicaIdentity {
 pub(super) struct Slot {
     pub(super) slot_name: String,
     pub(super) slot_drop_on_stop: bool,
+    pub(super) slot_max_retries: i64,
+    pub(super) slot_retry_delay: Duration,
     pub(super) publication_name: String,
     pub(super) publication_autocreate_mode: PublicationAutocreateMode,
     pub(super) replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
@@ -104,6 +106,8 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
     Slot {
         slot_name,
         slot_drop_on_stop: c.boolean(SLOT_DROP_ON_STOP, false),
+        slot_max_retries: c.int(SLOT_MAX_RETRIES, 6i64, -1i64),
+        slot_retry_delay: Duration::from_millis(c.int(SLOT_RETRY_DELAY_MS, 10_000u64, 1)),
         publication_name: c.string(PUBLICATION_NAME, DEFAULT_PUBLICATION_NAME),
         publication_autocreate_mode: c.choice(
             PUBLICATION_AUTOCREATE_MODE,

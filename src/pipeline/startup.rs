@@ -78,10 +78,9 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     setup::ensure_publication(&sql, config).await?;
     setup::apply_replica_identity_autoset(&sql, config).await?;
     setup::warn_replica_identity(&sql, config).await?;
-    let mut slot = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
-    if let Some(s) = &slot {
-        check_slot_usable(config, s)?;
-    }
+    let found = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
+    let (mut slot, waited) = wait_for_slot(config, &sql, server.version_num, found).await?;
+    let offsets = if waited { store.load().await? } else { offsets };
     let plan = decide(config, &store, slot.as_ref(), offsets.as_ref())?;
     warn_offsets_lost(config, &store, slot.as_ref(), offsets.as_ref(), &plan);
     if resumes_after_offsets(&plan) {
@@ -102,7 +101,54 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     })
 }
 
-/// A slot of another plugin or database cannot be used; one in use elsewhere may free up.
+/// While another replication connection streams the slot (another pgcdc, or Debezium), checks
+/// again every `slot.retry.delay.ms`, up to `slot.max.retries` times (negative: for ever, as a
+/// standby does), then fails. Returns the slot as last found, and whether it waited (the
+/// offsets the other instance kept writing must then be read again).
+async fn wait_for_slot(
+    config: &ConnectorConfig,
+    sql: &Client,
+    version_num: u32,
+    mut slot: Option<SlotInfo>,
+) -> Result<(Option<SlotInfo>, bool)> {
+    let mut checks: i64 = 0;
+    while let Some(s) = slot.as_ref() {
+        check_slot_usable(config, s)?;
+        if !s.active {
+            break;
+        }
+        if config.slot_max_retries >= 0 && checks >= config.slot_max_retries {
+            return Err(slot_still_in_use(config, s, checks));
+        }
+        checks += 1;
+        tracing::info!(
+            slot = %config.slot_name,
+            walsender_pid = s.active_pid.unwrap_or(0),
+            check = checks,
+            retry_ms = config.slot_retry_delay.as_millis() as u64,
+            "replication slot is in use by another replication connection; waiting for it (a standby takes over when the other stops)"
+        );
+        tokio::time::sleep(config.slot_retry_delay).await;
+        slot = setup::find_slot(sql, &config.slot_name, version_num).await?;
+    }
+    if checks > 0 {
+        tracing::info!(slot = %config.slot_name, "replication slot is free: taking over");
+    }
+    Ok((slot, checks > 0))
+}
+
+/// The error after `slot.max.retries` checks found the slot still in use.
+fn slot_still_in_use(config: &ConnectorConfig, s: &SlotInfo, checks: i64) -> Error {
+    Error::server(format!(
+        "replication slot {} is still in use by another replication connection (walsender PID {}; pg_stat_replication shows its client) after {checks} checks {} ms apart (slot.max.retries, slot.retry.delay.ms): stop the other consumer, use another slot.name, or set slot.max.retries=-1 to run this instance as a standby that takes over when the other stops",
+        config.slot_name,
+        s.active_pid.unwrap_or(0),
+        config.slot_retry_delay.as_millis()
+    ))
+}
+
+/// A slot of another plugin or database cannot be used (one in use elsewhere may free up:
+/// see [`wait_for_slot`]).
 fn check_slot_usable(config: &ConnectorConfig, s: &SlotInfo) -> Result<()> {
     let db = &config.database.dbname;
     if s.plugin.as_deref() != Some("pgoutput") || s.database.as_deref() != Some(db.as_str()) {
@@ -112,13 +158,6 @@ fn check_slot_usable(config: &ConnectorConfig, s: &SlotInfo) -> Result<()> {
             s.plugin.as_deref().unwrap_or("?"),
             s.database.as_deref().unwrap_or("?"),
             db
-        )));
-    }
-    if s.active {
-        return Err(Error::connection(format!(
-            "replication slot {} is in use by another replication connection (walsender PID {}; pg_stat_replication shows its client): stop the other consumer or use another slot.name",
-            config.slot_name,
-            s.active_pid.unwrap_or(0)
         )));
     }
     Ok(())

@@ -1,0 +1,637 @@
+//! The crash loop: pgcdc (the binary) is killed with SIGKILL at random moments while a writer
+//! commits inserts, updates, deletes, primary-key changes and outbox rows, in transactions
+//! of 1 to 10,000 rows; then a checker reads every topic and compares it, key by key and
+//! version by version, with what the writer committed.
+//!
+//! Kills land during the initial snapshot (the first), right after a big transaction
+//! commits, at random, and while the broker is paused. Per table it reports:
+//! - **lost**: a committed version that never arrived (must be 0). Versions a snapshot
+//!   collapses (the row's first version, when a later one arrived) are not lost;
+//! - **out of order**: a key whose versions first arrive out of commit order (must be 0);
+//! - **duplicated**: a version that arrived more than once. A duplicate is allowed when it
+//!   was published again after a kill, from a transaction that ended after the position
+//!   PostgreSQL had confirmed at that kill (or by a snapshot taken again); any other is a
+//!   failure.
+//!
+//! CI runs about 200,000 changes with 20 kills. `scripts/crash-loop.sh` runs the long
+//! version (1,000,000 changes, 100 kills); `PGCDC_TEST_CRASH_CHANGES`, `PGCDC_TEST_CRASH_KILLS`,
+//! `PGCDC_TEST_CRASH_SEED` and `PGCDC_TEST_CRASH_ROWS` set the figures.
+
+use std::collections::{HashMap, HashSet};
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+use tokio_postgres::Client;
+
+use crate::harness::*;
+
+const T: Duration = Duration::from_secs(300);
+const TABLES: [&str; 3] = ["a", "b", "ob"];
+
+/// The run's figures, from the environment.
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    changes: u64,
+    kills: u32,
+    seed: u64,
+    rows: i64,
+}
+
+impl Params {
+    fn from_env() -> Params {
+        let var = |k: &str, d: u64| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        Params {
+            changes: var("PGCDC_TEST_CRASH_CHANGES", 200_000),
+            kills: var("PGCDC_TEST_CRASH_KILLS", 20) as u32,
+            seed: var("PGCDC_TEST_CRASH_SEED", now),
+            rows: var("PGCDC_TEST_CRASH_ROWS", 20_000) as i64,
+        }
+    }
+}
+
+/// A small xorshift generator: the run is repeatable from its seed (the writer's choices;
+/// the kills' timing also depends on the machine).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+/// A change as the checker orders it: version `v` of a row is `2v`, its deletion `2v + 1`.
+type Ordinal = i64;
+
+fn ordinal(ver: i64, deleted: bool) -> Ordinal {
+    2 * ver + i64::from(deleted)
+}
+
+/// What the writer committed.
+#[derive(Default)]
+struct Truth {
+    /// Per (table, key): the ordinals committed, in commit order.
+    keys: HashMap<(String, i64), Vec<Ordinal>>,
+    /// Per transaction id: the WAL insert position right after its COMMIT returned (the end
+    /// of its commit record, with one writer).
+    ended_at: HashMap<i64, u64>,
+    /// Keys that existed before the connector first started (their first version may be
+    /// collapsed by a snapshot).
+    preexisting: HashSet<(String, i64)>,
+    changes: u64,
+}
+
+/// The writer's state: live keys per table and the next new key.
+struct Writer {
+    client: Client,
+    rng: Rng,
+    live: HashMap<&'static str, Vec<i64>>,
+    next_id: i64,
+    truth: Arc<Mutex<Truth>>,
+}
+
+impl Writer {
+    /// One transaction of a randomly chosen kind; returns the changes it made and whether it
+    /// was big.
+    async fn transaction(&mut self) -> (u64, bool) {
+        self.client.batch_execute("BEGIN").await.unwrap();
+        let xid: i64 = self
+            .client
+            .query_one("SELECT txid_current()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let table = if self.rng.below(2) == 0 { "a" } else { "b" };
+        let roll = self.rng.below(100);
+        let mut events: Vec<(String, i64, Ordinal)> = Vec::new();
+        let mut big = false;
+        if roll < 40 {
+            let n = self.rng.range(1, 10) as usize;
+            let ids = self.pick(table, n);
+            for row in self
+                .client
+                .query(
+                    &format!(
+                        "UPDATE {table} SET ver = ver + 1 WHERE id = ANY($1) RETURNING id, ver"
+                    ),
+                    &[&ids],
+                )
+                .await
+                .unwrap()
+            {
+                events.push((
+                    table.into(),
+                    row.get(0),
+                    ordinal(row.get::<_, i32>(1) as i64, false),
+                ));
+            }
+        } else if roll < 55 {
+            let n = self.rng.range(1, 20) as i64;
+            events.extend(self.insert(table, n).await);
+        } else if roll < 63 {
+            let n = self.rng.range(1, 5) as usize;
+            let ids = self.pick(table, n);
+            for row in self
+                .client
+                .query(
+                    &format!("DELETE FROM {table} WHERE id = ANY($1) RETURNING id, ver"),
+                    &[&ids],
+                )
+                .await
+                .unwrap()
+            {
+                events.push((
+                    table.into(),
+                    row.get(0),
+                    ordinal(row.get::<_, i32>(1) as i64, true),
+                ));
+            }
+            self.forget(table, &ids);
+        } else if roll < 71 {
+            // Primary-key changes: a delete of the old key and a create of the new one.
+            let n = self.rng.range(1, 3) as usize;
+            let ids = self.pick(table, n);
+            for old in ids {
+                let new = self.next_id;
+                self.next_id += 1;
+                let row = self
+                    .client
+                    .query_one(
+                        &format!(
+                            "UPDATE {table} SET id = $1, ver = ver + 1 WHERE id = $2 RETURNING ver"
+                        ),
+                        &[&new, &old],
+                    )
+                    .await
+                    .unwrap();
+                let ver = row.get::<_, i32>(0) as i64;
+                events.push((table.into(), old, ordinal(ver - 1, true)));
+                events.push((table.into(), new, ordinal(ver, false)));
+                self.forget(table, &[old]);
+                self.live.get_mut(table).unwrap().push(new);
+            }
+        } else if roll < 91 {
+            // The outbox pattern: an event row inserted and deleted in the same transaction.
+            let n = self.rng.range(1, 5) as i64;
+            let first = self.next_id;
+            self.next_id += n;
+            self.client.execute(
+                "INSERT INTO ob SELECT g, 1, 'event' FROM generate_series($1::int8, $2::int8) g",
+                &[&first, &(first + n - 1)],
+            )
+            .await
+            .unwrap();
+            self.client
+                .execute(
+                    "DELETE FROM ob WHERE id BETWEEN $1 AND $2",
+                    &[&first, &(first + n - 1)],
+                )
+                .await
+                .unwrap();
+            for id in first..first + n {
+                events.push(("ob".into(), id, ordinal(1, false)));
+                events.push(("ob".into(), id, ordinal(1, true)));
+            }
+        } else {
+            big = true;
+            let n = self.rng.range(1000, 10_000) as i64;
+            if self.rng.below(2) == 0 {
+                events.extend(self.insert(table, n).await);
+            } else {
+                let ids = self.pick(table, n as usize);
+                for row in self
+                    .client
+                    .query(
+                        &format!(
+                            "UPDATE {table} SET ver = ver + 1 WHERE id = ANY($1) RETURNING id, ver"
+                        ),
+                        &[&ids],
+                    )
+                    .await
+                    .unwrap()
+                {
+                    events.push((
+                        table.into(),
+                        row.get(0),
+                        ordinal(row.get::<_, i32>(1) as i64, false),
+                    ));
+                }
+            }
+        }
+        self.client.batch_execute("COMMIT").await.unwrap();
+        let ended: i64 = self
+            .client
+            .query_one("SELECT (pg_current_wal_insert_lsn() - '0/0')::int8", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let n = events.len() as u64;
+        let mut truth = self.truth.lock().unwrap();
+        truth.ended_at.insert(xid & 0xFFFF_FFFF, ended as u64);
+        truth.changes += n;
+        for (t, id, o) in events {
+            truth.keys.entry((t, id)).or_default().push(o);
+        }
+        (n, big)
+    }
+
+    async fn insert(&mut self, table: &'static str, n: i64) -> Vec<(String, i64, Ordinal)> {
+        let first = self.next_id;
+        self.next_id += n;
+        self.client.execute(
+            &format!("INSERT INTO {table} SELECT g, 1, md5(g::text) FROM generate_series($1::int8, $2::int8) g"),
+            &[&first, &(first + n - 1)],
+        )
+        .await
+        .unwrap();
+        self.live.get_mut(table).unwrap().extend(first..first + n);
+        (first..first + n)
+            .map(|id| (table.to_string(), id, ordinal(1, false)))
+            .collect()
+    }
+
+    /// Up to `n` distinct live keys of `table`.
+    fn pick(&mut self, table: &str, n: usize) -> Vec<i64> {
+        let live = &self.live[table];
+        if live.is_empty() {
+            return Vec::new();
+        }
+        let mut out = HashSet::new();
+        for _ in 0..n.min(live.len()) * 2 {
+            out.insert(live[self.rng.below(live.len() as u64) as usize]);
+            if out.len() >= n {
+                break;
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    fn forget(&mut self, table: &str, ids: &[i64]) {
+        let gone: HashSet<i64> = ids.iter().copied().collect();
+        self.live
+            .get_mut(table)
+            .unwrap()
+            .retain(|id| !gone.contains(id));
+    }
+}
+
+/// What one run of the connector left behind when it was killed.
+struct Kill {
+    /// The slot's confirmed position after the kill.
+    confirmed: u64,
+    /// Each topic partition's end offset after the kill: later records come from later runs.
+    ends: HashMap<(String, i32), i64>,
+}
+
+/// The connector process.
+struct Process {
+    config: std::path::PathBuf,
+}
+
+impl Process {
+    fn spawn(&self) -> Child {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(["run", "--config", self.config.to_str().unwrap()])
+            .env("PGCDC_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start pgcdc")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_loop_loses_nothing_and_keeps_each_keys_order() {
+    let _lock = fault_broker_lock().await;
+    let p = Params::from_env();
+    eprintln!("crash loop: {p:?}");
+    let db = TestDb::create("crash").await;
+    db.exec(&format!(
+        "CREATE TABLE a (id int8 PRIMARY KEY, ver int NOT NULL, pad text); \
+         CREATE TABLE b (id int8 PRIMARY KEY, ver int NOT NULL, pad text); \
+         CREATE TABLE ob (id int8 PRIMARY KEY, ver int NOT NULL, payload text); \
+         ALTER TABLE a REPLICA IDENTITY FULL; ALTER TABLE b REPLICA IDENTITY FULL; \
+         ALTER TABLE ob REPLICA IDENTITY FULL; \
+         INSERT INTO a SELECT g, 1, md5(g::text) FROM generate_series(1, {0}) g; \
+         INSERT INTO b SELECT g, 1, md5(g::text) FROM generate_series(1, {0}) g",
+        p.rows
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("crash");
+    let brokers = env().kafka_fault.clone();
+    let mut raw = base_config(&db, &prefix, &brokers, dir.path());
+    raw.remove("status.update.interval.ms");
+    for (k, v) in [
+        ("key.converter.schemas.enable", "false"),
+        ("value.converter.schemas.enable", "false"),
+        ("offset.flush.interval.ms", "1000"),
+        ("snapshot.fetch.size", "2000"),
+    ] {
+        raw.insert(k.into(), v.into());
+    }
+    let config = dir.path().join("connector.json");
+    std::fs::write(&config, json!({"name": prefix, "config": raw}).to_string()).unwrap();
+    let process = Process { config };
+    let topics: Vec<String> = TABLES
+        .iter()
+        .map(|t| format!("{prefix}.public.{t}"))
+        .collect();
+
+    let truth = Arc::new(Mutex::new(Truth::default()));
+    {
+        let mut t = truth.lock().unwrap();
+        for table in ["a", "b"] {
+            for id in 1..=p.rows {
+                t.keys.insert((table.into(), id), vec![ordinal(1, false)]);
+                t.preexisting.insert((table.into(), id));
+            }
+        }
+    }
+    let mut rng = Rng(p.seed | 1);
+    let mut child = process.spawn();
+    db.wait_for_slot(&prefix).await;
+
+    // The writer runs from the slot's creation to the target number of changes.
+    let big_committed = Arc::new(Notify::new());
+    let written = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let mut w = Writer {
+            client: connect(&db.name).await,
+            rng: Rng(rng.next() | 1),
+            live: HashMap::from([("a", (1..=p.rows).collect()), ("b", (1..=p.rows).collect())]),
+            next_id: 10 * p.rows + 1,
+            truth: truth.clone(),
+        };
+        let (big_committed, written, stop) = (big_committed.clone(), written.clone(), stop.clone());
+        let target = p.changes;
+        tokio::spawn(async move {
+            while written.load(Ordering::Relaxed) < target && !stop.load(Ordering::Relaxed) {
+                let (n, big) = w.transaction().await;
+                written.fetch_add(n, Ordering::Relaxed);
+                if big {
+                    big_committed.notify_waiters();
+                }
+            }
+        })
+    };
+
+    let mut kills: Vec<Kill> = Vec::new();
+    let started = Instant::now();
+    for k in 0..p.kills {
+        let paused = match k % 4 {
+            // The first kill lands in the initial snapshot.
+            _ if k == 0 => {
+                tokio::time::sleep(Duration::from_millis(rng.range(200, 900))).await;
+                None
+            }
+            1 => {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(10), big_committed.notified()).await;
+                tokio::time::sleep(Duration::from_millis(rng.range(20, 400))).await;
+                None
+            }
+            2 => {
+                tokio::time::sleep(Duration::from_millis(rng.range(300, 1500))).await;
+                let paused = PausedBroker::pause();
+                tokio::time::sleep(Duration::from_millis(rng.range(300, 2000))).await;
+                Some(paused)
+            }
+            _ => {
+                tokio::time::sleep(Duration::from_millis(rng.range(100, 3000))).await;
+                None
+            }
+        };
+        child.kill().expect("kill -9");
+        child.wait().unwrap();
+        drop(paused);
+        wait_for("the slot to be released", T, || async {
+            db.walsender(&prefix).await.is_none().then_some(())
+        })
+        .await;
+        kills.push(Kill {
+            confirmed: db.confirmed_flush(&prefix).await,
+            ends: end_offsets(&brokers, &topics).await,
+        });
+        child = process.spawn();
+    }
+    eprintln!(
+        "crash loop: {} kills in {:?}, {} changes written so far",
+        kills.len(),
+        started.elapsed(),
+        written.load(Ordering::Relaxed)
+    );
+    writer.await.unwrap();
+    stop.store(true, Ordering::Relaxed);
+    // A sentinel, then a graceful stop once it is out: everything before it is published.
+    db.exec("INSERT INTO a VALUES (-1, 1, 'sentinel')").await;
+    read_until(&brokers, &topics[0], T, |r| {
+        r.iter().any(|x| {
+            x.value_json()
+                .is_some_and(|v| v["after"]["id"] == json!(-1))
+        })
+    })
+    .await;
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success(), "graceful stop exits 0");
+
+    let truth = Arc::try_unwrap(truth).ok().unwrap().into_inner().unwrap();
+    let mut failures = Vec::new();
+    for (table, topic) in TABLES.iter().zip(&topics) {
+        let recs = read_all(&brokers, topic, T).await;
+        let report = check_table(table, &recs, &truth, &kills);
+        eprintln!("crash loop: {report}");
+        if !report.ok() {
+            failures.push(report.to_string());
+        }
+    }
+    eprintln!(
+        "crash loop: {} changes committed, {} kills, seed {}",
+        truth.changes,
+        kills.len(),
+        p.seed
+    );
+    assert!(
+        failures.is_empty(),
+        "crash loop failed:\n{}",
+        failures.join("\n")
+    );
+    db.cleanup().await;
+}
+
+/// The checker's counts for one table.
+#[derive(Debug, Default)]
+struct Report {
+    table: String,
+    committed: u64,
+    records: u64,
+    lost: u64,
+    out_of_order: u64,
+    duplicated: u64,
+    unexplained_duplicates: u64,
+    examples: Vec<String>,
+}
+
+impl Report {
+    fn ok(&self) -> bool {
+        self.lost == 0 && self.out_of_order == 0 && self.unexplained_duplicates == 0
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "table {}: {} changes committed, {} records read, lost {}, keys out of order {}, duplicated {} ({} not explained by a kill)",
+            self.table, self.committed, self.records, self.lost, self.out_of_order, self.duplicated, self.unexplained_duplicates
+        )?;
+        for e in &self.examples {
+            write!(f, "\n  {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One record as the checker sees it: key, ordinal, transaction id, and the run it came from.
+struct Seen {
+    id: i64,
+    ordinal: Ordinal,
+    tx_id: Option<i64>,
+    snapshot: bool,
+    run: usize,
+}
+
+fn parse_record(r: &Rec, kills: &[Kill]) -> Option<Seen> {
+    let v: Value = r.value_json()?;
+    let op = v["op"].as_str()?;
+    let (row, deleted) = if op == "d" {
+        (&v["before"], true)
+    } else {
+        (&v["after"], false)
+    };
+    let id = row["id"].as_i64()?;
+    let ver = row["ver"].as_i64()?;
+    let run = kills
+        .iter()
+        .take_while(|k| {
+            k.ends
+                .get(&(r.topic.clone(), r.partition))
+                .is_none_or(|end| r.offset >= *end)
+        })
+        .count();
+    Some(Seen {
+        id,
+        ordinal: ordinal(ver, deleted),
+        tx_id: v["source"]["txId"].as_i64(),
+        snapshot: op == "r",
+        run,
+    })
+}
+
+fn check_table(table: &str, recs: &[Rec], truth: &Truth, kills: &[Kill]) -> Report {
+    let mut report = Report {
+        table: table.into(),
+        records: recs.len() as u64,
+        ..Default::default()
+    };
+    let mut arrived: HashMap<i64, Vec<Ordinal>> = HashMap::new();
+    for r in recs {
+        let Some(seen) = parse_record(r, kills) else {
+            continue;
+        };
+        if seen.id < 0 {
+            continue;
+        }
+        let first = arrived.entry(seen.id).or_default();
+        if first.contains(&seen.ordinal) {
+            report.duplicated += 1;
+            if !duplicate_explained(&seen, truth, kills) {
+                report.unexplained_duplicates += 1;
+                note(
+                    &mut report,
+                    format!(
+                        "key {} ordinal {} again in run {} (txId {:?})",
+                        seen.id, seen.ordinal, seen.run, seen.tx_id
+                    ),
+                );
+            }
+            continue;
+        }
+        if first.last().is_some_and(|last| seen.ordinal < *last) {
+            report.out_of_order += 1;
+            note(
+                &mut report,
+                format!(
+                    "key {}: {} first arrived after {:?}",
+                    seen.id, seen.ordinal, first
+                ),
+            );
+        }
+        first.push(seen.ordinal);
+    }
+    for ((t, id), committed) in &truth.keys {
+        if t != table {
+            continue;
+        }
+        report.committed += committed.len() as u64;
+        let got = arrived.get(id).map(Vec::as_slice).unwrap_or(&[]);
+        let collapsible = truth.preexisting.contains(&(t.clone(), *id));
+        for (i, o) in committed.iter().enumerate() {
+            let collapsed = i == 0 && collapsible && got.iter().any(|g| g > o);
+            if !got.contains(o) && !collapsed {
+                report.lost += 1;
+                note(
+                    &mut report,
+                    format!("key {id}: ordinal {o} lost (arrived: {got:?})"),
+                );
+            }
+        }
+    }
+    report
+}
+
+/// A duplicate is explained by a kill when it came after one, from a snapshot taken again or
+/// from a transaction that ended after the position confirmed at that kill.
+fn duplicate_explained(seen: &Seen, truth: &Truth, kills: &[Kill]) -> bool {
+    if seen.run == 0 {
+        return false;
+    }
+    if seen.snapshot {
+        return true;
+    }
+    let confirmed = kills[seen.run - 1].confirmed;
+    seen.tx_id
+        .and_then(|x| truth.ended_at.get(&(x & 0xFFFF_FFFF)))
+        .is_some_and(|ended| *ended > confirmed)
+}
+
+fn note(report: &mut Report, example: String) {
+    if report.examples.len() < 10 {
+        report.examples.push(example);
+    }
+}
