@@ -563,8 +563,12 @@ num.recovery.threads.per.data.dir=1
 EOF
   if [ "$name" = kafka ]; then kafka_secure_conf >>"$run/server.properties"; fi
   # The fault broker takes requests of at most 4 MiB, so a test can send a record over a
-  # broker's request limit (a broker closes the connection on such a request) cheaply.
-  if [ "$name" = kafka-fault ]; then echo "socket.request.max.bytes=4194304" >>"$run/server.properties"; fi
+  # broker's request limit (a broker closes the connection on such a request) cheaply, and
+  # creates no topic on first use, as many production clusters.
+  if [ "$name" = kafka-fault ]; then
+    printf '%s\n' "socket.request.max.bytes=4194304" "auto.create.topics.enable=false" >>"$run/server.properties"
+    sed -i 's/^auto.create.topics.enable=true$//' "$run/server.properties"
+  fi
   cat >"$run/log4j2.xml" <<'EOF'
 <?xml version="1.0" encoding="UTF-8"?>
 <!-- Written by scripts/services.sh. Plain XML: Kafka's YAML configs need extra jars. -->

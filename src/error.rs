@@ -221,6 +221,15 @@ pub const SQLSTATE_RULES: &[SqlStateRule] = &[
         HeartbeatAction::Continue,
         "another connection holds the object (pg_stat_replication shows a slot's client): stop it, or use another slot.name",
     ),
+    // Object not in prerequisite state: on the replication connection, most often a slot the
+    // server invalidated while it was streamed ("can no longer get changes from replication
+    // slot"). Nothing can be read from it again.
+    rule(
+        "55000",
+        ErrorKind::Server,
+        HeartbeatAction::Continue,
+        "if the message says the replication slot was invalidated (pg_replication_slots shows wal_status=lost, usually max_slot_wal_keep_size), the changes since its position are gone: restart with snapshot.mode=when_needed, which drops it, creates it again and takes a new snapshot",
+    ),
     // Connection exceptions.
     rule("08", ErrorKind::Connection, HeartbeatAction::Continue, ""),
 ];

@@ -664,3 +664,38 @@ async fn a_record_over_the_brokers_limits_fails_with_topic_key_and_size_when_the
     }
     db.cleanup().await;
 }
+
+/// The offsets cannot be written (the file replaced by a directory here; a full disk fails
+/// the same way): the connector stops with an error naming the file, and PostgreSQL is never
+/// told of a transaction the offsets do not hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_that_cannot_be_written_stop_the_connector_before_confirming() {
+    let db = TestDb::create("offfail").await;
+    db.exec("CREATE TABLE public.g (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("offfail");
+    let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
+    db.wait_for_slot(&prefix).await;
+    let topic = format!("{prefix}.public.g");
+    db.exec("INSERT INTO g VALUES (1)").await;
+    read_n(&env().kafka, &topic, 1, T).await;
+    let first = db.current_lsn().await;
+    wait_for("the first row confirmed", T, || async {
+        (db.confirmed_flush(&prefix).await >= first).then_some(())
+    })
+    .await;
+    let offsets = dir.path().join("offsets.json");
+    std::fs::remove_file(&offsets).unwrap();
+    std::fs::create_dir(&offsets).unwrap();
+    db.exec("INSERT INTO g VALUES (2)").await;
+    let second = db.current_lsn().await;
+    read_n(&env().kafka, &topic, 2, T).await;
+    let e = c.expect_error(Duration::from_secs(30)).await;
+    assert!(e.one_line().contains("offset file"), "{}", e.one_line());
+    let confirmed = db.confirmed_flush(&prefix).await;
+    assert!(
+        confirmed < second,
+        "confirmed {confirmed}, past the row the offsets never held (at {second})"
+    );
+    db.cleanup().await;
+}

@@ -249,3 +249,175 @@ async fn a_slot_in_use_fails_after_slot_max_retries() {
     first.stop().await.unwrap();
     db.cleanup().await;
 }
+
+/// A topic that does not exist, with topic creation off in pgcdc and on the brokers (the fault
+/// broker has `auto.create.topics.enable=false`): a clear error naming the topic and both
+/// settings, instead of records waiting for a topic that never comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_topic_with_creation_off_everywhere_is_a_clear_error() {
+    let _lock = fault_broker_lock().await;
+    let db = TestDb::create("notopic").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("notopic");
+    let mut raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+    raw.insert("topic.creation.enable".into(), "false".into());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1)").await;
+    let e = c.expect_error(Duration::from_secs(60)).await;
+    let msg = e.one_line();
+    assert!(
+        msg.contains(&format!("topic {prefix}.public.t does not exist")),
+        "{msg}"
+    );
+    assert!(msg.contains("auto.create.topics.enable=false"), "{msg}");
+    db.cleanup().await;
+}
+
+/// A slow network (300 ms each way, longer than the test's status interval): streaming goes
+/// on, slowly, with no false "dead connection" and nothing lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_network_slows_streaming_without_errors() {
+    let db = TestDb::create("slow").await;
+    db.exec("CREATE TABLE public.k (id int PRIMARY KEY)").await;
+    let proxy = CutProxy::start(format!("{}:{}", env().pg_host, env().pg_port)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("slow");
+    let c = start(&through(&proxy, &db, &prefix, dir.path()));
+    db.wait_for_slot(&prefix).await;
+    proxy.slow(Duration::from_millis(300));
+    for batch in 0..10 {
+        db.exec(&format!(
+            "INSERT INTO k SELECT g FROM generate_series({}, {}) g",
+            batch * 100 + 1,
+            batch * 100 + 100
+        ))
+        .await;
+    }
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.k"), 1000, T).await;
+    assert_eq!(recs.len(), 1000);
+    // Past the dead-connection limit (10 s here) with the network still slow.
+    let slow_since = Instant::now();
+    wait_for("12 s of a slow, idle stream", T, || async {
+        (slow_since.elapsed() > Duration::from_secs(12)).then_some(())
+    })
+    .await;
+    c.assert_running();
+    proxy.slow(Duration::ZERO);
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// PostgreSQL going away (what a restart does to its connections: every backend ends with
+/// SQLSTATE 57P01): the connector reconnects with its restart delay and resumes from the
+/// slot, losing nothing committed meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_ending_every_connection_is_retried_and_loses_nothing() {
+    let db = TestDb::create("pgaway").await;
+    db.exec("CREATE TABLE public.k (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("pgaway");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("errors.max.retries".into(), "-1".into());
+    init_logging();
+    let (config, _) = validate_config(&raw).unwrap_or_else(|e| panic!("{}", e.message()));
+    let mut c = Connector::new(Arc::new(config));
+    c.start().unwrap();
+    db.wait_for_slot(&prefix).await;
+    let topic = format!("{prefix}.public.k");
+    db.exec("INSERT INTO k VALUES (1)").await;
+    read_n(&env().kafka, &topic, 1, T).await;
+    let admin = connect("postgres").await;
+    for id in 2..=4 {
+        let ended: i64 = admin
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = $1 AND pid <> pg_backend_pid() AND (backend_type = 'walsender' OR application_name = 'pgcdc')",
+                &[&db.name],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(ended >= 1, "pgcdc's connections were found and ended");
+        db.exec(&format!("INSERT INTO k VALUES ({id})")).await;
+        wait_for("the connector to stream again", T, || async {
+            db.walsender(&prefix).await
+        })
+        .await;
+    }
+    let recs = read_until(&env().kafka, &topic, T, |r| {
+        let ids: std::collections::HashSet<i64> = r
+            .iter()
+            .filter_map(|x| x.payload()["after"]["id"].as_i64())
+            .collect();
+        (1..=4).all(|i| ids.contains(&i))
+    })
+    .await;
+    assert!(recs.len() >= 4);
+    assert!(c.status().restarts >= 1, "it restarted: {:?}", c.status());
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// Kafka down (the broker process stopped) for a minute under a streaming connector: pgcdc
+/// waits, confirms nothing Kafka has not acknowledged, keeps running, and delivers
+/// everything once the broker is back. `PGCDC_TEST_KAFKA_OUTAGE_S` sets the outage (60 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_down_for_a_minute_then_back_loses_nothing() {
+    let _lock = fault_broker_lock().await;
+    let outage = Duration::from_secs(
+        std::env::var("PGCDC_TEST_KAFKA_OUTAGE_S")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60),
+    );
+    let db = TestDb::create("kafkadown").await;
+    db.exec("CREATE TABLE public.k (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("kafkadown");
+    let c = start(&base_config(&db, &prefix, &env().kafka_fault, dir.path()));
+    db.wait_for_slot(&prefix).await;
+    let topic = format!("{prefix}.public.k");
+    db.exec("INSERT INTO k VALUES (1)").await;
+    read_n(&env().kafka_fault, &topic, 1, T).await;
+    let acked = db.current_lsn().await;
+    wait_for("the first row confirmed", T, || async {
+        (db.confirmed_flush(&prefix).await >= acked).then_some(())
+    })
+    .await;
+
+    services(&["stop", "kafka-fault"]);
+    let down = Instant::now();
+    for id in 2..=100 {
+        db.exec(&format!("INSERT INTO k VALUES ({id})")).await;
+    }
+    let committed = db.current_lsn().await;
+    wait_for("the outage to last", outage + T, || async {
+        (down.elapsed() >= outage).then_some(())
+    })
+    .await;
+    c.assert_running();
+    let confirmed = db.confirmed_flush(&prefix).await;
+    assert!(
+        confirmed < committed,
+        "confirmed {confirmed} past rows Kafka never acknowledged (committed at {committed})"
+    );
+    services(&["start", "kafka-fault"]);
+    let recs = read_until(&env().kafka_fault, &topic, T, |r| {
+        let ids: std::collections::HashSet<i64> = r
+            .iter()
+            .filter_map(|x| x.payload()["after"]["id"].as_i64())
+            .collect();
+        ids.len() == 100
+    })
+    .await;
+    assert!(recs.len() >= 100);
+    wait_for("everything confirmed after the outage", T, || async {
+        (db.confirmed_flush(&prefix).await >= committed).then_some(())
+    })
+    .await;
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

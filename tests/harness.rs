@@ -592,6 +592,7 @@ pub async fn create_topic_with(
 pub struct CutProxy {
     pub port: u16,
     cut: watch::Sender<bool>,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -600,6 +601,8 @@ impl CutProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let (cut, cut_rx) = watch::channel(false);
+        let delay_ms = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let delay = delay_ms.clone();
         let task = tokio::spawn(async move {
             while let Ok((down, _)) = listener.accept().await {
                 let Ok(up) = tokio::net::TcpStream::connect(&upstream).await else {
@@ -607,11 +610,22 @@ impl CutProxy {
                 };
                 let (dr, dw) = down.into_split();
                 let (ur, uw) = up.into_split();
-                tokio::spawn(pump(dr, uw, cut_rx.clone()));
-                tokio::spawn(pump(ur, dw, cut_rx.clone()));
+                tokio::spawn(pump(dr, uw, cut_rx.clone(), delay.clone()));
+                tokio::spawn(pump(ur, dw, cut_rx.clone(), delay.clone()));
             }
         });
-        CutProxy { port, cut, task }
+        CutProxy {
+            port,
+            cut,
+            delay_ms,
+            task,
+        }
+    }
+
+    /// Delays every chunk by `delay`, each way (a slow network).
+    pub fn slow(&self, delay: Duration) {
+        self.delay_ms
+            .store(delay.as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Cuts (`true`) or heals (`false`) the network.
@@ -630,6 +644,7 @@ async fn pump(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     mut cut: watch::Receiver<bool>,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = vec![0u8; 64 * 1024];
@@ -647,6 +662,10 @@ async fn pump(
             // A cut while waiting: stop reading at once.
             _ = cut.changed() => continue,
         };
+        let delay = delay_ms.load(Ordering::Relaxed);
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
         // Data read just before a cut waits until it heals.
         while *cut.borrow_and_update() {
             if cut.changed().await.is_err() {
@@ -687,9 +706,17 @@ pub async fn end_offsets(
             .expect("consumer");
         let mut out = std::collections::HashMap::new();
         for topic in topics {
-            let md = consumer
-                .fetch_metadata(Some(&topic), Duration::from_secs(10))
-                .expect("metadata");
+            // A broker that was just resumed may not answer the first request.
+            let start = Instant::now();
+            let md = loop {
+                match consumer.fetch_metadata(Some(&topic), Duration::from_secs(10)) {
+                    Ok(md) => break md,
+                    Err(e) if start.elapsed() > Duration::from_secs(60) => {
+                        panic!("metadata of {topic}: {e}")
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(200)),
+                }
+            };
             let Some(t) = md
                 .topics()
                 .iter()
@@ -698,9 +725,16 @@ pub async fn end_offsets(
                 continue;
             };
             for p in t.partitions() {
-                let (_, high) = consumer
-                    .fetch_watermarks(&topic, p.id(), Duration::from_secs(10))
-                    .expect("watermarks");
+                let start = Instant::now();
+                let (_, high) = loop {
+                    match consumer.fetch_watermarks(&topic, p.id(), Duration::from_secs(10)) {
+                        Ok(w) => break w,
+                        Err(e) if start.elapsed() > Duration::from_secs(60) => {
+                            panic!("watermarks of {topic}: {e}")
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(200)),
+                    }
+                };
                 out.insert((topic.clone(), p.id()), high);
             }
         }

@@ -192,6 +192,18 @@ impl AckTracker {
         true
     }
 
+    /// The LSN that may be confirmed to PostgreSQL when the offsets store holds the
+    /// transactions up to `stored`: the flushable LSN, unless a completed transaction past
+    /// `stored` is not stored yet, then `stored` (never more than the flushable LSN).
+    pub fn confirmable(&self, stored: Lsn) -> Lsn {
+        let g = self.lock();
+        let flushable = self.flushable();
+        match g.last_completed {
+            Some(c) if c.end_lsn > stored => flushable.min(stored),
+            _ => flushable,
+        }
+    }
+
     /// The LSN that may be reported as flushed (capped by a hold).
     pub fn flushable(&self) -> Lsn {
         let limit = self.limit.load(Ordering::Acquire);
@@ -329,5 +341,29 @@ mod tests {
         t.release();
         assert!(!t.is_held());
         assert_eq!(t.flushable(), Lsn(300));
+    }
+
+    #[test]
+    fn only_stored_transactions_are_confirmable() {
+        let t = AckTracker::new(Lsn(10));
+        assert_eq!(t.confirmable(Lsn(10)), Lsn(10));
+        let a = t.begin();
+        t.add(a);
+        t.commit(a, info(100));
+        t.ack(a);
+        assert_eq!(t.flushable(), Lsn(100));
+        assert_eq!(t.confirmable(Lsn(10)), Lsn(10), "completed, not stored yet");
+        assert_eq!(t.confirmable(Lsn(100)), Lsn(100));
+        assert!(t.idle(Lsn(150)));
+        assert_eq!(
+            t.confirmable(Lsn(100)),
+            Lsn(150),
+            "an idle position past the stored commit"
+        );
+        assert_eq!(
+            t.confirmable(Lsn(500)),
+            Lsn(150),
+            "never past the flushable LSN"
+        );
     }
 }

@@ -7,6 +7,9 @@
 //! The slot decides where the server starts sending; the offsets, what of that was published
 //! already ([`super::resume`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use crate::config::ConnectorConfig;
 use crate::error::Result;
 use crate::lsn::Lsn;
@@ -83,17 +86,21 @@ impl OffsetStorage {
 pub struct OffsetSaver {
     storage: OffsetStorage,
     saved: Option<Lsn>,
+    /// The end of the newest transaction the store holds (at first, the slot's position):
+    /// what may be confirmed to PostgreSQL (see [`AckTracker::confirmable`]).
+    stored: Arc<AtomicU64>,
     /// A snapshot on an existing slot waiting to be recorded complete: its marker unit and
     /// position (see [`super::fence`]).
     pending_snapshot: Option<(AckToken, Lsn)>,
 }
 
 impl OffsetSaver {
-    /// A saver writing to `storage`.
-    pub fn new(storage: OffsetStorage) -> Self {
+    /// A saver writing to `storage`; the slot's confirmed position is `start`.
+    pub fn new(storage: OffsetStorage, start: Lsn) -> Self {
         OffsetSaver {
             storage,
             saved: None,
+            stored: Arc::new(AtomicU64::new(start.0)),
             pending_snapshot: None,
         }
     }
@@ -101,6 +108,20 @@ impl OffsetSaver {
     /// The storage.
     pub fn storage(&self) -> &OffsetStorage {
         &self.storage
+    }
+
+    /// The end of the newest transaction stored, shared with the replication reader.
+    pub fn stored(&self) -> Arc<AtomicU64> {
+        self.stored.clone()
+    }
+
+    /// Stores `offsets`; once stored, their commit position may be confirmed.
+    pub async fn save(&mut self, offsets: &Offsets) -> Result<()> {
+        self.storage.save(offsets).await?;
+        if let Some(commit) = offsets.lsn_commit {
+            self.stored.fetch_max(commit.0, Ordering::AcqRel);
+        }
+        Ok(())
     }
 
     /// Records the snapshot complete at `position` once unit `marker` has completed (see
@@ -128,9 +149,7 @@ impl OffsetSaver {
             if !tracker.is_completed(marker) {
                 return Ok(());
             }
-            self.storage
-                .save(&Self::snapshot_completed_at(position))
-                .await?;
+            self.save(&Self::snapshot_completed_at(position)).await?;
             self.saved = Some(position);
             self.pending_snapshot = None;
             tracker.release();
@@ -145,18 +164,17 @@ impl OffsetSaver {
         if self.saved == Some(c.end_lsn) {
             return Ok(());
         }
-        self.storage
-            .save(&Offsets {
-                lsn: Some(c.end_lsn),
-                lsn_proc: Some(c.end_lsn),
-                lsn_commit: Some(c.end_lsn),
-                tx_id: Some(c.xid as i64),
-                ts_usec: Some(c.commit_time_us),
-                message_type: Some("COMMIT".into()),
-                snapshot: None,
-                snapshot_completed: false,
-            })
-            .await?;
+        self.save(&Offsets {
+            lsn: Some(c.end_lsn),
+            lsn_proc: Some(c.end_lsn),
+            lsn_commit: Some(c.end_lsn),
+            tx_id: Some(c.xid as i64),
+            ts_usec: Some(c.commit_time_us),
+            message_type: Some("COMMIT".into()),
+            snapshot: None,
+            snapshot_completed: false,
+        })
+        .await?;
         self.saved = Some(c.end_lsn);
         Ok(())
     }

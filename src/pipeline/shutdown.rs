@@ -1,7 +1,8 @@
 //! The end of a streaming run, in order: stop the reader from taking in more, wait (at most
 //! [`SHUTDOWN_FLUSH_TIMEOUT`]) for outstanding acknowledgements while the reader keeps
-//! sending status updates, let the reader send the final one and end the stream, write the
-//! offsets, and with `slot.drop.on.stop` drop the slot and this connector's offsets.
+//! sending status updates, write the offsets, let the reader send the final status update
+//! (which confirms only what the offsets hold) and end the stream, and with
+//! `slot.drop.on.stop` drop the slot and this connector's offsets.
 //!
 //! An error from the main loop wins over one from the reader; records still unacknowledged
 //! at the end are sent again after a restart (they were never confirmed).
@@ -24,10 +25,12 @@ pub async fn finish(
 ) -> Result<()> {
     streaming.stop_reading();
     let flushed = started.processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
+    // Stored before the final status update, which confirms only what is stored.
+    let tracker = started.processor.tracker().clone();
+    let saved = started.offsets.save_completed(&tracker).await;
     streaming.drained();
     let reader_result = streaming.join_reader().await;
-    let tracker = started.processor.tracker().clone();
-    started.offsets.save_completed(&tracker).await?;
+    saved?;
     if !flushed && result.is_ok() {
         tracing::warn!(
             in_flight = tracker.in_flight(),

@@ -58,10 +58,9 @@ fn one_snapshot(mode: SnapshotIsolationMode) -> bool {
 }
 
 /// Records in the offsets that a snapshot at `position` is in progress.
-pub(super) async fn save_in_progress(started: &Started, position: Lsn) -> Result<()> {
+pub(super) async fn save_in_progress(started: &mut Started, position: Lsn) -> Result<()> {
     started
         .offsets
-        .storage()
         .save(&Offsets {
             lsn: Some(position),
             snapshot: Some("INITIAL".into()),
@@ -172,7 +171,6 @@ pub(super) async fn wait_acknowledged(
 async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
     started
         .offsets
-        .storage()
         .save(&OffsetSaver::snapshot_completed_at(position))
         .await?;
     let processor = &mut started.processor;

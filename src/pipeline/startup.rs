@@ -344,7 +344,7 @@ pub async fn start(
         watchdog,
         processor,
         server,
-        offsets: OffsetSaver::new(store),
+        offsets: OffsetSaver::new(store, resume_lsn),
         replication,
         start_lsn,
         snapshot: plan.snapshot.then_some(SnapshotJob {

@@ -18,6 +18,7 @@
 //! After each turn the loop sends a heartbeat if one is due (Debezium checks after every
 //! event) and stops at the first delivery failure.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
+use crate::lsn::Lsn;
 use crate::pg::setup;
 use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
 use crate::pg::wire::WireConnection;
@@ -36,6 +38,10 @@ use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::Started;
 use super::SHUTDOWN_FLUSH_TIMEOUT;
+
+/// The longest a completed transaction waits to be stored: only stored transactions are
+/// confirmed to PostgreSQL, and they should be within about a second.
+const OFFSETS_AT_LEAST_EVERY: Duration = Duration::from_secs(1);
 
 /// The least silence (while waiting on the socket, replies asked for) after which the
 /// replication connection is taken for dead.
@@ -94,12 +100,14 @@ pub async fn start(
     let (reader_shutdown, reader_shutdown_rx) = watch::channel(false);
     let (drained, drained_rx) = watch::channel(false);
     let tracker = started.processor.tracker().clone();
+    let stored = started.offsets.stored();
+    let confirmable = move || tracker.confirmable(Lsn(stored.load(Ordering::Acquire)));
     let reader = tokio::spawn(run_reader(
         reader,
         writer,
         tx,
         bytes.clone(),
-        Arc::new(move || tracker.flushable()),
+        Arc::new(confirmable),
         ReaderSettings {
             status_interval,
             dead_after: (status_interval * 3).max(MIN_DEAD_AFTER),
@@ -159,7 +167,8 @@ pub async fn run(
     streaming: &mut Streaming,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<StreamEnd> {
-    let mut offsets_tick = tokio::time::interval(started.processor.config.offset_flush_interval);
+    let interval = started.processor.config.offset_flush_interval;
+    let mut offsets_tick = tokio::time::interval(interval.min(OFFSETS_AT_LEAST_EVERY));
     offsets_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let processor = &mut started.processor;
     loop {

@@ -254,7 +254,14 @@ pub struct KafkaSink {
     /// The smallest `socket.request.max.bytes` of the brokers (0: unknown). A broker closes
     /// the connection on a larger request, which librdkafka would retry for ever.
     request_limit: AtomicUsize,
+    /// The brokers' `auto.create.topics.enable`: [`AUTO_CREATE_OFF`], on, or unknown.
+    broker_auto_create: AtomicUsize,
 }
+
+/// `broker_auto_create` when every broker read has `auto.create.topics.enable=false`.
+const AUTO_CREATE_OFF: usize = 1;
+/// `broker_auto_create` when a broker creates topics on first use.
+const AUTO_CREATE_ON: usize = 2;
 
 fn client_config(config: &KafkaConfig) -> ClientConfig {
     let mut c = ClientConfig::new();
@@ -350,6 +357,7 @@ impl KafkaSink {
             queue_max_bytes,
             client_log,
             request_limit: AtomicUsize::new(0),
+            broker_auto_create: AtomicUsize::new(0),
         })
     }
 
@@ -387,8 +395,9 @@ impl KafkaSink {
         }
     }
 
-    /// Reads the brokers' `socket.request.max.bytes` (the smallest), when the principal may
-    /// describe broker configs; otherwise the limit stays unknown and is not checked.
+    /// Reads the brokers' `socket.request.max.bytes` (the smallest) and
+    /// `auto.create.topics.enable`, when the principal may describe broker configs; otherwise
+    /// they stay unknown and are not checked.
     async fn read_request_limit(&self, brokers: &[i32]) {
         let resources: Vec<ResourceSpecifier<'_>> = brokers
             .iter()
@@ -402,14 +411,27 @@ impl KafkaSink {
             );
             return;
         };
-        let limit = results
+        let configs: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+        let limit = configs
             .iter()
-            .filter_map(|r| r.as_ref().ok())
             .filter_map(|r| r.get("socket.request.max.bytes"))
             .filter_map(|e| e.value.as_deref()?.parse::<usize>().ok())
             .min();
         if let Some(limit) = limit {
             self.request_limit.store(limit, Ordering::Relaxed);
+        }
+        let auto_create: Vec<bool> = configs
+            .iter()
+            .filter_map(|r| r.get("auto.create.topics.enable"))
+            .filter_map(|e| e.value.as_deref()?.parse::<bool>().ok())
+            .collect();
+        if !auto_create.is_empty() {
+            let state = if auto_create.iter().any(|on| *on) {
+                AUTO_CREATE_ON
+            } else {
+                AUTO_CREATE_OFF
+            };
+            self.broker_auto_create.store(state, Ordering::Relaxed);
         }
     }
 
@@ -483,6 +505,11 @@ impl KafkaSink {
                 }
             }
         } else if !self.topic_exists(topic).await? {
+            if self.broker_auto_create.load(Ordering::Relaxed) == AUTO_CREATE_OFF {
+                return Err(Error::kafka(format!(
+                    "topic {topic} does not exist, topic.creation.enable=false and the brokers do not create topics (auto.create.topics.enable=false): create the topic, or set topic.creation.enable=true (pgcdc then creates it with topic.creation.default.partitions and replication.factor)"
+                )));
+            }
             tracing::warn!(topic, "topic does not exist and topic.creation.enable=false; relying on broker auto-creation");
         }
         self.known_topics.insert(topic.to_string());
