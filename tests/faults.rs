@@ -30,6 +30,12 @@ fn through(
 async fn a_cut_replication_connection_is_noticed_as_dead() {
     let db = TestDb::create("cut").await;
     db.exec("CREATE TABLE public.k (id int PRIMARY KEY)").await;
+    // The limit follows the server's wal_sender_timeout (one and a half of it, 10 s at least).
+    db.exec(&format!(
+        "ALTER DATABASE {} SET wal_sender_timeout = '4s'",
+        db.name
+    ))
+    .await;
     let proxy = CutProxy::start(format!("{}:{}", env().pg_host, env().pg_port)).await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("cut");
@@ -48,7 +54,7 @@ async fn a_cut_replication_connection_is_noticed_as_dead() {
         "{}",
         err.one_line()
     );
-    // status.update.interval.ms=200: the floor of 10 s applies, plus a status interval.
+    // 1.5 × 4 s is below the floor of 10 s, which applies, plus a status interval.
     assert!(
         noticed < Duration::from_secs(20),
         "noticed after {noticed:?}"
@@ -63,6 +69,11 @@ async fn a_cut_replication_connection_is_noticed_as_dead() {
 async fn after_a_network_cut_the_connector_reconnects_and_loses_nothing() {
     let db = TestDb::create("cutheal").await;
     db.exec("CREATE TABLE public.k (id int PRIMARY KEY)").await;
+    db.exec(&format!(
+        "ALTER DATABASE {} SET wal_sender_timeout = '4s'",
+        db.name
+    ))
+    .await;
     let proxy = CutProxy::start(format!("{}:{}", env().pg_host, env().pg_port)).await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("cutheal");

@@ -243,8 +243,8 @@ impl OffsetStore {
         Ok(())
     }
 
-    /// Replaces the file with `all`: written to a temporary file, then renamed over it, so a
-    /// crash never leaves a torn file.
+    /// Replaces the file with `all`: written to a temporary file, synced, then renamed over it,
+    /// so a crash never leaves a torn file.
     fn write_all(&self, all: Map<String, Json>) -> Result<()> {
         let io_err = |e: std::io::Error| {
             let what = format!("cannot write offset file {}", self.path.display());
@@ -255,8 +255,18 @@ impl OffsetStore {
         }
         let tmp = self.path.with_extension("tmp");
         let text = serde_json::to_string_pretty(&Json::Object(all)).unwrap_or_default();
-        std::fs::write(&tmp, text).map_err(io_err)?;
-        std::fs::rename(&tmp, &self.path).map_err(io_err)
+        // Synced before the rename and the directory after it: what is confirmed to
+        // PostgreSQL must survive a power loss, not only a crash.
+        let mut file = std::fs::File::create(&tmp).map_err(io_err)?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io_err)?;
+        file.sync_all().map_err(io_err)?;
+        std::fs::rename(&tmp, &self.path).map_err(io_err)?;
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
     }
 }
 

@@ -102,24 +102,56 @@ pub async fn close_cursor(client: &Client) -> Result<()> {
     Ok(())
 }
 
-/// In the open snapshot transaction: its transaction visibility as
-/// `pg_current_snapshot()::text` (`xmin:xmax:xip,...`), and the WAL insert position now,
-/// which is past the commit record of every transaction the snapshot sees.
-pub async fn visibility(client: &Client, version_num: u32) -> Result<(String, Lsn)> {
-    let snapshot_fn = if version_num >= 130000 {
-        "pg_current_snapshot()"
+/// What the open snapshot transaction sees, for the fence (see `pipeline::fence`).
+#[derive(Debug, Clone)]
+pub struct Visibility {
+    /// `pg_current_snapshot()::text` (`xmin:xmax:xip,...`).
+    pub snapshot: String,
+    /// The WAL insert position after the snapshot was taken: past the commit record of every
+    /// transaction the snapshot sees.
+    pub insert_lsn: Lsn,
+    /// `wal_block_size`, in bytes.
+    pub block_size: u64,
+    /// `wal_segment_size`, in bytes.
+    pub segment_size: u64,
+    /// Transactions the snapshot sees as running although they have committed (their
+    /// backends still wait, for example for a synchronous standby).
+    pub committed_invisible: i64,
+}
+
+/// In the open snapshot transaction: its transaction visibility and the WAL position (see
+/// [`Visibility`]).
+pub async fn visibility(client: &Client, version_num: u32) -> Result<Visibility> {
+    let (snapshot_fn, invisible) = if version_num >= 130000 {
+        (
+            "pg_current_snapshot()",
+            "(SELECT count(*) FROM unnest(pg_snapshot_xip(pg_current_snapshot())) x WHERE pg_xact_status(x) = 'committed')",
+        )
     } else {
-        "txid_current_snapshot()"
+        (
+            "txid_current_snapshot()",
+            "(SELECT count(*) FROM txid_snapshot_xip(txid_current_snapshot()) x WHERE txid_status(x) = 'committed')",
+        )
     };
     let row = client
         .query_one(
-            &format!("SELECT {snapshot_fn}::text, pg_current_wal_insert_lsn()::text"),
+            &format!(
+                "SELECT {snapshot_fn}::text, pg_current_wal_insert_lsn()::text, \
+                 current_setting('wal_block_size')::int8, \
+                 pg_size_bytes(current_setting('wal_segment_size'))::int8, {invisible}"
+            ),
             &[],
         )
         .await?;
     let lsn: String = row.get(1);
-    let lsn = lsn
+    let insert_lsn = lsn
         .parse()
         .map_err(|_| Error::protocol(format!("unexpected pg_current_wal_insert_lsn() {lsn:?}")))?;
-    Ok((row.get(0), lsn))
+    Ok(Visibility {
+        snapshot: row.get(0),
+        insert_lsn,
+        block_size: row.get::<_, i64>(2).max(1) as u64,
+        segment_size: row.get::<_, i64>(3).max(1) as u64,
+        committed_invisible: row.get(4),
+    })
 }

@@ -19,7 +19,8 @@
 //! A dead connection is noticed: while the reader waits on the socket, a status update sent
 //! after a status interval of silence asks the server for a reply, and silence past
 //! [`ReaderSettings::dead_after`] ends the stream with a retriable connection error (the
-//! connector reconnects). Time spent not reading (the queue full) does not count as silence.
+//! connector reconnects). Time spent not reading (the queue full) does not count as silence,
+//! and any bytes read count as heard.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -160,7 +161,11 @@ pub async fn run_reader(
             }
             _ = bytes.freed.notified(), if !r.pending.is_empty() && !room => {}
             // 4. Read more only when nothing decoded waits.
-            res = r.reader.fill(), if r.pending.is_empty() => res?,
+            res = r.reader.fill(), if r.pending.is_empty() => {
+                res?;
+                // Bytes count as heard: a huge message arrives in many reads.
+                r.last_heard = Instant::now();
+            }
         }
     }
     let drain_timeout = r.settings.drain_timeout;

@@ -47,6 +47,8 @@ use super::{shutdown, snapshot};
 
 /// How long pass 3 waits for the slot to be released by pass 1's walsender.
 const SLOT_RELEASE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a snapshot is taken again while it sees committed transactions as running.
+const COMMITTED_INVISIBLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The transactions a snapshot sees, from `pg_current_snapshot()` (`xmin:xmax:xip,...`,
 /// 64-bit epoch-extended transaction ids).
@@ -315,9 +317,8 @@ pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) ->
     let config = started.processor.config.clone();
     let version = started.server.version_num;
     let snap_sql = crate::pg::sql::connect(&config.database).await?;
-    let tx = cursor::begin(&snap_sql, None, config.snapshot_isolation_mode, version).await?;
-    let (visibility, fence_lsn) = cursor::visibility(&snap_sql, version).await?;
-    let fence = SnapshotFence::new(XidSnapshot::parse(&visibility)?, fence_lsn);
+    let (tx, fence) = take_snapshot(&snap_sql, &config, version).await?;
+    let fence_lsn = fence.position();
     tracing::info!(slot = %config.slot_name, from = %position, to = %fence_lsn, "snapshot on an existing slot: publishing first the slot's transactions the snapshot contains");
     started.processor.tracker().hold(position);
     started.processor.set_fence(Some(fence.clone()));
@@ -335,6 +336,54 @@ pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) ->
     started.processor.set_fence(Some(fence.after()));
     started.replication = Some(reopen_replication(started, &config).await?);
     Ok(true)
+}
+
+/// Opens the snapshot transaction and builds its fence. A snapshot that sees a committed
+/// transaction as still running (its backend waits after the commit record, for example on
+/// a synchronous standby) could miss a change the slot no longer holds: it is taken again
+/// until there is none, for up to [`COMMITTED_INVISIBLE_TIMEOUT`].
+async fn take_snapshot(
+    snap_sql: &tokio_postgres::Client,
+    config: &ConnectorConfig,
+    version: u32,
+) -> Result<((i64, i64), SnapshotFence)> {
+    let deadline = tokio::time::Instant::now() + COMMITTED_INVISIBLE_TIMEOUT;
+    loop {
+        let tx = cursor::begin(snap_sql, None, config.snapshot_isolation_mode, version).await?;
+        let v = cursor::visibility(snap_sql, version).await?;
+        if v.committed_invisible == 0 {
+            let position = record_boundary(v.insert_lsn, v.block_size, v.segment_size);
+            return Ok((
+                tx,
+                SnapshotFence::new(XidSnapshot::parse(&v.snapshot)?, position),
+            ));
+        }
+        snap_sql.batch_execute("ROLLBACK").await?;
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::connection(format!(
+                "for {} s every snapshot saw {} committed transaction(s) as still running (is synchronous replication waiting for a standby?): a snapshot on slot {} must see every transaction the slot has already passed; retrying",
+                COMMITTED_INVISIBLE_TIMEOUT.as_secs(),
+                v.committed_invisible,
+                config.slot_name
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The WAL insert position as the walsender's "sent up to" position would show it: right
+/// after a page or segment header, the insert position is past the header, while the end of
+/// the last record (what a keepalive reports) is the boundary before it.
+pub fn record_boundary(insert: Lsn, block_size: u64, segment_size: u64) -> Lsn {
+    const LONG_HEADER: u64 = 40;
+    const SHORT_HEADER: u64 = 24;
+    if segment_size > LONG_HEADER && insert.0 % segment_size == LONG_HEADER {
+        Lsn(insert.0 - LONG_HEADER)
+    } else if block_size > SHORT_HEADER && insert.0 % block_size == SHORT_HEADER {
+        Lsn(insert.0 - SHORT_HEADER)
+    } else {
+        insert
+    }
 }
 
 /// Pass 1: streams until the fence is reached, then ends the stream (the slot stays at its
@@ -468,6 +517,20 @@ mod tests {
         assert_eq!(
             f.on_message_outside_transaction(Lsn(0x2000)),
             FenceStep::Passed
+        );
+    }
+
+    #[test]
+    fn an_insert_position_just_past_a_header_becomes_the_boundary() {
+        let seg = 16 << 20;
+        assert_eq!(record_boundary(Lsn(3 * seg + 40), 8192, seg), Lsn(3 * seg));
+        assert_eq!(
+            record_boundary(Lsn(3 * seg + 8192 + 24), 8192, seg),
+            Lsn(3 * seg + 8192)
+        );
+        assert_eq!(
+            record_boundary(Lsn(3 * seg + 8192 + 64), 8192, seg),
+            Lsn(3 * seg + 8192 + 64)
         );
     }
 

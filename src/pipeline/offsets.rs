@@ -89,18 +89,24 @@ pub struct OffsetSaver {
     /// The end of the newest transaction the store holds (at first, the slot's position):
     /// what may be confirmed to PostgreSQL (see [`AckTracker::confirmable`]).
     stored: Arc<AtomicU64>,
+    /// The commit position of the offsets loaded at start: a transaction the slot re-sends
+    /// from before it (the slot lagged the offsets) is not written over them, which would move
+    /// them back and drop Debezium's partial-transaction fields.
+    floor: Option<Lsn>,
     /// A snapshot on an existing slot waiting to be recorded complete: its marker unit and
     /// position (see [`super::fence`]).
     pending_snapshot: Option<(AckToken, Lsn)>,
 }
 
 impl OffsetSaver {
-    /// A saver writing to `storage`; the slot's confirmed position is `start`.
-    pub fn new(storage: OffsetStorage, start: Lsn) -> Self {
+    /// A saver writing to `storage`; the slot's confirmed position is `start`, and `floor`
+    /// the commit position of the loaded offsets, if any.
+    pub fn new(storage: OffsetStorage, start: Lsn, floor: Option<Lsn>) -> Self {
         OffsetSaver {
             storage,
             saved: None,
-            stored: Arc::new(AtomicU64::new(start.0)),
+            floor,
+            stored: Arc::new(AtomicU64::new(start.0.max(floor.map_or(0, |f| f.0)))),
             pending_snapshot: None,
         }
     }
@@ -161,7 +167,7 @@ impl OffsetSaver {
         let Some(c) = tracker.last_completed() else {
             return Ok(());
         };
-        if self.saved == Some(c.end_lsn) {
+        if self.saved == Some(c.end_lsn) || self.floor.is_some_and(|f| c.end_lsn <= f) {
             return Ok(());
         }
         self.save(&Offsets {
@@ -177,5 +183,58 @@ impl OffsetSaver {
         .await?;
         self.saved = Some(c.end_lsn);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offsets::ack::CommitInfo;
+
+    fn commit(t: &AckTracker, end: u64) {
+        let u = t.begin();
+        t.commit(
+            u,
+            CommitInfo {
+                end_lsn: Lsn(end),
+                xid: 7,
+                commit_time_us: 1,
+            },
+        );
+    }
+
+    #[tokio::test]
+    async fn offsets_never_move_back_below_the_loaded_ones_and_only_stored_is_confirmable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = OffsetStore::new(&dir.path().join("o.json"), "c", "p");
+        let loaded = Offsets {
+            lsn: Some(Lsn(500)),
+            lsn_proc: Some(Lsn(520)),
+            lsn_commit: Some(Lsn(500)),
+            tx_id: Some(9),
+            message_type: Some("INSERT".into()),
+            ..Default::default()
+        };
+        store.save(&loaded).unwrap();
+        // The slot lags the offsets (at 100): what it re-sends up to 500 was published.
+        let mut saver =
+            OffsetSaver::new(OffsetStorage::File(store.clone()), Lsn(100), Some(Lsn(500)));
+        let t = AckTracker::new(Lsn(100));
+        commit(&t, 300);
+        saver.save_completed(&t).await.unwrap();
+        assert_eq!(
+            store.load().unwrap().unwrap(),
+            loaded,
+            "not moved back to 300"
+        );
+        let stored = Lsn(saver.stored().load(Ordering::Acquire));
+        assert_eq!(stored, Lsn(500));
+        assert_eq!(t.confirmable(stored), Lsn(300));
+        commit(&t, 700);
+        assert_eq!(t.confirmable(stored), Lsn(500), "700 is not stored yet");
+        saver.save_completed(&t).await.unwrap();
+        assert_eq!(store.load().unwrap().unwrap().lsn_commit, Some(Lsn(700)));
+        let stored = Lsn(saver.stored().load(Ordering::Acquire));
+        assert_eq!(t.confirmable(stored), Lsn(700));
     }
 }

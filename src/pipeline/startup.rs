@@ -319,6 +319,10 @@ pub async fn start(
         slot: _,
         plan,
     } = prepared;
+    let floor = offsets
+        .as_ref()
+        .filter(|o| o.snapshot_done())
+        .and_then(|o| o.lsn_commit);
     let start = ProcessorStart {
         resume_lsn,
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
@@ -344,7 +348,7 @@ pub async fn start(
         watchdog,
         processor,
         server,
-        offsets: OffsetSaver::new(store, resume_lsn),
+        offsets: OffsetSaver::new(store, resume_lsn, floor),
         replication,
         start_lsn,
         snapshot: plan.snapshot.then_some(SnapshotJob {

@@ -84,7 +84,8 @@ pub async fn start(
     started: &mut Started,
     mut repl: WireConnection,
 ) -> Result<Streaming> {
-    let status_interval = status_interval(config, &mut repl).await?;
+    let timing = reader_timing(config, &mut repl).await?;
+    let status_interval = timing.status_interval;
     // Logical decoding messages exist in pgoutput from PostgreSQL 14.
     let messages = started.server.version_num >= 140000;
     let command = setup::start_replication_command(
@@ -110,7 +111,7 @@ pub async fn start(
         Arc::new(confirmable),
         ReaderSettings {
             status_interval,
-            dead_after: (status_interval * 3).max(MIN_DEAD_AFTER),
+            dead_after: timing.dead_after,
             drain_timeout: SHUTDOWN_FLUSH_TIMEOUT,
         },
         reader_shutdown_rx,
@@ -126,7 +127,21 @@ pub async fn start(
 }
 
 /// `status.update.interval.ms`, never longer than half the server's `wal_sender_timeout`.
-async fn status_interval(config: &ConnectorConfig, repl: &mut WireConnection) -> Result<Duration> {
+/// The reader's status interval and dead-connection limit.
+struct ReaderTiming {
+    status_interval: Duration,
+    dead_after: Duration,
+}
+
+/// `status.update.interval.ms`, never longer than half the server's `wal_sender_timeout`; and
+/// the silence after which the connection is taken for dead: one and a half
+/// `wal_sender_timeout` (a walsender replaying a large transaction it filters out reads our
+/// replies only every half `wal_sender_timeout`), at least three status intervals and
+/// [`MIN_DEAD_AFTER`]; 60 s at least when the server has no timeout.
+async fn reader_timing(
+    config: &ConnectorConfig,
+    repl: &mut WireConnection,
+) -> Result<ReaderTiming> {
     let r = repl.simple_query("SHOW wal_sender_timeout").await?;
     let wal_sender_timeout = r
         .rows
@@ -136,10 +151,16 @@ async fn status_interval(config: &ConnectorConfig, repl: &mut WireConnection) ->
         .and_then(setup::parse_pg_duration_ms)
         .unwrap_or(60_000);
     let mut interval = config.status_update_interval;
-    if wal_sender_timeout > 0 {
+    let server_limit = if wal_sender_timeout > 0 {
         interval = interval.min(Duration::from_millis((wal_sender_timeout / 2).max(1)));
-    }
-    Ok(interval)
+        Duration::from_millis(wal_sender_timeout.saturating_mul(3) / 2)
+    } else {
+        Duration::from_secs(60)
+    };
+    Ok(ReaderTiming {
+        status_interval: interval,
+        dead_after: server_limit.max(interval * 3).max(MIN_DEAD_AFTER),
+    })
 }
 
 /// Why the main loop ended.
