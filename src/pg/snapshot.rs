@@ -125,7 +125,7 @@ pub async fn visibility(client: &Client, version_num: u32) -> Result<Visibility>
     let (snapshot_fn, invisible) = if version_num >= 130000 {
         (
             "pg_current_snapshot()",
-            "(SELECT count(*) FROM unnest(pg_snapshot_xip(pg_current_snapshot())) x WHERE pg_xact_status(x) = 'committed')",
+            "(SELECT count(*) FROM pg_snapshot_xip(pg_current_snapshot()) x WHERE pg_xact_status(x) = 'committed')",
         )
     } else {
         (
