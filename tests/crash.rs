@@ -500,11 +500,25 @@ async fn crash_loop_loses_nothing_and_keeps_each_keys_order() {
     );
     child.terminate();
 
-    let truth = Arc::try_unwrap(truth).ok().unwrap().into_inner().unwrap();
+    let truth = Arc::new(Arc::try_unwrap(truth).ok().unwrap().into_inner().unwrap());
+    let kills = Arc::new(kills);
     let mut failures = Vec::new();
     for (table, topic) in TABLES.iter().zip(&topics) {
-        let recs = read_all(&brokers, topic, T).await;
-        let report = check_table(table, &recs, &truth, &kills);
+        let ends = end_offsets(&brokers, std::slice::from_ref(topic)).await;
+        let (truth, kills, brokers, topic, table) = (
+            truth.clone(),
+            kills.clone(),
+            brokers.clone(),
+            topic.clone(),
+            table.to_string(),
+        );
+        let report = tokio::task::spawn_blocking(move || {
+            let mut checker = Checker::new(&table);
+            for_each_record(&brokers, &topic, &ends, |r| checker.take(r, &truth, &kills));
+            checker.finish(&truth)
+        })
+        .await
+        .unwrap();
         eprintln!("crash loop: {report}");
         if !report.ok() {
             failures.push(report.to_string());
@@ -568,8 +582,16 @@ struct Seen {
     run: usize,
 }
 
-fn parse_record(r: &Rec, kills: &[Kill]) -> Option<Seen> {
-    let v: Value = r.value_json()?;
+/// One consumed record: where it is and its value.
+struct RecordView<'a> {
+    topic: &'a str,
+    partition: i32,
+    offset: i64,
+    value: Option<&'a [u8]>,
+}
+
+fn parse_record(r: &RecordView<'_>, kills: &[Kill]) -> Option<Seen> {
+    let v: Value = serde_json::from_slice(r.value?).ok()?;
     let op = v["op"].as_str()?;
     let (row, deleted) = if op == "d" {
         (&v["before"], true)
@@ -582,7 +604,7 @@ fn parse_record(r: &Rec, kills: &[Kill]) -> Option<Seen> {
         .iter()
         .take_while(|k| {
             k.ends
-                .get(&(r.topic.clone(), r.partition))
+                .get(&(r.topic.to_string(), r.partition))
                 .is_none_or(|end| r.offset >= *end)
         })
         .count();
@@ -595,40 +617,110 @@ fn parse_record(r: &Rec, kills: &[Kill]) -> Option<Seen> {
     })
 }
 
-fn check_table(table: &str, recs: &[Rec], truth: &Truth, kills: &[Kill]) -> Report {
-    let mut report = Report {
-        table: table.into(),
-        records: recs.len() as u64,
-        ..Default::default()
-    };
-    let mut arrived: HashMap<i64, Vec<Ordinal>> = HashMap::new();
-    for r in recs {
-        let Some(seen) = parse_record(r, kills) else {
+/// Reads `topic` from the beginning up to `ends` (its partitions' end offsets), one record at
+/// a time, without keeping them: the long run reads tens of millions.
+fn for_each_record(
+    brokers: &str,
+    topic: &str,
+    ends: &HashMap<(String, i32), i64>,
+    mut f: impl FnMut(&RecordView<'_>),
+) {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers)
+        .set("group.id", unique("check"))
+        .set("enable.auto.commit", "false")
+        .set("max.partition.fetch.bytes", "16777216")
+        .set("fetch.wait.max.ms", "20")
+        .create()
+        .expect("consumer");
+    let mut remaining: HashMap<i32, i64> = ends
+        .iter()
+        .filter(|((t, _), end)| t == topic && **end > 0)
+        .map(|((_, p), end)| (*p, *end))
+        .collect();
+    if remaining.is_empty() {
+        return;
+    }
+    let mut tpl = TopicPartitionList::new();
+    for p in remaining.keys() {
+        tpl.add_partition_offset(topic, *p, Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3600);
+    while !remaining.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "reading {topic} took over an hour"
+        );
+        let Some(m) = consumer.poll(Duration::from_millis(200)) else {
             continue;
         };
-        if seen.id < 0 {
-            continue;
+        let Ok(m) = m else { continue };
+        f(&RecordView {
+            topic,
+            partition: m.partition(),
+            offset: m.offset(),
+            value: m.payload(),
+        });
+        if remaining
+            .get(&m.partition())
+            .is_some_and(|end| m.offset() + 1 >= *end)
+        {
+            remaining.remove(&m.partition());
         }
-        let first = arrived.entry(seen.id).or_default();
+    }
+}
+
+/// The checker of one table, fed one record at a time.
+struct Checker {
+    report: Report,
+    /// Per key, the ordinals in order of first arrival.
+    arrived: HashMap<i64, Vec<Ordinal>>,
+}
+
+impl Checker {
+    fn new(table: &str) -> Checker {
+        Checker {
+            report: Report {
+                table: table.into(),
+                ..Default::default()
+            },
+            arrived: HashMap::new(),
+        }
+    }
+
+    fn take(&mut self, r: &RecordView<'_>, truth: &Truth, kills: &[Kill]) {
+        self.report.records += 1;
+        let Some(seen) = parse_record(r, kills) else {
+            return;
+        };
+        if seen.id < 0 {
+            return;
+        }
+        let report = &mut self.report;
+        let first = self.arrived.entry(seen.id).or_default();
         if first.contains(&seen.ordinal) {
             report.duplicated += 1;
             report.duplicated_by_snapshot += u64::from(seen.snapshot);
             if !duplicate_explained(&seen, truth, kills) {
                 report.unexplained_duplicates += 1;
                 note(
-                    &mut report,
+                    report,
                     format!(
                         "key {} ordinal {} again in run {} (txId {:?})",
                         seen.id, seen.ordinal, seen.run, seen.tx_id
                     ),
                 );
             }
-            continue;
+            return;
         }
         if first.last().is_some_and(|last| seen.ordinal < *last) {
             report.out_of_order += 1;
             note(
-                &mut report,
+                report,
                 format!(
                     "key {}: {} first arrived after {:?}",
                     seen.id, seen.ordinal, first
@@ -637,25 +729,28 @@ fn check_table(table: &str, recs: &[Rec], truth: &Truth, kills: &[Kill]) -> Repo
         }
         first.push(seen.ordinal);
     }
-    for ((t, id), committed) in &truth.keys {
-        if t != table {
-            continue;
-        }
-        report.committed += committed.len() as u64;
-        let got = arrived.get(id).map(Vec::as_slice).unwrap_or(&[]);
-        let collapsible = truth.preexisting.contains(&(t.clone(), *id));
-        for (i, o) in committed.iter().enumerate() {
-            let collapsed = i == 0 && collapsible && got.iter().any(|g| g > o);
-            if !got.contains(o) && !collapsed {
-                report.lost += 1;
-                note(
-                    &mut report,
-                    format!("key {id}: ordinal {o} lost (arrived: {got:?})"),
-                );
+
+    /// Compares what arrived with what was committed.
+    fn finish(mut self, truth: &Truth) -> Report {
+        let table = self.report.table.clone();
+        for ((t, id), committed) in &truth.keys {
+            if *t != table {
+                continue;
+            }
+            self.report.committed += committed.len() as u64;
+            let got = self.arrived.get(id).map(Vec::as_slice).unwrap_or(&[]);
+            let collapsible = truth.preexisting.contains(&(t.clone(), *id));
+            for (i, o) in committed.iter().enumerate() {
+                let collapsed = i == 0 && collapsible && got.iter().any(|g| g > o);
+                if !got.contains(o) && !collapsed {
+                    self.report.lost += 1;
+                    let example = format!("key {id}: ordinal {o} lost (arrived: {got:?})");
+                    note(&mut self.report, example);
+                }
             }
         }
+        self.report
     }
-    report
 }
 
 /// A duplicate is explained by a kill when it came after one, from a snapshot taken again or

@@ -328,9 +328,11 @@ async fn heartbeats_move_the_stored_offset_of_an_idle_slot() {
     })
     .await;
     // Confirmed once stored (within about a second).
-    wait_for("the slot to be confirmed past the busy writes", T, || async {
-        (db.confirmed_flush(&prefix).await >= after_busy).then_some(())
-    })
+    wait_for(
+        "the slot to be confirmed past the busy writes",
+        T,
+        || async { (db.confirmed_flush(&prefix).await >= after_busy).then_some(()) },
+    )
     .await;
     c.stop().await.unwrap();
     db.cleanup().await;
