@@ -131,23 +131,7 @@ impl Writer {
         if roll < 40 {
             let n = self.rng.range(1, 10) as usize;
             let ids = self.pick(table, n);
-            for row in self
-                .client
-                .query(
-                    &format!(
-                        "UPDATE {table} SET ver = ver + 1 WHERE id = ANY($1) RETURNING id, ver"
-                    ),
-                    &[&ids],
-                )
-                .await
-                .unwrap()
-            {
-                events.push((
-                    table.into(),
-                    row.get(0),
-                    ordinal(row.get::<_, i32>(1) as i64, false),
-                ));
-            }
+            events.extend(self.update(table, &ids).await);
         } else if roll < 55 {
             let n = self.rng.range(1, 20) as i64;
             events.extend(self.insert(table, n).await);
@@ -222,23 +206,7 @@ impl Writer {
                 events.extend(self.insert(table, n).await);
             } else {
                 let ids = self.pick(table, n as usize);
-                for row in self
-                    .client
-                    .query(
-                        &format!(
-                            "UPDATE {table} SET ver = ver + 1 WHERE id = ANY($1) RETURNING id, ver"
-                        ),
-                        &[&ids],
-                    )
-                    .await
-                    .unwrap()
-                {
-                    events.push((
-                        table.into(),
-                        row.get(0),
-                        ordinal(row.get::<_, i32>(1) as i64, false),
-                    ));
-                }
+                events.extend(self.update(table, &ids).await);
             }
         }
         self.client.batch_execute("COMMIT").await.unwrap();
@@ -256,6 +224,18 @@ impl Writer {
             truth.keys.entry((t, id)).or_default().push(o);
         }
         (n, big)
+    }
+
+    /// Bumps the version of rows `ids` of `table`.
+    async fn update(&self, table: &str, ids: &[i64]) -> Vec<(String, i64, Ordinal)> {
+        let sql = format!("UPDATE {table} SET ver = ver + 1 WHERE id = ANY($1) RETURNING id, ver");
+        let rows = self.client.query(&sql, &[&ids]).await.unwrap();
+        rows.iter()
+            .map(|row| {
+                let ver = row.get::<_, i32>(1) as i64;
+                (table.to_string(), row.get(0), ordinal(ver, false))
+            })
+            .collect()
     }
 
     async fn insert(&mut self, table: &'static str, n: i64) -> Vec<(String, i64, Ordinal)> {
