@@ -678,18 +678,6 @@ async fn pump(
     }
 }
 
-/// Every record of `topic` up to its current end (high watermark), waiting up to `timeout`.
-/// A topic that does not exist has none.
-pub async fn read_all(brokers: &str, topic: &str, timeout: Duration) -> Vec<Rec> {
-    let ends = end_offsets(brokers, &[topic.to_string()]).await;
-    let total: i64 = ends.values().sum();
-    if total == 0 {
-        return Vec::new();
-    }
-    let total = total as usize;
-    read_until(brokers, topic, timeout, move |r| r.len() >= total).await
-}
-
 /// The end offset (high watermark) of every partition of `topics` that exist, by
 /// (topic, partition).
 pub async fn end_offsets(
