@@ -1,20 +1,13 @@
 //! The connector as a value: started, observed, restarted and stopped by its owner, with the
 //! state names Kafka Connect uses, and its supervision loop retrying connection errors.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pgcdc::pipeline::{validate_config, Connector, ConnectorState};
+use pgcdc::pipeline::ConnectorState;
 
 use crate::harness::*;
 
 const T: Duration = Duration::from_secs(120);
-
-fn connector(raw: &pgcdc::config::RawConfig) -> Connector {
-    init_logging();
-    let (config, _) = validate_config(raw).unwrap_or_else(|e| panic!("{}", e.message()));
-    Connector::new(Arc::new(config))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connector_reports_its_state_and_counters_and_survives_a_restart() {

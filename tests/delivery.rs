@@ -680,10 +680,8 @@ async fn offsets_that_cannot_be_written_stop_the_connector_before_confirming() {
     db.exec("INSERT INTO g VALUES (1)").await;
     read_n(&env().kafka, &topic, 1, T).await;
     let first = db.current_lsn().await;
-    wait_for("the first row confirmed", T, || async {
-        (db.confirmed_flush(&prefix).await >= first).then_some(())
-    })
-    .await;
+    db.wait_confirmed(&prefix, first, "the first row confirmed")
+        .await;
     let offsets = dir.path().join("offsets.json");
     std::fs::remove_file(&offsets).unwrap();
     std::fs::create_dir(&offsets).unwrap();

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pgcdc::pipeline::{validate_config, Connector};
 use serde_json::json;
 
 use crate::harness::*;
@@ -80,9 +79,7 @@ async fn after_a_network_cut_the_connector_reconnects_and_loses_nothing() {
     let mut raw = through(&proxy, &db, &prefix, dir.path());
     raw.insert("errors.max.retries".into(), "-1".into());
     raw.insert("connection.validation.timeout.ms".into(), "2000".into());
-    init_logging();
-    let (config, _) = validate_config(&raw).unwrap_or_else(|e| panic!("{}", e.message()));
-    let mut c = Connector::new(Arc::new(config));
+    let mut c = connector(&raw);
     c.start().unwrap();
     db.wait_for_slot(&prefix).await;
     let topic = format!("{prefix}.public.k");
@@ -332,9 +329,7 @@ async fn postgres_ending_every_connection_is_retried_and_loses_nothing() {
     let prefix = unique("pgaway");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("errors.max.retries".into(), "-1".into());
-    init_logging();
-    let (config, _) = validate_config(&raw).unwrap_or_else(|e| panic!("{}", e.message()));
-    let mut c = Connector::new(Arc::new(config));
+    let mut c = connector(&raw);
     c.start().unwrap();
     db.wait_for_slot(&prefix).await;
     let topic = format!("{prefix}.public.k");
@@ -394,10 +389,8 @@ async fn kafka_down_for_a_minute_then_back_loses_nothing() {
     db.exec("INSERT INTO k VALUES (1)").await;
     read_n(&env().kafka_fault, &topic, 1, T).await;
     let acked = db.current_lsn().await;
-    wait_for("the first row confirmed", T, || async {
-        (db.confirmed_flush(&prefix).await >= acked).then_some(())
-    })
-    .await;
+    db.wait_confirmed(&prefix, acked, "the first row confirmed")
+        .await;
 
     services(&["stop", "kafka-fault"]);
     let down = Instant::now();
@@ -425,10 +418,8 @@ async fn kafka_down_for_a_minute_then_back_loses_nothing() {
     })
     .await;
     assert!(recs.len() >= 100);
-    wait_for("everything confirmed after the outage", T, || async {
-        (db.confirmed_flush(&prefix).await >= committed).then_some(())
-    })
-    .await;
+    db.wait_confirmed(&prefix, committed, "everything confirmed after the outage")
+        .await;
     c.stop().await.unwrap();
     db.cleanup().await;
 }

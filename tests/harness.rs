@@ -132,6 +132,14 @@ impl TestDb {
         .await;
     }
 
+    /// Waits (up to 2 minutes) until `slot` is confirmed at or past `lsn`, naming `what`.
+    pub async fn wait_confirmed(&self, slot: &str, lsn: u64, what: &str) {
+        wait_for(what, Duration::from_secs(120), || async {
+            (self.confirmed_flush(slot).await >= lsn).then_some(())
+        })
+        .await;
+    }
+
     /// The slot's `confirmed_flush_lsn` as u64 (0 if absent).
     pub async fn confirmed_flush(&self, slot: &str) -> u64 {
         let row = self
@@ -211,6 +219,14 @@ pub fn base_config(
     );
     put("retriable.restart.connector.wait.ms", "200");
     m
+}
+
+/// A [`pgcdc::pipeline::Connector`] (with its restarts) for `raw`, not started.
+pub fn connector(raw: &RawConfig) -> pgcdc::pipeline::Connector {
+    init_logging();
+    let (config, _) = pgcdc::pipeline::validate_config(raw)
+        .unwrap_or_else(|e| panic!("test config invalid: {}", e.message()));
+    pgcdc::pipeline::Connector::new(Arc::new(config))
 }
 
 /// A connector running in this process.
