@@ -532,7 +532,7 @@ async fn records_sent_to_just_created_topics_all_arrive() {
         topic_replication_factor: 1,
     };
     let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
-    let mut sink = KafkaSink::new(&config, tracker.clone()).expect("sink");
+    let mut sink = KafkaSink::new(&config, tracker.clone(), None).expect("sink");
     let base = unique("newtopic");
     let names: Vec<String> = (0..topics).map(|i| format!("{base}.t{i}")).collect();
     let seq = sink.begin();

@@ -10,6 +10,7 @@ mod connection;
 mod connector;
 mod crash;
 mod delivery;
+mod exactly_once;
 mod faults;
 mod offsets;
 mod outbox;

@@ -66,8 +66,9 @@ registry! {
         ERRORS_LOG_INCLUDE_MESSAGES = "errors.log.include.messages" => Framework,
         ERRORS_RETRY_TIMEOUT = "errors.retry.timeout" => NotImplemented(Some("0")),
         ERRORS_RETRY_DELAY_MAX_MS = "errors.retry.delay.max.ms" => Framework,
-        EXACTLY_ONCE_SUPPORT = "exactly.once.support" => NotImplemented(Some("requested")),
-        TRANSACTION_BOUNDARY = "transaction.boundary" => NotImplemented(Some("poll")),
+        EXACTLY_ONCE_SUPPORT = "exactly.once.support" => Implemented,
+        TRANSACTION_BOUNDARY = "transaction.boundary" => Implemented,
+        TRANSACTION_BOUNDARY_INTERVAL_MS = "transaction.boundary.interval.ms" => Implemented,
         OFFSETS_STORAGE_TOPIC = "offsets.storage.topic" => Implemented,
         TOPIC_CREATION_ENABLE = "topic.creation.enable" => Implemented,
         TOPIC_CREATION_GROUPS = "topic.creation.groups" => NotImplemented(Some("")),
@@ -81,6 +82,8 @@ registry! {
         OFFSET_STORAGE_PARTITIONS = "offset.storage.partitions" => Implemented,
         OFFSET_STORAGE_REPLICATION_FACTOR = "offset.storage.replication.factor" => Implemented,
         OFFSET_FLUSH_INTERVAL_MS = "offset.flush.interval.ms" => Implemented,
+        EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support" => Implemented,
+        GROUP_ID = "group.id" => Implemented,
         // database connection
         DATABASE_HOSTNAME = "database.hostname" => Implemented,
         DATABASE_PORT = "database.port" => Implemented,
@@ -211,7 +214,7 @@ registry! {
 
             => NotImplemented(Some("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory")),
         // runtime
-        MAX_BATCH_SIZE = "max.batch.size" => Framework,
+        MAX_BATCH_SIZE = "max.batch.size" => Implemented,
         MAX_QUEUE_SIZE = "max.queue.size" => Implemented,
         MAX_QUEUE_SIZE_IN_BYTES = "max.queue.size.in.bytes" => Implemented,
         POLL_INTERVAL_MS = "poll.interval.ms" => Framework,

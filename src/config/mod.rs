@@ -27,6 +27,7 @@
 mod checker;
 mod connection;
 mod connector;
+mod exactly_once;
 mod filters;
 mod kafka;
 mod kafka_security;
@@ -53,6 +54,7 @@ use values::ValueOptions;
 
 pub use connection::{DatabaseConfig, SslMode, DEFAULT_CONNECT_TIMEOUT_MS};
 pub use connector::{CONNECTOR_CLASS, JSON_CONVERTER};
+pub use exactly_once::{ExactlyOnceConfig, TransactionBoundary, DEFAULT_TRANSACTION_TIMEOUT_MS};
 pub use filters::{MessageFilters, SkippedOperations, TableFilters};
 pub use kafka::KafkaConfig;
 pub use providers::{resolve_providers, DIRECTORY_PROVIDER, ENV_PROVIDER, FILE_PROVIDER};
@@ -159,6 +161,9 @@ pub struct ConnectorConfig {
     pub restart_wait: Duration,
     /// Record-level features: transaction metadata, heartbeats.
     pub records: records::RecordConfig,
+    /// Exactly-once delivery (`exactly.once.source.support=enabled`), or `None`:
+    /// at-least-once.
+    pub exactly_once: Option<ExactlyOnceConfig>,
 }
 
 /// A warning found while loading (unknown key, deprecated value).
@@ -183,6 +188,13 @@ impl ConnectorConfig {
         let kafka = kafka::parse(&mut c);
         let records = records::parse(&mut c, &connector.topic_prefix, &connector.topic_delimiter);
         let runtime = runtime::parse(&mut c);
+        let exactly_once = exactly_once::parse(
+            &mut c,
+            &connector.name,
+            runtime.offset_flush_interval,
+            runtime.offsets_topic.is_some(),
+            &kafka.config.producer,
+        );
         let config = ConnectorConfig {
             name: connector.name,
             database,
@@ -221,6 +233,7 @@ impl ConnectorConfig {
             errors_max_retries: runtime.errors_max_retries,
             restart_wait: runtime.restart_wait,
             records,
+            exactly_once,
         };
         (config, c.problems, c.warnings)
     }

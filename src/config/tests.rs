@@ -736,3 +736,53 @@ fn a_key_set_twice_is_refused_in_every_format() {
     assert_eq!(ok.get("n").map(String::as_str), Some("1.5"));
     assert_eq!(ok.get("b").map(String::as_str), Some("true"));
 }
+
+#[test]
+fn exactly_once_takes_connects_names_and_needs_an_offsets_topic() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[])).unwrap();
+    assert_eq!(c.exactly_once, None, "at-least-once by default");
+
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("exactly.once.source.support", "enabled"),
+        ("offsets.storage.topic", "connect-offsets"),
+        ("group.id", "cdc-workers"),
+        ("transaction.boundary", "interval"),
+        ("transaction.boundary.interval.ms", "250"),
+    ]))
+    .unwrap();
+    let eos = c.exactly_once.unwrap();
+    assert_eq!(eos.transactional_id, "cdc-workers-pedidos-cdc-0");
+    assert_eq!(
+        eos.boundary,
+        TransactionBoundary::Interval(Duration::from_millis(250))
+    );
+
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("exactly.once.source.support", "enabled"),
+        ("offset.storage.topic", "connect-offsets"),
+        ("transaction.boundary", "connector"),
+        ("exactly.once.support", "required"),
+    ]))
+    .unwrap();
+    let eos = c.exactly_once.unwrap();
+    assert_eq!(eos.transactional_id, "pgcdc-pedidos-cdc-0");
+    assert_eq!(eos.boundary, TransactionBoundary::Connector);
+    assert_eq!(eos.max_batch_size, 2048);
+
+    let p = problems(&seed_with(&[("exactly.once.source.support", "enabled")]));
+    assert!(p.contains("offsets.storage.topic"), "{p}");
+    let p = problems(&seed_with(&[("exactly.once.support", "required")]));
+    assert!(
+        p.contains("exactly.once.support=required")
+            && p.contains("exactly.once.source.support=enabled"),
+        "{p}"
+    );
+    let p = problems(&seed_with(&[
+        ("exactly.once.source.support", "enabled"),
+        ("offsets.storage.topic", "o"),
+        ("producer.override.transactional.id", "mine"),
+    ]));
+    assert!(p.contains("transactional.id is set by pgcdc"), "{p}");
+    let p = problems(&seed_with(&[("transaction.boundary", "commit")]));
+    assert!(p.contains("transaction.boundary=commit is invalid"), "{p}");
+}

@@ -41,6 +41,9 @@ pub struct CommitInfo {
     pub xid: u32,
     /// Commit time, µs since the Unix epoch.
     pub commit_time_us: i64,
+    /// The unit completes a snapshot at `end_lsn` (the initial snapshot on a new slot, or the
+    /// marker of a snapshot on an existing one): its offsets say the snapshot completed.
+    pub completes_snapshot: bool,
 }
 
 #[derive(Debug, Default)]

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, ErrorKind, IoContext, Result};
 use crate::lsn::Lsn;
+use crate::offsets::ack::CommitInfo;
 use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
 /// Kafka Connect's offset key of a Debezium PostgreSQL connector, as its JsonConverter
@@ -45,6 +46,35 @@ pub struct Offsets {
 }
 
 impl Offsets {
+    /// The offsets once the unit described by `info` is published: a completed snapshot at
+    /// its position, or streaming past the transaction that ended at `info.end_lsn`.
+    pub fn after(info: &CommitInfo) -> Offsets {
+        if info.completes_snapshot {
+            return Offsets::snapshot_completed_at(info.end_lsn);
+        }
+        Offsets {
+            lsn: Some(info.end_lsn),
+            lsn_proc: Some(info.end_lsn),
+            lsn_commit: Some(info.end_lsn),
+            tx_id: Some(i64::from(info.xid)),
+            ts_usec: Some(info.commit_time_us),
+            message_type: Some("COMMIT".into()),
+            snapshot: None,
+            snapshot_completed: false,
+        }
+    }
+
+    /// The offsets of a snapshot recorded complete at `position`.
+    pub fn snapshot_completed_at(position: Lsn) -> Offsets {
+        Offsets {
+            lsn: Some(position),
+            lsn_commit: Some(position),
+            snapshot: Some("INITIAL".into()),
+            snapshot_completed: true,
+            ..Default::default()
+        }
+    }
+
     /// `true` when the stored offsets say the snapshot finished (or streaming had begun).
     pub fn snapshot_done(&self) -> bool {
         match &self.snapshot {

@@ -299,6 +299,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let marker = self.sink.begin();
         let info = CommitInfo {
             end_lsn: position,
+            completes_snapshot: true,
             ..self.progress.last_commit
         };
         self.sink.commit(marker, info);
@@ -325,7 +326,7 @@ pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) ->
     if !stream_first_pass(started, &config, shutdown).await? {
         return Ok(false);
     }
-    match snapshot::read_tables(started, &snap_sql, tx, position, shutdown).await? {
+    match snapshot::read_tables(started, &snap_sql, tx, position, false, shutdown).await? {
         None => return Ok(false),
         Some(read) => read?,
     }

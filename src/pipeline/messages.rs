@@ -111,6 +111,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 end_lsn,
                 xid: 0,
                 commit_time_us: ts_us,
+                completes_snapshot: false,
             },
         );
         if self.tx.is_none() {

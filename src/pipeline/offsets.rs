@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::config::ConnectorConfig;
 use crate::error::Result;
 use crate::lsn::Lsn;
-use crate::offsets::ack::{AckToken, AckTracker};
+use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 use crate::offsets::store::{OffsetStore, Offsets};
 use crate::sink::offsets_topic::KafkaOffsetStore;
 
@@ -96,18 +96,29 @@ pub struct OffsetSaver {
     /// A snapshot on an existing slot waiting to be recorded complete: its marker unit and
     /// position (see [`super::fence`]).
     pending_snapshot: Option<(AckToken, Lsn)>,
+    /// Exactly-once: the sink writes the offsets of each Kafka transaction in it, so the
+    /// timer writes nothing of its own (a later write of an older position would move the
+    /// offsets back).
+    transactional: bool,
 }
 
 impl OffsetSaver {
     /// A saver writing to `storage`; the slot's confirmed position is `start`, and `floor`
-    /// the commit position of the loaded offsets, if any.
-    pub fn new(storage: OffsetStorage, start: Lsn, floor: Option<Lsn>) -> Self {
+    /// the commit position of the loaded offsets, if any. `transactional`: the sink writes
+    /// the offsets in its Kafka transactions (exactly-once).
+    pub fn new(
+        storage: OffsetStorage,
+        start: Lsn,
+        floor: Option<Lsn>,
+        transactional: bool,
+    ) -> Self {
         OffsetSaver {
             storage,
             saved: None,
             floor,
             stored: Arc::new(AtomicU64::new(start.0.max(floor.map_or(0, |f| f.0)))),
             pending_snapshot: None,
+            transactional,
         }
     }
 
@@ -136,17 +147,6 @@ impl OffsetSaver {
         self.pending_snapshot = Some((marker, position));
     }
 
-    /// The offsets of a snapshot recorded complete at `position`.
-    pub fn snapshot_completed_at(position: Lsn) -> Offsets {
-        Offsets {
-            lsn: Some(position),
-            lsn_commit: Some(position),
-            snapshot: Some("INITIAL".into()),
-            snapshot_completed: true,
-            ..Default::default()
-        }
-    }
-
     /// Writes the newest completed transaction, when it changed since the last write. While
     /// the tracker is held (a snapshot on an existing slot is not complete yet) nothing is
     /// written, except the completion once its marker unit completed, which ends the hold.
@@ -155,13 +155,13 @@ impl OffsetSaver {
             if !tracker.is_completed(marker) {
                 return Ok(());
             }
-            self.save(&Self::snapshot_completed_at(position)).await?;
+            self.save(&Offsets::snapshot_completed_at(position)).await?;
             self.saved = Some(position);
             self.pending_snapshot = None;
             tracker.release();
             tracing::info!(lsn = %position, "snapshot recorded complete: every transaction before its position is acknowledged");
         }
-        if tracker.is_held() {
+        if tracker.is_held() || self.transactional {
             return Ok(());
         }
         let Some(c) = tracker.last_completed() else {
@@ -170,16 +170,10 @@ impl OffsetSaver {
         if self.saved == Some(c.end_lsn) || self.floor.is_some_and(|f| c.end_lsn <= f) {
             return Ok(());
         }
-        self.save(&Offsets {
-            lsn: Some(c.end_lsn),
-            lsn_proc: Some(c.end_lsn),
-            lsn_commit: Some(c.end_lsn),
-            tx_id: Some(c.xid as i64),
-            ts_usec: Some(c.commit_time_us),
-            message_type: Some("COMMIT".into()),
-            snapshot: None,
-            snapshot_completed: false,
-        })
+        self.save(&Offsets::after(&CommitInfo {
+            completes_snapshot: false,
+            ..c
+        }))
         .await?;
         self.saved = Some(c.end_lsn);
         Ok(())
@@ -189,7 +183,6 @@ impl OffsetSaver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::offsets::ack::CommitInfo;
 
     fn commit(t: &AckTracker, end: u64) {
         let u = t.begin();
@@ -199,6 +192,7 @@ mod tests {
                 end_lsn: Lsn(end),
                 xid: 7,
                 commit_time_us: 1,
+                completes_snapshot: false,
             },
         );
     }
@@ -217,8 +211,12 @@ mod tests {
         };
         store.save(&loaded).unwrap();
         // The slot lags the offsets (at 100): what it re-sends up to 500 was published.
-        let mut saver =
-            OffsetSaver::new(OffsetStorage::File(store.clone()), Lsn(100), Some(Lsn(500)));
+        let mut saver = OffsetSaver::new(
+            OffsetStorage::File(store.clone()),
+            Lsn(100),
+            Some(Lsn(500)),
+            false,
+        );
         let t = AckTracker::new(Lsn(100));
         commit(&t, 300);
         saver.save_completed(&t).await.unwrap();

@@ -390,6 +390,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             end_lsn,
             xid: tx.xid,
             commit_time_us: tx.commit_time_us,
+            completes_snapshot: false,
         };
         self.sink.commit(tx.token, info);
         self.resume.on_commit(end_lsn);

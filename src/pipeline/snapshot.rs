@@ -22,7 +22,6 @@ use crate::pg::setup::{self, CatalogTable};
 use crate::pg::snapshot as cursor;
 use crate::sink::Sink;
 
-use super::offsets::OffsetSaver;
 use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::{SnapshotJob, Started};
@@ -83,7 +82,7 @@ async fn run_initial(
     let isolation = started.processor.config.snapshot_isolation_mode;
     let exported = job.exported.as_deref();
     let tx = cursor::begin(&snap_sql, exported, isolation, version).await?;
-    let read = read_tables(started, &snap_sql, tx, position, shutdown).await?;
+    let read = read_tables(started, &snap_sql, tx, position, true, shutdown).await?;
     drop(snap_sql);
     match read {
         None => return Ok(false),
@@ -102,12 +101,14 @@ async fn run_initial(
 
 /// Reads every table in the open snapshot transaction `tx` (xid, start time), unless a stop
 /// request comes first (`None`: the offsets still say the snapshot is in progress, so the
-/// next start redoes it).
+/// next start redoes it). `completes`: the unit of the tables completes the snapshot (not
+/// when a later marker does, see [`super::fence`]).
 pub(super) async fn read_tables(
     started: &mut Started,
     snap_sql: &Client,
     tx: (i64, i64),
     position: Lsn,
+    completes: bool,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Option<Result<()>>> {
     let processor = &mut started.processor;
@@ -118,7 +119,7 @@ pub(super) async fn read_tables(
             processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
             Ok(None)
         }
-        r = processor.snapshot_tables(snap_sql, tx, position) => Ok(Some(r)),
+        r = processor.snapshot_tables(snap_sql, tx, position, completes) => Ok(Some(r)),
     }
 }
 
@@ -171,7 +172,7 @@ pub(super) async fn wait_acknowledged(
 async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
     started
         .offsets
-        .save(&OffsetSaver::snapshot_completed_at(position))
+        .save(&Offsets::snapshot_completed_at(position))
         .await?;
     let processor = &mut started.processor;
     tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
@@ -247,12 +248,14 @@ struct SnapshotTx {
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// Reads every captured table in the snapshot transaction open on `snap_sql` (its xid
     /// and start time in µs) and sends `op: r` events as one unit that completes at
-    /// `position`; commits the snapshot transaction.
+    /// `position`; commits the snapshot transaction. `completes`: that unit completes the
+    /// snapshot (see [`CommitInfo::completes_snapshot`]).
     pub async fn snapshot_tables(
         &mut self,
         snap_sql: &Client,
         (xid, start_us): (i64, i64),
         position: Lsn,
+        completes: bool,
     ) -> Result<()> {
         let tables = setup::captured_tables(snap_sql, &self.config).await?;
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
@@ -275,6 +278,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             end_lsn: position,
             xid: xid as u32,
             commit_time_us: start_us,
+            completes_snapshot: completes,
         };
         self.sink.commit(tx.token, info);
         Ok(())

@@ -16,10 +16,12 @@ use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::AckTracker;
+use crate::offsets::store::offset_key;
 use crate::offsets::store::Offsets;
 use crate::pg::setup::{self, ServerInfo, SlotInfo};
 use crate::pg::wire::WireConnection;
-use crate::sink::kafka::KafkaSink;
+use crate::sink::kafka::{transaction_timeout, KafkaSink};
+use crate::sink::transactions::TransactionSettings;
 
 use super::offsets::{OffsetSaver, OffsetStorage};
 use super::plan::{plan_start, OffsetsState, SlotState, StartPlan, StartRefusal};
@@ -259,9 +261,22 @@ impl Prepared {
 /// brokers answer, with the ack tracker starting at `resume_lsn`. Nothing is created on
 /// either server yet, so this step can be cancelled.
 pub async fn connect_kafka(config: &ConnectorConfig, resume_lsn: Lsn) -> Result<KafkaSink> {
-    let sink = KafkaSink::new(&config.kafka, Arc::new(AckTracker::new(resume_lsn)))?;
+    let tracker = Arc::new(AckTracker::new(resume_lsn));
+    let sink = KafkaSink::new(&config.kafka, tracker, transaction_settings(config))?;
     sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
     Ok(sink)
+}
+
+/// Exactly-once: the Kafka transactions' settings, with the offsets record's topic and key.
+fn transaction_settings(config: &ConnectorConfig) -> Option<TransactionSettings> {
+    let eos = config.exactly_once.as_ref()?;
+    let topic = config.offsets_topic.as_ref()?;
+    Some(TransactionSettings {
+        config: eos.clone(),
+        offsets_topic: topic.topic.clone(),
+        offsets_key: offset_key(&config.name, &config.topic_prefix),
+        timeout: transaction_timeout(&config.kafka),
+    })
 }
 
 /// A slot that exists while the offsets do not is what losing the offsets looks like (a
@@ -328,6 +343,9 @@ pub async fn start(
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
         resume: resume_filter(config, &plan, offsets.as_ref(), resume_lsn),
     };
+    let offsets = OffsetSaver::new(store, resume_lsn, floor, sink.is_transactional());
+    let mut sink = sink;
+    sink.attach_offsets(offsets.stored(), floor);
     let mut processor = Processor::new(config.clone(), sql, sink, counters, start)?;
     let mut replication = if plan.stream {
         Some(WireConnection::connect(&config.database, true).await?)
@@ -348,7 +366,7 @@ pub async fn start(
         watchdog,
         processor,
         server,
-        offsets: OffsetSaver::new(store, resume_lsn, floor),
+        offsets,
         replication,
         start_lsn,
         snapshot: plan.snapshot.then_some(SnapshotJob {

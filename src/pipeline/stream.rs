@@ -227,6 +227,9 @@ pub async fn run(
         if let Turn::Stop = heartbeat_if_due(processor, shutdown).await? {
             return Ok(StreamEnd::Stopped);
         }
+        if let Turn::Stop = boundary(processor, streaming.input.is_empty(), shutdown).await? {
+            return Ok(StreamEnd::Stopped);
+        }
         if let Some(f) = processor.sink().failure() {
             return Err(Error::kafka(f));
         }
@@ -267,6 +270,23 @@ async fn handle_input<S: Sink, C: Catalog>(
             bytes.release(size);
             r.map(|()| Turn::Continue)
         }
+    }
+}
+
+/// Lets the sink end its Kafka transaction between turns (exactly-once; `idle`: no input
+/// waits); a stop request cancels a commit that waits on Kafka (nothing of it is confirmed).
+async fn boundary<S: Sink, C: Catalog>(
+    processor: &mut Processor<S, C>,
+    idle: bool,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Turn> {
+    tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            tracing::info!("stop requested while committing a Kafka transaction");
+            Ok(Turn::Stop)
+        }
+        r = processor.sink().boundary(idle) => r.map(|()| Turn::Continue),
     }
 }
 

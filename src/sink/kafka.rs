@@ -25,7 +25,7 @@
 //! delivery callback reports it to the [`AckTracker`].
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,12 +37,14 @@ use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, T
 use rdkafka::{ClientContext, Message};
 use tokio::sync::Notify;
 
-use crate::config::KafkaConfig;
+use crate::config::{KafkaConfig, DEFAULT_TRANSACTION_TIMEOUT_MS};
 use crate::convert::KafkaRecord;
 use crate::error::{Error, ErrorKind, Result};
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
+use super::transactions::{KafkaTransaction, TransactionSettings};
 use super::Sink;
+use crate::lsn::Lsn;
 
 /// Defaults applied before user `producer.*` settings.
 pub const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
@@ -256,6 +258,12 @@ pub struct KafkaSink {
     request_limit: AtomicUsize,
     /// The brokers' `auto.create.topics.enable`: [`AUTO_CREATE_OFF`], on, or unknown.
     broker_auto_create: AtomicUsize,
+    /// Exactly-once: the open Kafka transaction (`None`: at-least-once).
+    txn: Option<KafkaTransaction>,
+    /// Exactly-once: the commit position the offsets store holds, raised after each Kafka
+    /// transaction commits (shared with the replication reader, see
+    /// [`AckTracker::confirmable`]).
+    stored: Option<Arc<AtomicU64>>,
 }
 
 /// `broker_auto_create` when every broker read has `auto.create.topics.enable=false`.
@@ -263,11 +271,14 @@ const AUTO_CREATE_OFF: usize = 1;
 /// `broker_auto_create` when a broker creates topics on first use.
 const AUTO_CREATE_ON: usize = 2;
 
-fn client_config(config: &KafkaConfig) -> ClientConfig {
+fn client_config(config: &KafkaConfig, transactions: Option<&TransactionSettings>) -> ClientConfig {
     let mut c = ClientConfig::new();
     c.set("bootstrap.servers", &config.bootstrap_servers);
     for (k, v) in PRODUCER_DEFAULTS {
         c.set(*k, *v);
+    }
+    if let Some(t) = transactions {
+        c.set("transaction.timeout.ms", t.timeout.as_millis().to_string());
     }
     for (k, v) in &config.producer {
         c.set(k, v);
@@ -275,7 +286,32 @@ fn client_config(config: &KafkaConfig) -> ClientConfig {
     for (k, v) in PRODUCER_FORCED {
         c.set(*k, *v);
     }
+    if let Some(t) = transactions {
+        c.set("transactional.id", &t.config.transactional_id);
+        // librdkafka requires records to time out within the transaction's timeout; retrying
+        // for ever (0) is not allowed with transactions.
+        let limit = t.timeout.as_millis() as u64;
+        let message = c
+            .get("message.timeout.ms")
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        if message == 0 || message > limit {
+            c.set("message.timeout.ms", limit.to_string());
+        }
+    }
     c
+}
+
+/// The `transaction.timeout.ms` a producer with `config` uses: the user's
+/// `producer.override.transaction.timeout.ms`, or [`DEFAULT_TRANSACTION_TIMEOUT_MS`].
+pub fn transaction_timeout(config: &KafkaConfig) -> Duration {
+    let ms = config
+        .producer
+        .iter()
+        .find(|(k, _)| k == "transaction.timeout.ms")
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        .unwrap_or(DEFAULT_TRANSACTION_TIMEOUT_MS);
+    Duration::from_millis(ms)
 }
 
 /// The producer settings librdkafka refuses, each as (librdkafka property, librdkafka's
@@ -308,9 +344,14 @@ fn producer_error(e: KafkaError) -> Error {
 }
 
 impl KafkaSink {
-    /// Creates the producer and admin client. Fails on an invalid producer property (the
+    /// Creates the producer and admin client; with `transactions`, a transactional producer
+    /// (exactly-once, see [`super::transactions`]). Fails on an invalid producer property (the
     /// message names it); does not contact the brokers yet.
-    pub fn new(config: &KafkaConfig, tracker: Arc<AckTracker>) -> Result<KafkaSink> {
+    pub fn new(
+        config: &KafkaConfig,
+        tracker: Arc<AckTracker>,
+        transactions: Option<TransactionSettings>,
+    ) -> Result<KafkaSink> {
         let delivered = Arc::new(Notify::new());
         let client_log = Arc::new(ClientLog::default());
         let context = SinkContext {
@@ -318,7 +359,7 @@ impl KafkaSink {
             delivered: delivered.clone(),
             client_log: client_log.clone(),
         };
-        let client = client_config(config);
+        let client = client_config(config, transactions.as_ref());
         let queue_max_bytes = client
             .get("queue.buffering.max.kbytes")
             .and_then(|v| v.trim().parse::<usize>().ok())
@@ -358,6 +399,8 @@ impl KafkaSink {
             client_log,
             request_limit: AtomicUsize::new(0),
             broker_auto_create: AtomicUsize::new(0),
+            txn: transactions.map(KafkaTransaction::new),
+            stored: None,
         })
     }
 
@@ -375,7 +418,7 @@ impl KafkaSink {
                 Ok(md) => {
                     let brokers: Vec<i32> = md.brokers().iter().map(|b| b.id()).collect();
                     self.read_request_limit(&brokers).await;
-                    return Ok(());
+                    return self.init_transactions(timeout);
                 }
                 Err(e) => e,
             };
@@ -392,6 +435,158 @@ impl KafkaSink {
                 ))
                 .with_source(e));
             }
+        }
+    }
+
+    /// Exactly-once: registers the `transactional.id` with the brokers, which fences any
+    /// earlier producer with the same id (a zombie instance: its open transaction is aborted
+    /// and it can write no more). At-least-once: nothing.
+    fn init_transactions(&self, timeout: Duration) -> Result<()> {
+        let Some(txn) = &self.txn else {
+            return Ok(());
+        };
+        let id = &txn.settings().config.transactional_id;
+        let r = tokio::task::block_in_place(|| self.producer.init_transactions(timeout));
+        match r {
+            Ok(()) => {
+                tracing::info!(transactional_id = %id, "exactly-once: transactional producer ready (earlier producers with this id are fenced)");
+                Ok(())
+            }
+            Err(e) => Err(transaction_failure(
+                id,
+                "cannot start the transactional producer",
+                &e,
+            )),
+        }
+    }
+
+    /// Exactly-once: the offsets store's position, raised after each commit, and the commit
+    /// position of the offsets loaded at start (no offsets record goes below it).
+    pub fn attach_offsets(&mut self, stored: Arc<AtomicU64>, floor: Option<Lsn>) {
+        if let Some(txn) = self.txn.as_mut() {
+            txn.set_floor(floor);
+            self.stored = Some(stored);
+        }
+    }
+
+    /// Whether this sink writes in Kafka transactions (exactly-once).
+    pub fn is_transactional(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Exactly-once: opens a Kafka transaction unless one is open, and stops one that has
+    /// been open too close to `transaction.timeout.ms` (the broker would abort it).
+    fn ensure_transaction(&mut self) -> Result<()> {
+        let Some(txn) = self.txn.as_mut() else {
+            return Ok(());
+        };
+        let now = std::time::Instant::now();
+        if let Some(open) = txn.overdue(now) {
+            let timeout = txn.settings().timeout;
+            let records = txn.records();
+            self.abort_transaction();
+            return Err(Error::kafka(format!(
+                "a Kafka transaction has been open for {} s with {records} records, too close to transaction.timeout.ms ({} ms): a PostgreSQL transaction (or the snapshot, which is one Kafka transaction in exactly-once mode) takes longer to publish than the brokers let a transaction stay open. It was aborted: read_committed consumers see none of it, and nothing past the last committed transaction is confirmed to PostgreSQL. Raise producer.override.transaction.timeout.ms (up to the brokers' transaction.max.timeout.ms, 15 minutes by default, which can be raised too), or run at-least-once (exactly.once.source.support=disabled)",
+                open.as_secs(),
+                timeout.as_millis()
+            )));
+        }
+        if txn.is_open() {
+            return Ok(());
+        }
+        let id = txn.settings().config.transactional_id.clone();
+        self.producer
+            .begin_transaction()
+            .map_err(|e| transaction_failure(&id, "cannot begin a Kafka transaction", &e))?;
+        txn.opened(now);
+        Ok(())
+    }
+
+    /// Exactly-once: writes the offsets record and commits the open Kafka transaction, then
+    /// reports its units complete. Waits while Kafka is unreachable (a stop request can
+    /// cancel the wait: nothing of the transaction is then confirmed). Errors: the broker
+    /// aborted the transaction or fenced this producer.
+    async fn commit_transaction(&mut self) -> Result<()> {
+        self.ensure_transaction()?;
+        let Some(txn) = self.txn.as_ref() else {
+            return Ok(());
+        };
+        let id = txn.settings().config.transactional_id.clone();
+        let record = txn.offsets_record();
+        if let Some((token, offsets)) = &record {
+            let settings = txn.settings().clone();
+            let value = offsets.value_bytes();
+            let r = KafkaRecord {
+                topic: &settings.offsets_topic,
+                partition: None,
+                key: Some(settings.offsets_key.as_bytes()),
+                value: Some(&value),
+                headers: Vec::new(),
+                timestamp: None,
+            };
+            self.produce(&r, *token).await?;
+        }
+        loop {
+            let attempt = Duration::from_secs(5);
+            let r = tokio::task::block_in_place(|| self.producer.commit_transaction(attempt));
+            match r {
+                Ok(()) => break,
+                Err(KafkaError::Transaction(e)) if e.is_retriable() && !e.txn_requires_abort() => {
+                    tracing::warn!(transactional_id = %id, error = %e, "committing the Kafka transaction: Kafka does not answer yet; retrying");
+                    self.ensure_not_overdue()?;
+                    tokio::task::yield_now().await;
+                }
+                Err(e) => {
+                    self.abort_transaction();
+                    return Err(transaction_failure(
+                        &id,
+                        "the Kafka transaction could not commit",
+                        &e,
+                    ));
+                }
+            }
+        }
+        let Some(txn) = self.txn.as_mut() else {
+            return Ok(());
+        };
+        let units = txn.committed(record.as_ref().map(|(_, o)| o));
+        for (token, info) in units {
+            self.tracker.commit(token, info);
+        }
+        if let (Some(stored), Some(lsn)) = (
+            self.stored.as_ref(),
+            record.as_ref().and_then(|(_, o)| o.lsn_commit),
+        ) {
+            stored.fetch_max(lsn.0, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Fails when the open transaction is too close to its timeout (see
+    /// [`KafkaSink::ensure_transaction`]).
+    fn ensure_not_overdue(&mut self) -> Result<()> {
+        match self.txn.as_ref() {
+            Some(t) if t.is_open() => self.ensure_transaction(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Aborts the open Kafka transaction, if any: nothing of it becomes visible to
+    /// `read_committed` consumers, and its units never complete.
+    fn abort_transaction(&mut self) {
+        let Some(txn) = self.txn.as_mut() else {
+            return;
+        };
+        if !txn.is_open() {
+            return;
+        }
+        txn.aborted();
+        let r = tokio::task::block_in_place(|| {
+            self.producer.abort_transaction(Duration::from_secs(10))
+        });
+        match r {
+            Ok(()) => tracing::warn!("aborted the open Kafka transaction: its records are invisible to read_committed consumers and are sent again after a restart"),
+            Err(e) => tracing::warn!(error = %e, "could not abort the open Kafka transaction; the brokers abort it when the next instance starts, or after transaction.timeout.ms"),
         }
     }
 
@@ -531,18 +726,14 @@ impl KafkaSink {
     }
 }
 
-impl Sink for KafkaSink {
-    fn begin(&mut self) -> AckToken {
-        self.tracker.begin()
-    }
-
+impl KafkaSink {
     /// Enqueues `record` for unit `seq`. Waits (without limit) while the producer queue is
     /// full: that is backpressure. Any other refusal is an error naming the topic.
-    async fn send(&mut self, record: &KafkaRecord<'_>, seq: AckToken) -> Result<()> {
+    async fn produce(&mut self, record: &KafkaRecord<'_>, seq: AckToken) -> Result<()> {
         // After a record was refused, nothing behind it may land in Kafka ahead of it (an
         // update of a key whose create was refused): stop, and drop what librdkafka still
         // holds unsent. The position confirmed to PostgreSQL stays before the refused record.
-        if let Some(f) = self.tracker.failure() {
+        if let Some(f) = Sink::failure(self) {
             self.producer
                 .purge(rdkafka::producer::PurgeConfig::default().queue());
             return Err(Error::kafka(f));
@@ -602,7 +793,7 @@ impl Sink for KafkaSink {
                     br = returned;
                     if let Some(w) = waiter.take() {
                         let _ = tokio::time::timeout(Duration::from_millis(100), w).await;
-                        if let Some(f) = self.tracker.failure() {
+                        if let Some(f) = Sink::failure(self) {
                             return Err(Error::kafka(f));
                         }
                     }
@@ -632,13 +823,9 @@ impl Sink for KafkaSink {
         }
     }
 
-    fn commit(&mut self, token: AckToken, info: CommitInfo) {
-        self.tracker.commit(token, info);
-    }
-
     /// Waits up to `timeout` for every enqueued record's delivery report. Returns whether
     /// all arrived.
-    async fn flush(&mut self, timeout: Duration) -> bool {
+    async fn wait_delivered(&mut self, timeout: Duration) -> bool {
         let deadline = tokio::time::Instant::now().checked_add(timeout);
         while self.producer.in_flight_count() > 0 {
             if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
@@ -652,9 +839,82 @@ impl Sink for KafkaSink {
         // Every report arrived; one of them may have been a failure.
         self.tracker.failure().is_none()
     }
+}
 
+impl Sink for KafkaSink {
+    fn begin(&mut self) -> AckToken {
+        if let Some(txn) = self.txn.as_mut() {
+            txn.unit_opened();
+        }
+        self.tracker.begin()
+    }
+
+    /// Enqueues `record` for unit `seq` (exactly-once: in the open Kafka transaction, which
+    /// this opens when needed). Waits while the producer queue is full.
+    async fn send(&mut self, record: &KafkaRecord<'_>, seq: AckToken) -> Result<()> {
+        self.ensure_transaction()?;
+        self.produce(record, seq).await?;
+        if let Some(txn) = self.txn.as_mut() {
+            txn.record_sent();
+        }
+        Ok(())
+    }
+
+    /// Closes unit `token`. Exactly-once: it completes once its Kafka transaction commits.
+    fn commit(&mut self, token: AckToken, info: CommitInfo) {
+        match self.txn.as_mut() {
+            Some(txn) => txn.unit_closed(token, info),
+            None => self.tracker.commit(token, info),
+        }
+    }
+
+    /// Waits up to `timeout` for the outcome of everything sent. Exactly-once: commits the
+    /// open Kafka transaction first when no unit is half sent (and, during a snapshot, when
+    /// its last unit completes it).
+    async fn flush(&mut self, timeout: Duration) -> bool {
+        let commit = self
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.may_commit(self.tracker.is_held()));
+        if commit {
+            let r = tokio::time::timeout(timeout, self.commit_transaction()).await;
+            match r {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    self.tracker.fail(e.report());
+                    return false;
+                }
+                Err(_) => return false,
+            }
+        }
+        self.wait_delivered(timeout).await
+    }
+
+    /// Exactly-once: ends the open Kafka transaction here if `transaction.boundary` says so.
+    async fn boundary(&mut self, idle: bool) -> Result<()> {
+        let due = self.txn.as_ref().is_some_and(|t| {
+            t.boundary_due(idle, self.tracker.is_held(), std::time::Instant::now())
+        });
+        if due {
+            self.commit_transaction().await?;
+        }
+        Ok(())
+    }
+
+    /// The first delivery failure; exactly-once, a fatal producer error first (fenced by
+    /// another instance: the records purged with it are only its consequence).
     fn failure(&self) -> Option<String> {
-        self.tracker.failure()
+        let failure = self.tracker.failure()?;
+        if let Some(txn) = &self.txn {
+            if let Some((code, reason)) = self.producer.client().fatal_error() {
+                let id = &txn.settings().config.transactional_id;
+                return Some(
+                    transaction_error(id, "Kafka stopped the producer", Some(code), &reason)
+                        .report(),
+                );
+            }
+        }
+        Some(failure)
     }
 
     fn tracker(&self) -> &Arc<AckTracker> {
@@ -662,8 +922,41 @@ impl Sink for KafkaSink {
     }
 }
 
+/// An error of the transactional producer, classified: fenced (another instance took over
+/// the `transactional.id`), refused by ACLs, a timeout the brokers refuse, or an aborted
+/// transaction (retriable: a restart sends it again).
+fn transaction_error(id: &str, what: &str, code: Option<RDKafkaErrorCode>, reason: &str) -> Error {
+    match code {
+        Some(RDKafkaErrorCode::ProducerFenced) | Some(RDKafkaErrorCode::InvalidProducerEpoch) | Some(RDKafkaErrorCode::Fenced) => Error::kafka(format!(
+            "{what}: this producer was fenced: another pgcdc instance (or Kafka Connect task) with transactional.id {id} took over, so this one stops without writing anything more; its open transaction was aborted"
+        )),
+        Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => Error::kafka(format!(
+            "{what}: Kafka refused transactional.id {id}: grant pgcdc's principal WRITE and DESCRIBE on the transactional id (and IDEMPOTENT_WRITE on the cluster for older brokers)"
+        )),
+        Some(RDKafkaErrorCode::InvalidTransactionTimeout) => Error::kafka(format!(
+            "{what}: the brokers refuse the producer's transaction.timeout.ms as longer than their transaction.max.timeout.ms: set producer.override.transaction.timeout.ms to at most that, or raise transaction.max.timeout.ms on the brokers"
+        )),
+        _ => Error::connection(format!(
+            "{what} (transactional.id {id}): {reason}; the transaction was aborted, so read_committed consumers see none of it, and it is sent again after the restart"
+        )),
+    }
+}
+
+/// [`transaction_error`] of a client error.
+fn transaction_failure(id: &str, what: &str, e: &KafkaError) -> Error {
+    transaction_error(id, what, e.rdkafka_error_code(), &e.to_string())
+}
+
 impl Drop for KafkaSink {
     fn drop(&mut self) {
+        // An open transaction is aborted so that read_committed consumers are not held up
+        // until the brokers time it out.
+        if self.txn.as_ref().is_some_and(KafkaTransaction::is_open) {
+            if let Some(t) = self.txn.as_mut() {
+                t.aborted();
+            }
+            let _ = self.producer.abort_transaction(Duration::from_secs(5));
+        }
         let _ = self.producer.flush(Duration::from_millis(0));
     }
 }
@@ -695,7 +988,7 @@ mod tests {
             topic_partitions: -1,
             topic_replication_factor: -1,
         };
-        let c = client_config(&config);
+        let c = client_config(&config, None);
         assert_eq!(c.get("max.in.flight.requests.per.connection"), Some("1"));
         assert_eq!(c.get("acks"), Some("all"));
         assert_eq!(c.get("enable.idempotence"), Some("true"));

@@ -26,6 +26,7 @@ use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 pub mod kafka;
 pub mod memory;
 pub mod offsets_topic;
+pub mod transactions;
 
 /// Where records go. See the module documentation for the unit protocol.
 ///
@@ -54,6 +55,13 @@ pub trait Sink: Send {
     /// Waits up to `timeout` for the outcome of every record sent so far. Returns `true` when
     /// all were acknowledged, `false` on timeout or after a delivery failure.
     fn flush(&mut self, timeout: Duration) -> impl Future<Output = bool> + Send;
+
+    /// A point between two turns of the pipeline (`idle`: no input is waiting). A
+    /// transactional sink may end its Kafka transaction here; others do nothing.
+    fn boundary(&mut self, idle: bool) -> impl Future<Output = Result<()>> + Send {
+        let _ = idle;
+        async { Ok(()) }
+    }
 
     /// The first delivery failure, if any.
     fn failure(&self) -> Option<String>;

@@ -5,7 +5,8 @@
 //! value (a tombstone), as Connect's offset reset writes it.
 //!
 //! Reading takes the last record of our key over every partition, from the beginning to the
-//! end of the topic as it was when the read started. Writing waits for the broker's
+//! end of the topic as it was when the read started, reading committed records only (in
+//! exactly-once mode the offsets are written in Kafka transactions). Writing waits for the broker's
 //! acknowledgement (`acks=all`), so a save that returns has been stored.
 //!
 //! The clients use the connector's producer security settings, so a secured cluster needs
@@ -17,7 +18,7 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Message, Offset, TopicPartitionList};
 
@@ -144,7 +145,8 @@ impl KafkaOffsetStore {
             .set("client.id", "pgcdc-offsets-reader")
             .set("group.id", "pgcdc-offsets-reader")
             .set("enable.auto.commit", "false")
-            .set("enable.partition.eof", "false");
+            .set("isolation.level", "read_committed")
+            .set("enable.partition.eof", "true");
         let consumer: BaseConsumer = consumer_config
             .create()
             .map_err(|e| Error::kafka("cannot create the offsets topic's reader").with_source(e))?;
@@ -245,7 +247,16 @@ fn read_last(consumer: &BaseConsumer, topic: &str, key: &str) -> Result<Option<O
         let Some(msg) = consumer.poll(Duration::from_millis(200)) else {
             continue;
         };
-        let msg = msg.map_err(|e| kafka_error(format!("cannot read {topic}"), e))?;
+        // Read committed: the end of a partition may be a transaction marker, which is never
+        // delivered, or an open transaction, which is not committed; either way the
+        // partition's end is reported instead.
+        let msg = match msg {
+            Err(KafkaError::PartitionEOF(p)) => {
+                ends.remove(&p);
+                continue;
+            }
+            other => other.map_err(|e| kafka_error(format!("cannot read {topic}"), e))?,
+        };
         if msg.key() == Some(key.as_bytes()) {
             last = Some(msg.payload().map(<[u8]>::to_vec));
         }

@@ -1,0 +1,289 @@
+//! Exactly-once delivery: how the Kafka sink maps the pipeline's units onto Kafka
+//! transactions (Kafka Connect's KIP-618, with its names).
+//!
+//! A Kafka transaction opens at the first record after the previous one committed and holds
+//! whole units: PostgreSQL transactions, heartbeats, logical messages, and the snapshot. It
+//! ends only between units, where `transaction.boundary` says ([`TransactionBoundary`]), and
+//! its last record is the connector's offsets record in the offsets topic, saying what the
+//! transaction covers. So a `read_committed` consumer sees every PostgreSQL transaction whole
+//! or not at all, and the offsets a restart reads describe exactly what was committed.
+//!
+//! Invariants:
+//! - a unit is reported complete to the [`AckTracker`] only once its Kafka transaction has
+//!   committed, so the LSN confirmed to PostgreSQL follows committed Kafka transactions;
+//! - while a snapshot is not complete (the tracker is held, see `pipeline::fence`), the Kafka
+//!   transaction ends only at the unit that completes it: a crash before then aborts the
+//!   whole snapshot, which the next start takes again without a duplicate;
+//! - the offsets record never moves back below the offsets loaded at start (`floor`).
+
+use std::time::{Duration, Instant};
+
+use crate::config::{ExactlyOnceConfig, TransactionBoundary};
+use crate::lsn::Lsn;
+use crate::offsets::ack::{AckToken, CommitInfo};
+use crate::offsets::store::Offsets;
+
+/// Where and how the offsets record of each Kafka transaction is written.
+#[derive(Debug, Clone)]
+pub struct TransactionSettings {
+    /// `transaction.boundary`, `max.batch.size` and the `transactional.id`.
+    pub config: ExactlyOnceConfig,
+    /// The offsets topic.
+    pub offsets_topic: String,
+    /// This connector's key in it (`["<name>",{"server":"<topic.prefix>"}]`).
+    pub offsets_key: String,
+    /// `transaction.timeout.ms`: the broker aborts a transaction open longer.
+    pub timeout: Duration,
+}
+
+/// The fraction of `transaction.timeout.ms` after which an open transaction is given up by
+/// pgcdc itself, with an error that says why, before the broker aborts it.
+const TIMEOUT_MARGIN: f64 = 0.9;
+
+/// The state of the open Kafka transaction, and what it covers.
+#[derive(Debug)]
+pub struct KafkaTransaction {
+    settings: TransactionSettings,
+    /// When the open Kafka transaction began (`None`: none is open).
+    opened: Option<Instant>,
+    /// Units begun and not yet closed.
+    open_units: u64,
+    /// Units closed in the open Kafka transaction, in order, with their commit info.
+    pending: Vec<(AckToken, CommitInfo)>,
+    /// Records sent in the open Kafka transaction.
+    records: usize,
+    /// The commit position of the last offsets written (at first, the loaded offsets').
+    written: Option<Lsn>,
+}
+
+impl KafkaTransaction {
+    /// No transaction open yet.
+    pub fn new(settings: TransactionSettings) -> Self {
+        KafkaTransaction {
+            settings,
+            opened: None,
+            open_units: 0,
+            pending: Vec::new(),
+            records: 0,
+            written: None,
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &TransactionSettings {
+        &self.settings
+    }
+
+    /// The offsets loaded at start: no offsets record goes below their commit position.
+    pub fn set_floor(&mut self, floor: Option<Lsn>) {
+        self.written = floor;
+    }
+
+    /// Whether a Kafka transaction is open.
+    pub fn is_open(&self) -> bool {
+        self.opened.is_some()
+    }
+
+    /// Notes that a Kafka transaction began at `now`.
+    pub fn opened(&mut self, now: Instant) {
+        self.opened = Some(now);
+        self.records = 0;
+    }
+
+    /// A unit opened.
+    pub fn unit_opened(&mut self) {
+        self.open_units += 1;
+    }
+
+    /// A record was sent in the open transaction.
+    pub fn record_sent(&mut self) {
+        self.records += 1;
+    }
+
+    /// Unit `token` closed with `info`; it completes when the Kafka transaction commits.
+    pub fn unit_closed(&mut self, token: AckToken, info: CommitInfo) {
+        self.open_units = self.open_units.saturating_sub(1);
+        self.pending.push((token, info));
+    }
+
+    /// Whether the open transaction may commit now: it holds closed units and no unit is half
+    /// sent; while a snapshot is incomplete (`held`), only once its last unit completes the
+    /// snapshot.
+    pub fn may_commit(&self, held: bool) -> bool {
+        match self.pending.last() {
+            None => false,
+            Some(_) if self.open_units > 0 => false,
+            Some((_, last)) => !held || last.completes_snapshot,
+        }
+    }
+
+    /// Whether `transaction.boundary` ends the transaction now: `idle` when no input waits.
+    pub fn boundary_due(&self, idle: bool, held: bool, now: Instant) -> bool {
+        if !self.may_commit(held) {
+            return false;
+        }
+        if held {
+            // The unit that completes a snapshot ends its transaction at once.
+            return true;
+        }
+        match self.settings.config.boundary {
+            TransactionBoundary::Connector => true,
+            TransactionBoundary::Poll => {
+                idle || self.records >= self.settings.config.max_batch_size
+            }
+            TransactionBoundary::Interval(every) => self
+                .opened
+                .is_some_and(|at| now.saturating_duration_since(at) >= every),
+        }
+    }
+
+    /// The offsets record to write before committing, as (token whose record it counts as,
+    /// offsets); `None` when it would not move the offsets forward.
+    pub fn offsets_record(&self) -> Option<(AckToken, Offsets)> {
+        let (token, last) = self.pending.last()?;
+        let forward = self.written.is_none_or(|w| last.end_lsn > w);
+        (forward || last.completes_snapshot).then(|| (*token, Offsets::after(last)))
+    }
+
+    /// The transaction committed, with `written` the offsets it stored (if any): returns its
+    /// units, to report complete.
+    pub fn committed(&mut self, written: Option<&Offsets>) -> Vec<(AckToken, CommitInfo)> {
+        if let Some(lsn) = written.and_then(|o| o.lsn_commit) {
+            self.written = Some(self.written.map_or(lsn, |w| w.max(lsn)));
+        }
+        self.opened = None;
+        self.records = 0;
+        std::mem::take(&mut self.pending)
+    }
+
+    /// The transaction was aborted: its units will never complete.
+    pub fn aborted(&mut self) {
+        self.opened = None;
+        self.records = 0;
+        self.pending.clear();
+    }
+
+    /// How long the open transaction has been open, when that is past the margin before
+    /// `transaction.timeout.ms`.
+    pub fn overdue(&self, now: Instant) -> Option<Duration> {
+        let open = now.saturating_duration_since(self.opened?);
+        (open.as_secs_f64() >= self.settings.timeout.as_secs_f64() * TIMEOUT_MARGIN).then_some(open)
+    }
+
+    /// How many records the open transaction holds.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx(boundary: TransactionBoundary) -> KafkaTransaction {
+        KafkaTransaction::new(TransactionSettings {
+            config: ExactlyOnceConfig {
+                transactional_id: "g-c-0".into(),
+                boundary,
+                max_batch_size: 3,
+            },
+            offsets_topic: "offsets".into(),
+            offsets_key: "k".into(),
+            timeout: Duration::from_secs(10),
+        })
+    }
+
+    fn info(end: u64, completes_snapshot: bool) -> CommitInfo {
+        CommitInfo {
+            end_lsn: Lsn(end),
+            completes_snapshot,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_transaction_ends_only_between_units() {
+        let now = Instant::now();
+        let mut t = tx(TransactionBoundary::Connector);
+        assert!(!t.boundary_due(true, false, now), "nothing to commit");
+        t.opened(now);
+        t.unit_opened();
+        t.record_sent();
+        assert!(
+            !t.boundary_due(true, false, now),
+            "half a unit is never committed"
+        );
+        t.unit_closed(AckToken(0), info(100, false));
+        assert!(t.boundary_due(false, false, now));
+        let units = t.committed(Some(&Offsets::after(&info(100, false))));
+        assert_eq!(units.len(), 1);
+        assert!(!t.is_open());
+    }
+
+    #[test]
+    fn poll_ends_when_idle_or_full_and_interval_when_due() {
+        let now = Instant::now();
+        let mut t = tx(TransactionBoundary::Poll);
+        t.opened(now);
+        t.unit_opened();
+        t.record_sent();
+        t.unit_closed(AckToken(0), info(100, false));
+        assert!(!t.boundary_due(false, false, now), "input waits, room left");
+        assert!(t.boundary_due(true, false, now), "idle");
+        for _ in 0..2 {
+            t.record_sent();
+        }
+        assert!(t.boundary_due(false, false, now), "max.batch.size reached");
+
+        let mut t = tx(TransactionBoundary::Interval(Duration::from_secs(5)));
+        t.opened(now);
+        t.unit_opened();
+        t.unit_closed(AckToken(0), info(100, false));
+        assert!(!t.boundary_due(true, false, now + Duration::from_secs(4)));
+        assert!(t.boundary_due(false, false, now + Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn an_incomplete_snapshot_stays_in_one_transaction() {
+        let now = Instant::now();
+        let mut t = tx(TransactionBoundary::Connector);
+        t.opened(now);
+        for (seq, end) in [(0, 100), (1, 200)] {
+            t.unit_opened();
+            t.unit_closed(AckToken(seq), info(end, false));
+            assert!(
+                !t.boundary_due(true, true, now),
+                "held: not before the marker"
+            );
+            assert!(!t.may_commit(true));
+        }
+        t.unit_opened();
+        t.unit_closed(AckToken(2), info(150, true));
+        assert!(t.boundary_due(false, true, now), "the marker ends it");
+        let (token, offsets) = t.offsets_record().unwrap();
+        assert_eq!(token, AckToken(2));
+        assert_eq!(offsets, Offsets::snapshot_completed_at(Lsn(150)));
+    }
+
+    #[test]
+    fn offsets_never_move_back_below_the_floor_and_overdue_is_reported() {
+        let now = Instant::now();
+        let mut t = tx(TransactionBoundary::Connector);
+        t.set_floor(Some(Lsn(500)));
+        t.opened(now);
+        t.unit_opened();
+        t.unit_closed(AckToken(0), info(300, false));
+        assert!(t.offsets_record().is_none(), "300 is below the loaded 500");
+        t.unit_opened();
+        t.unit_closed(AckToken(1), info(600, false));
+        let (_, o) = t.offsets_record().unwrap();
+        assert_eq!(o.lsn_commit, Some(Lsn(600)));
+        assert_eq!(t.overdue(now + Duration::from_secs(8)), None);
+        assert_eq!(
+            t.overdue(now + Duration::from_secs(9)),
+            Some(Duration::from_secs(9))
+        );
+        t.aborted();
+        assert!(t.offsets_record().is_none() && !t.is_open());
+    }
+}
