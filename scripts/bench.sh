@@ -56,6 +56,12 @@
 #                                   (id uuid, aggregatetype of 10 values, aggregateid, type,
 #                                   jsonb payload of ~500 B) read through the EventRouter into 10
 #                                   topics (scripts/bench-outbox.sh runs both and compares)
+#   BENCH_EXACTLY_ONCE [0]          1: exactly-once mode (exactly.once.source.support=enabled,
+#                                   offsets in the topic <prefix>-offsets, 1 partition); Kafka
+#                                   records are then counted by consuming read_committed
+#                                   (watermarks also count transaction markers).
+#                                   scripts/bench-eos.sh runs both modes and compares
+#   BENCH_TRANSACTION_BOUNDARY [poll]  transaction.boundary in exactly-once mode
 #   PGCDC_LOG [info]                pgcdc log filter
 # shellcheck disable=SC2015  # "check && check || die" is intended: die exits
 set -euo pipefail
@@ -100,6 +106,8 @@ PERF=${BENCH_PERF:-0}
 NO_BUILD=${BENCH_NO_BUILD:-0}
 KEEP_TOPIC=${BENCH_KEEP_TOPIC:-0}
 WORKLOAD=${BENCH_WORKLOAD:-core}
+EOS=${BENCH_EXACTLY_ONCE:-0}
+BOUNDARY=${BENCH_TRANSACTION_BOUNDARY:-poll}
 SERVICES=${BENCH_SERVICES:-start}
 KAFKA_LIB=${BENCH_KAFKA_LIB:-$ROOT/target/services/kafka/lib}
 export PGCDC_LOG=${PGCDC_LOG:-info}
@@ -114,6 +122,8 @@ is_uint "$TIMEOUT" && [ "$TIMEOUT" -gt 0 ] || die "BENCH_TIMEOUT=$TIMEOUT: expec
 case "$VERIFY" in offsets|full) ;; *) die "BENCH_VERIFY=$VERIFY: expected offsets or full" ;; esac
 case "$SERVICES" in start|running) ;; *) die "BENCH_SERVICES=$SERVICES: expected start or running" ;; esac
 case "$WORKLOAD" in core|outbox) ;; *) die "BENCH_WORKLOAD=$WORKLOAD: expected core or outbox" ;; esac
+case "$EOS" in 0|1) ;; *) die "BENCH_EXACTLY_ONCE=$EOS: expected 0 or 1" ;; esac
+case "$BOUNDARY" in poll|interval|connector) ;; *) die "BENCH_TRANSACTION_BOUNDARY=$BOUNDARY: expected poll, interval or connector" ;; esac
 [ "$WORKLOAD" = core ] || [ "$VERIFY" = offsets ] || die "BENCH_VERIFY=full is for the core workload only"
 case "$SSLMODE" in disable|allow|prefer|require) ;; *) die "BENCH_PG_SSLMODE=$SSLMODE: expected disable, allow, prefer or require" ;; esac
 
@@ -137,7 +147,7 @@ if [ "$WORKLOAD" = outbox ]; then
   TOPICS_REGEX="$PREFIX\\.outbox\\.event\\..*"
 fi
 PGCDC="$ROOT/target/release/pgcdc"
-TOPIC_REGEX='bench[0-9]{8}T[0-9]{6}Z\.(public\.t|outbox\.event\..*)'
+TOPIC_REGEX='bench[0-9]{8}T[0-9]{6}Z(\.public\.t|\.outbox\.event\..*|-offsets)'
 mkdir -p "$OUT"
 
 # Clock in seconds with microseconds, and float helpers.
@@ -296,6 +306,7 @@ cleanup() {
     fi
     if [ "${TOPIC_MAY_EXIST:-0}" = 1 ] && [ "$KEEP_TOPIC" != 1 ]; then
       delete_topics "$TOPICS_REGEX"
+      [ "$EOS" != 1 ] || delete_topics "$PREFIX-offsets"
     fi
   fi
   [ "$rc" = 0 ] || log "FAILED (exit $rc); logs in $RUN"
@@ -466,6 +477,12 @@ if [ "$WORKLOAD" = outbox ]; then
     "transforms.outbox.route.topic.replacement": ($prefix + ".outbox.event.${routedByValue}")}' \
     "$RUN/connector.json" >"$RUN/connector.json.tmp" && mv "$RUN/connector.json.tmp" "$RUN/connector.json"
 fi
+if [ "$EOS" = 1 ]; then
+  jq --arg prefix "$PREFIX" --arg boundary "$BOUNDARY" '.config |= (del(."offset.storage.file.filename") + {
+    "exactly.once.source.support": "enabled", "transaction.boundary": $boundary,
+    "offsets.storage.topic": ($prefix + "-offsets"), "offset.storage.partitions": "1"})' \
+    "$RUN/connector.json" >"$RUN/connector.json.tmp" && mv "$RUN/connector.json.tmp" "$RUN/connector.json"
+fi
 chmod 600 "$RUN/connector.json"   # holds the (local test) database password
 
 SET_ARGS=()
@@ -613,9 +630,17 @@ if [ -n "$ts" ] && t_stream=$(date -d "$ts" +%s.%N 2>/dev/null); then
   STREAM_RATE=$(fdiv "$ROWS" "$(fsub "$t_ack" "$t_stream")")
 fi
 
-# Kafka: records in the topic(s) = sum over topics and partitions of (high - low watermark).
+# Kafka: records in the topic(s) = sum over topics and partitions of (high - low watermark);
+# in exactly-once mode, the records a read_committed consumer reads (markers take offsets).
 kafka_count() {
   local t parts p hi lo total=0
+  if [ "$EOS" = 1 ]; then
+    for t in "${TOPICS[@]}"; do
+      total=$(( total + $(kcat -C -b "$KAFKA" -X isolation.level=read_committed -t "$t" -o beginning -e -q -f 'x\n' | wc -l) ))
+    done
+    echo "$total"
+    return
+  fi
   for t in "${TOPICS[@]}"; do
     parts=$(kcat -L -b "$KAFKA" -t "$t" -J -m 10 | jq -r '.topics[0].partitions[].partition')
     [ -n "$parts" ] || { echo "error"; return; }
@@ -715,7 +740,7 @@ jq -n \
   --argjson k_wait "$(jnum "$KAFKA_WAIT_S")" \
   --arg topic "$TOPIC" --argjson k_parts "$(jnum "$KAFKA_PARTITIONS")" \
   --argjson k_records "$(jnum "$KAFKA_RECORDS")" --argjson k_distinct "$(jnum "$DISTINCT_KEYS")" \
-  --argjson verified "$VERIFIED" \
+  --argjson verified "$VERIFIED" --arg eos "$EOS" --arg boundary "$BOUNDARY" \
   --argjson avg_key "$(jnum "$AVG_KEY")" --argjson avg_value "$(jnum "$AVG_VALUE")" \
   --argjson ratio "$(jnum "$RATIO")" --arg run_dir "$RUN" '
 {
@@ -726,7 +751,8 @@ jq -n \
   host: {cpus: $cpus, loadavg_at_start: $loadavg0, loadavg_at_end: $loadavg},
   settings: {producer: $producer, forced: {acks: "all", "enable.idempotence": "true"},
              status_update_interval_ms: $status, topic_creation_default_partitions: $parts_setting,
-             snapshot_mode: "no_data", pg_sslmode: $ssl, extra_set: $extra},
+             snapshot_mode: "no_data", pg_sslmode: $ssl, extra_set: $extra,
+             exactly_once: ($eos == "1"), transaction_boundary: (if $eos == "1" then $boundary else null end)},
   lsn: {recvlogical_slot_start: $lsn_recv, pgcdc_slot_start: $lsn_pgcdc, slots_equal: $equal,
         last_commit_end: $end_lsn, pg_current_wal_lsn_after_load: $end_wal, wal_bytes: $wal_bytes},
   load_seconds: $load_s,
@@ -756,6 +782,7 @@ slots         $SLOT_RECV starts at $LSN_RECV_START, $SLOT_PGCDC at $LSN_PGCDC_ST
 end LSN       last commit ends at $END_LSN (pg_current_wal_lsn after load: $END_WAL_LSN); $WAL_BYTES WAL bytes
 settings      producer: ${fmt_producer:-pgcdc defaults} (acks=all, idempotence forced)
               status.update.interval.ms=$STATUS_MS, partitions=$KAFKA_PARTITIONS, sslmode=$SSLMODE${EXTRA_SET:+, extra: $EXTRA_SET}
+              delivery: $([ "$EOS" = 1 ] && echo "exactly-once (transaction.boundary=$BOUNDARY)" || echo "at-least-once")
 pgcdc build   $GIT_COMMIT (+$GIT_DIRTY uncommitted source files), binary $BIN_MTIME
 host          $(nproc) cpus, load average $LOADAVG_START at start, $LOADAVG at end
 

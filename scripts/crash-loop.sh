@@ -5,7 +5,11 @@
 # key: changes lost, keys out of commit order, and duplicates not explained by a kill.
 #
 # Usage: scripts/crash-loop.sh [changes] [kills] [seed]    (default 1000000 100, random seed)
-# CI runs the same test with 200,000 changes and 20 kills (tests/crash.rs).
+#        PGCDC_CRASH_MODE=exactly-once scripts/crash-loop.sh ...
+#   PGCDC_CRASH_MODE [at-least-once]  exactly-once: exactly.once.source.support=enabled, offsets
+#                                     in a topic, the checker reading committed records, and no
+#                                     duplicate allowed
+# CI runs the same tests with 200,000 changes and 20 kills (tests/crash.rs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -16,7 +20,12 @@ scripts/services.sh start all
 export PGCDC_TEST_CRASH_CHANGES="${1:-1000000}"
 export PGCDC_TEST_CRASH_KILLS="${2:-100}"
 if [ -n "${3:-}" ]; then export PGCDC_TEST_CRASH_SEED="$3"; fi
+case "${PGCDC_CRASH_MODE:-at-least-once}" in
+  at-least-once) test=crash::crash_loop_loses_nothing_and_keeps_each_keys_order ;;
+  exactly-once) test=crash::crash_loop_in_exactly_once_mode_loses_nothing_and_duplicates_nothing ;;
+  *) echo "crash-loop: PGCDC_CRASH_MODE=$PGCDC_CRASH_MODE: expected at-least-once or exactly-once" >&2; exit 2 ;;
+esac
 start=$(date +%s)
-cargo test --release --test integration crash::crash_loop_loses_nothing_and_keeps_each_keys_order -- --exact --nocapture 2>&1 \
+cargo test --release --test integration "$test" -- --exact --nocapture 2>&1 \
   | grep --line-buffered -E '^crash loop|panicked|test result|^  key '
 echo "crash-loop: $(( $(date +%s) - start )) s"

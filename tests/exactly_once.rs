@@ -210,3 +210,134 @@ async fn a_zombie_is_fenced_and_its_open_transaction_never_becomes_visible() {
         "read_committed sees no zombie record"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_instance_is_fenced_by_the_standby_that_took_over_and_nothing_is_repeated() {
+    use std::process::Stdio;
+    const ROWS: i64 = 200_000;
+
+    let db = TestDb::create("zombie").await;
+    db.exec("CREATE TABLE public.z (id int8 PRIMARY KEY, pad text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("zombie");
+    let mut raw = eos_config(&db, &prefix, dir.path(), "poll");
+    raw.insert("slot.max.retries".into(), "-1".into());
+    raw.insert("slot.retry.delay.ms".into(), "200".into());
+    let config = dir.path().join("connector.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"name": prefix, "config": raw}).to_string(),
+    )
+    .unwrap();
+    let spawn = |log: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(["run", "--config", config.to_str().unwrap()])
+            .env("PGCDC_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("start pgcdc")
+    };
+    let first_log = dir.path().join("first.log");
+    let mut first = spawn(&first_log);
+    db.wait_for_slot(&prefix).await;
+    let (first_pid, _) = wait_for("the first instance to stream", T, || async {
+        db.walsender(&prefix).await
+    })
+    .await;
+    let standby_log = dir.path().join("standby.log");
+    let mut standby = spawn(&standby_log);
+    wait_for("the standby to wait for the slot", T, || async {
+        std::fs::read_to_string(&standby_log)
+            .unwrap_or_default()
+            .contains("replication slot is in use by another replication connection; waiting")
+            .then_some(())
+    })
+    .await;
+
+    // One big transaction; the first instance is paused while its Kafka transaction is open
+    // (records written, uncommitted), and its walsender ended, as wal_sender_timeout would.
+    let topic = format!("{prefix}.public.z");
+    db.exec(&format!(
+        "INSERT INTO z SELECT g, repeat('x', 200) FROM generate_series(1, {ROWS}) g"
+    ))
+    .await;
+    wait_for("uncommitted records of the big transaction", T, || async {
+        let ends = end_offsets(&env().kafka, std::slice::from_ref(&topic)).await;
+        (ends.values().sum::<i64>() > 2000).then_some(())
+    })
+    .await;
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(first.id() as i32, libc::SIGSTOP) };
+    db.exec(&format!("SELECT pg_terminate_backend({first_pid})"))
+        .await;
+    let paused = std::time::Instant::now();
+    wait_for("the standby to take over", T, || async {
+        db.walsender(&prefix)
+            .await
+            .filter(|(pid, _)| *pid != first_pid)
+    })
+    .await;
+    let takeover = paused.elapsed();
+    wait_for(
+        "the standby to start its transactional producer",
+        T,
+        || async {
+            std::fs::read_to_string(&standby_log)
+                .unwrap_or_default()
+                .contains("transactional producer ready")
+                .then_some(())
+        },
+    )
+    .await;
+
+    // The zombie wakes up with its open transaction and buffered changes. Whatever it notices
+    // first, it writes nothing: its producer was fenced (it stops saying so), or its
+    // replication connection is gone and it restarts, to wait for the slot as a standby (it
+    // takes no producer before it has the slot, so it cannot fence the new instance).
+    let before_wake = std::fs::read_to_string(&first_log).unwrap().len();
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(first.id() as i32, libc::SIGCONT) };
+    let outcome = wait_for("the zombie to stop or wait for the slot", T, || async {
+        let log = std::fs::read_to_string(&first_log).unwrap();
+        let after = &log[before_wake..];
+        if after.contains("fenced") {
+            Some("fenced")
+        } else if after.contains("replication slot is in use by another replication connection") {
+            Some("waiting for the slot")
+        } else {
+            None
+        }
+    })
+    .await;
+    eprintln!("the zombie, woken: {outcome}");
+
+    db.exec("INSERT INTO z VALUES (-1, 'sentinel')").await;
+    let records = read_until(&env().kafka, &topic, Duration::from_secs(300), |r| {
+        r.last()
+            .and_then(Rec::value_json)
+            .is_some_and(|v| v["after"]["id"] == -1)
+    })
+    .await;
+    let mut count: HashMap<i64, u32> = HashMap::new();
+    for r in &records {
+        if let Some(id) = r.value_json().and_then(|v| v["after"]["id"].as_i64()) {
+            *count.entry(id).or_default() += 1;
+        }
+    }
+    let missing = (1..=ROWS).filter(|i| !count.contains_key(i)).count();
+    let repeated = count.values().filter(|n| **n > 1).count();
+    assert_eq!(
+        (missing, repeated, records.len() as i64),
+        (0, 0, ROWS + 1),
+        "read_committed: each change once"
+    );
+    eprintln!("standby took over {takeover:?} after the first instance's walsender ended");
+    let _ = first.kill();
+    let _ = first.wait();
+    // SAFETY: kill(2) on our child.
+    unsafe { libc::kill(standby.id() as i32, libc::SIGTERM) };
+    assert!(standby.wait().unwrap().success(), "graceful stop exits 0");
+    db.cleanup().await;
+}

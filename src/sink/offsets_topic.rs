@@ -17,10 +17,10 @@ use std::time::Duration;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Message, Offset, TopicPartitionList};
+use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use crate::config::{KafkaConfig, OffsetsTopicConfig};
 use crate::error::{Error, Result};
@@ -143,12 +143,13 @@ impl KafkaOffsetStore {
         let mut consumer_config = self.client.clone();
         consumer_config
             .set("client.id", "pgcdc-offsets-reader")
-            .set("group.id", "pgcdc-offsets-reader")
+            // librdkafka names the setting as Kafka Connect's worker does.
+            .set(crate::config::keys::GROUP_ID, "pgcdc-offsets-reader")
             .set("enable.auto.commit", "false")
             .set("isolation.level", "read_committed")
             .set("enable.partition.eof", "true");
-        let consumer: BaseConsumer = consumer_config
-            .create()
+        let consumer: BaseConsumer<ReaderContext> = consumer_config
+            .create_with_context(ReaderContext)
             .map_err(|e| Error::kafka("cannot create the offsets topic's reader").with_source(e))?;
         let topic = self.topic.clone();
         let key = self.key.clone();
@@ -204,9 +205,29 @@ impl KafkaOffsetStore {
     }
 }
 
+/// The offsets reader's client context: the end of a partition, which the reader asks to be
+/// told about, is not an error to log.
+struct ReaderContext;
+
+impl ClientContext for ReaderContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        if !matches!(error, KafkaError::PartitionEOF(_))
+            && error.rdkafka_error_code() != Some(RDKafkaErrorCode::PartitionEOF)
+        {
+            tracing::warn!(target: "librdkafka", "offsets reader: {error}: {reason}");
+        }
+    }
+}
+
+impl ConsumerContext for ReaderContext {}
+
 /// Reads every partition of `topic` from the beginning up to its end at the time of the call
 /// and returns the last value of `key` (`Some(None)`: a tombstone), if any.
-fn read_last(consumer: &BaseConsumer, topic: &str, key: &str) -> Result<Option<Option<Vec<u8>>>> {
+fn read_last(
+    consumer: &BaseConsumer<ReaderContext>,
+    topic: &str,
+    key: &str,
+) -> Result<Option<Option<Vec<u8>>>> {
     let metadata = consumer
         .fetch_metadata(Some(topic), OFFSETS_TOPIC_TIMEOUT)
         .map_err(|e| kafka_error(format!("cannot read the metadata of {topic}"), e))?;
