@@ -531,12 +531,20 @@ impl KafkaSink {
             let r = tokio::task::block_in_place(|| self.producer.commit_transaction(attempt));
             match r {
                 Ok(()) => break,
+                // Records still undelivered (the brokers are away), or the commit itself timed
+                // out: both may be retried, which is backpressure.
+                Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut)) => {
+                    tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; waiting");
+                    self.ensure_not_overdue()?;
+                    tokio::task::yield_now().await;
+                }
                 Err(KafkaError::Transaction(e)) if e.is_retriable() && !e.txn_requires_abort() => {
                     tracing::warn!(transactional_id = %id, error = %e, "committing the Kafka transaction: Kafka does not answer yet; retrying");
                     self.ensure_not_overdue()?;
                     tokio::task::yield_now().await;
                 }
                 Err(e) => {
+                    tracing::error!(transactional_id = %id, error = %e, "the Kafka transaction could not commit; aborting it");
                     self.abort_transaction();
                     return Err(transaction_failure(
                         &id,
