@@ -105,8 +105,11 @@ async fn exactly_once_publishes_each_change_once_across_restarts_with_its_offset
         assert_eq!(got.last(), Some(&(501, "c".into(), 1)), "{boundary}");
 
         // The offsets topic holds this connector's position, written in the transactions.
-        let offsets = read_until(&env().kafka, &format!("{prefix}-offsets"), T, |r| {
-            !r.is_empty()
+        let offsets = read_until(&env().kafka, &format!("{prefix}-offsets"), T, move |r| {
+            r.last()
+                .and_then(Rec::value_json)
+                .and_then(|v| v["lsn_commit"].as_u64())
+                .is_some_and(|lsn| lsn >= end - 200)
         })
         .await;
         let last = offsets.last().unwrap();

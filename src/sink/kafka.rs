@@ -526,6 +526,17 @@ impl KafkaSink {
             };
             self.produce(&r, *token).await?;
         }
+        // Every record delivered first: librdkafka's commit would flush them itself, but it
+        // polls for their reports in steps of 100 ms while this producer's own thread serves
+        // them, which costs up to 100 ms per transaction.
+        while !self.wait_delivered(Duration::from_secs(5)).await {
+            if let Some(failure) = Sink::failure(self) {
+                self.abort_transaction();
+                return Err(Error::kafka(failure));
+            }
+            tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; waiting");
+            self.ensure_not_overdue()?;
+        }
         loop {
             let attempt = Duration::from_secs(5);
             let r = tokio::task::block_in_place(|| self.producer.commit_transaction(attempt));
@@ -835,14 +846,21 @@ impl KafkaSink {
     /// all arrived.
     async fn wait_delivered(&mut self, timeout: Duration) -> bool {
         let deadline = tokio::time::Instant::now().checked_add(timeout);
-        while self.producer.in_flight_count() > 0 {
+        let delivered = self.delivered.clone();
+        loop {
+            // Registered before the count is read, so a report in between wakes the wait.
+            let notified = delivered.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.producer.in_flight_count() == 0 {
+                break;
+            }
             if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
                 || self.tracker.failure().is_some()
             {
                 return false;
             }
-            let _ =
-                tokio::time::timeout(Duration::from_millis(50), self.delivered.notified()).await;
+            let _ = tokio::time::timeout(Duration::from_millis(50), notified).await;
         }
         // Every report arrived; one of them may have been a failure.
         self.tracker.failure().is_none()
