@@ -29,3 +29,10 @@ start=$(date +%s)
 cargo test --release --test integration "$test" -- --exact --nocapture 2>&1 \
   | grep --line-buffered -E '^crash loop|panicked|test result|^  key '
 echo "crash-loop: $(( $(date +%s) - start )) s"
+# The run's topics hold tens of GB on the fault broker: delete them (crash_<pid>_<n>...).
+if command -v java >/dev/null 2>&1 && [ -d target/services/kafka/lib ]; then
+  java -Xmx256m -cp "target/services/kafka/lib/*" bench/DeleteTopics.java \
+    "$PGCDC_TEST_KAFKA_FAULT" 'crash_[0-9]+_[0-9]+(\..*|-offsets)' >/dev/null \
+    && echo "crash-loop: deleted the run's topics" \
+    || echo "crash-loop: could not delete the run's topics (crash_*) from the fault broker" >&2
+fi
