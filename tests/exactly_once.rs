@@ -216,7 +216,6 @@ async fn a_zombie_is_fenced_and_its_open_transaction_never_becomes_visible() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_instance_is_fenced_by_the_standby_that_took_over_and_nothing_is_repeated() {
-    use std::process::Stdio;
     const ROWS: i64 = 200_000;
 
     let db = TestDb::create("zombie").await;
@@ -233,31 +232,13 @@ async fn a_paused_instance_is_fenced_by_the_standby_that_took_over_and_nothing_i
         serde_json::json!({"name": prefix, "config": raw}).to_string(),
     )
     .unwrap();
-    let spawn = |log: &std::path::Path| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
-            .args(["run", "--config", config.to_str().unwrap()])
-            .env("PGCDC_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .expect("start pgcdc")
-    };
-    let first_log = dir.path().join("first.log");
-    let mut first = spawn(&first_log);
-    db.wait_for_slot(&prefix).await;
-    let (first_pid, _) = wait_for("the first instance to stream", T, || async {
-        db.walsender(&prefix).await
-    })
-    .await;
-    let standby_log = dir.path().join("standby.log");
-    let mut standby = spawn(&standby_log);
-    wait_for("the standby to wait for the slot", T, || async {
-        std::fs::read_to_string(&standby_log)
-            .unwrap_or_default()
-            .contains("replication slot is in use by another replication connection; waiting")
-            .then_some(())
-    })
-    .await;
+    let FirstAndStandby {
+        mut first,
+        first_walsender: first_pid,
+        first_log,
+        mut standby,
+        standby_log,
+    } = first_and_standby(&db, &prefix, &config, dir.path()).await;
 
     // One big transaction; the first instance is paused while its Kafka transaction is open
     // (records written, uncommitted), and its walsender ended, as wal_sender_timeout would.

@@ -118,7 +118,6 @@ async fn after_a_network_cut_the_connector_reconnects_and_loses_nothing() {
 /// kept in Kafka, losing nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standby_takes_over_within_ten_seconds_of_a_kill_and_loses_nothing() {
-    use std::process::Stdio;
     use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
     let db = TestDb::create("standby").await;
@@ -132,30 +131,12 @@ async fn a_standby_takes_over_within_ten_seconds_of_a_kill_and_loses_nothing() {
     raw.insert("slot.retry.delay.ms".into(), "1000".into());
     let config = dir.path().join("connector.json");
     std::fs::write(&config, json!({"name": prefix, "config": raw}).to_string()).unwrap();
-    let spawn = |log: &std::path::Path| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
-            .args(["run", "--config", config.to_str().unwrap()])
-            .env("PGCDC_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .expect("start pgcdc")
-    };
-    let mut first = spawn(&dir.path().join("first.log"));
-    db.wait_for_slot(&prefix).await;
-    let (first_pid, _) = wait_for("the first instance to stream", T, || async {
-        db.walsender(&prefix).await
-    })
-    .await;
-    let standby_log = dir.path().join("standby.log");
-    let mut standby = spawn(&standby_log);
-    wait_for("the standby to wait for the slot", T, || async {
-        std::fs::read_to_string(&standby_log)
-            .unwrap_or_default()
-            .contains("replication slot is in use by another replication connection; waiting")
-            .then_some(())
-    })
-    .await;
+    let FirstAndStandby {
+        mut first,
+        first_walsender: first_pid,
+        mut standby,
+        ..
+    } = first_and_standby(&db, &prefix, &config, dir.path()).await;
 
     let stop = Arc::new(AtomicBool::new(false));
     let last = Arc::new(AtomicI64::new(0));

@@ -747,3 +747,57 @@ pub async fn end_offsets(
     .await
     .expect("watermarks thread")
 }
+
+/// Two pgcdc processes (the binary) on the connector file `config`, logging at INFO into
+/// `first.log` and `standby.log` in `dir`: the first streams the slot, the second waits for it
+/// as a standby (the config sets `slot.max.retries=-1`).
+pub struct FirstAndStandby {
+    pub first: std::process::Child,
+    /// The walsender serving the first.
+    pub first_walsender: i32,
+    pub first_log: std::path::PathBuf,
+    pub standby: std::process::Child,
+    pub standby_log: std::path::PathBuf,
+}
+
+/// Starts [`FirstAndStandby`]: returns once the first streams and the standby says it waits.
+pub async fn first_and_standby(
+    db: &TestDb,
+    slot: &str,
+    config: &std::path::Path,
+    dir: &std::path::Path,
+) -> FirstAndStandby {
+    let spawn = |log: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(["run", "--config", config.to_str().unwrap()])
+            .env("PGCDC_LOG", "info")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("start pgcdc")
+    };
+    let timeout = Duration::from_secs(120);
+    let first_log = dir.join("first.log");
+    let first = spawn(&first_log);
+    db.wait_for_slot(slot).await;
+    let (first_walsender, _) = wait_for("the first instance to stream", timeout, || async {
+        db.walsender(slot).await
+    })
+    .await;
+    let standby_log = dir.join("standby.log");
+    let standby = spawn(&standby_log);
+    wait_for("the standby to wait for the slot", timeout, || async {
+        std::fs::read_to_string(&standby_log)
+            .unwrap_or_default()
+            .contains("replication slot is in use by another replication connection; waiting")
+            .then_some(())
+    })
+    .await;
+    FirstAndStandby {
+        first,
+        first_walsender,
+        first_log,
+        standby,
+        standby_log,
+    }
+}
