@@ -535,7 +535,8 @@ impl KafkaSink {
                 return Err(Error::kafka(failure));
             }
             tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; waiting");
-            self.ensure_not_overdue()?;
+            // The transaction is open: this only checks its deadline.
+            self.ensure_transaction()?;
         }
         loop {
             let attempt = Duration::from_secs(5);
@@ -544,14 +545,9 @@ impl KafkaSink {
                 Ok(()) => break,
                 // Records still undelivered (the brokers are away), or the commit itself timed
                 // out: both may be retried, which is backpressure.
-                Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut)) => {
-                    tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; waiting");
-                    self.ensure_not_overdue()?;
-                    tokio::task::yield_now().await;
-                }
-                Err(KafkaError::Transaction(e)) if e.is_retriable() && !e.txn_requires_abort() => {
-                    tracing::warn!(transactional_id = %id, error = %e, "committing the Kafka transaction: Kafka does not answer yet; retrying");
-                    self.ensure_not_overdue()?;
+                Err(e) if commit_retriable(&e) => {
+                    tracing::debug!(transactional_id = %id, error = %e, "committing the Kafka transaction: Kafka does not answer yet; retrying");
+                    self.ensure_transaction()?;
                     tokio::task::yield_now().await;
                 }
                 Err(e) => {
@@ -579,15 +575,6 @@ impl KafkaSink {
             stored.fetch_max(lsn.0, Ordering::AcqRel);
         }
         Ok(())
-    }
-
-    /// Fails when the open transaction is too close to its timeout (see
-    /// [`KafkaSink::ensure_transaction`]).
-    fn ensure_not_overdue(&mut self) -> Result<()> {
-        match self.txn.as_ref() {
-            Some(t) if t.is_open() => self.ensure_transaction(),
-            _ => Ok(()),
-        }
     }
 
     /// Aborts the open Kafka transaction, if any: nothing of it becomes visible to
@@ -965,6 +952,16 @@ fn transaction_error(id: &str, what: &str, code: Option<RDKafkaErrorCode>, reaso
         _ => Error::connection(format!(
             "{what} (transactional.id {id}): {reason}; the transaction was aborted, so read_committed consumers see none of it, and it is sent again after the restart"
         )),
+    }
+}
+
+/// Whether a failed commit may be tried again: records not delivered yet, or a retriable
+/// error that does not require an abort.
+fn commit_retriable(e: &KafkaError) -> bool {
+    match e {
+        KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut) => true,
+        KafkaError::Transaction(t) => t.is_retriable() && !t.txn_requires_abort(),
+        _ => false,
     }
 }
 
