@@ -14,6 +14,7 @@ mod exactly_once;
 mod faults;
 mod offsets;
 mod outbox;
+mod producer;
 mod records;
 mod roundtrip;
 mod security;
