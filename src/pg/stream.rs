@@ -2,7 +2,9 @@
 //!
 //! It reads CopyData frames, decodes pgoutput messages and hands them on through a bounded
 //! queue (bounded in records by the channel and in bytes by [`QueueBytes`]). It never waits
-//! on Kafka. Its `select!` loop is biased, in this order:
+//! on Kafka. Items go through the queue in chunks of up to [`ReaderSettings::chunk_len`]:
+//! everything decoded and waiting, at once, so that neither side wakes the other for every
+//! message (a thread wake-up costs more than converting a row). Its `select!` loop is biased, in this order:
 //! 1. shutdown: stop reading; keep answering until the pipeline has drained, then send the
 //!    final status update;
 //! 2. the status timer: a standby status update every interval, even while the queue is full
@@ -102,7 +104,20 @@ pub struct ReaderSettings {
     pub dead_after: Duration,
     /// Longest wait, after shutdown, for the pipeline to drain before the final status update.
     pub drain_timeout: Duration,
+    /// Most items in one chunk handed to the queue (at least 1).
+    pub chunk_len: usize,
 }
+
+/// The chunk length and the queue's capacity in chunks for a bound of `max_items` items
+/// (`max.queue.size`): chunks of up to [`MAX_CHUNK_LEN`] items, and never more than
+/// `max_items` items in the queue.
+pub fn queue_shape(max_items: usize) -> (usize, usize) {
+    let chunk_len = MAX_CHUNK_LEN.min(max_items).max(1);
+    (chunk_len, (max_items / chunk_len).max(1))
+}
+
+/// Most items in one chunk of the reader's queue.
+pub const MAX_CHUNK_LEN: usize = 256;
 
 /// Runs the reader until shutdown or error. `drained` flips to true when the pipeline has
 /// flushed everything it will flush; the reader then sends a final status update.
@@ -110,7 +125,7 @@ pub struct ReaderSettings {
 pub async fn run_reader(
     reader: ReplicationReader,
     writer: ReplicationWriter,
-    tx: mpsc::Sender<StreamEvent>,
+    tx: mpsc::Sender<Vec<StreamEvent>>,
     bytes: Arc<QueueBytes>,
     flushed: FlushedLsn,
     settings: ReaderSettings,
@@ -149,15 +164,10 @@ pub async fn run_reader(
                 r.status_update(true).await?
             }
             _ = confirm.tick() => r.confirm_progress().await?,
-            // 3. Hand on a decoded message when the queue has room.
+            // 3. Hand on what is decoded when the queue has room.
             permit = tx.reserve(), if !r.pending.is_empty() && room => {
                 let Ok(permit) = permit else { break };
-                if let Some(ev) = r.pending.pop_front() {
-                    if let StreamEvent::Message { size, .. } = &ev {
-                        bytes.take(*size);
-                    }
-                    permit.send(ev);
-                }
+                permit.send(take_chunk(&mut r.pending, r.settings.chunk_len, &bytes));
             }
             _ = bytes.freed.notified(), if !r.pending.is_empty() && !room => {}
             // 4. Read more only when nothing decoded waits.
@@ -170,6 +180,26 @@ pub async fn run_reader(
     }
     let drain_timeout = r.settings.drain_timeout;
     r.finish(&mut ticker, drained, drain_timeout).await
+}
+
+/// Takes the oldest of `pending`, up to `chunk_len` items and while the byte bound has room
+/// (at least one item), counting the bytes of the messages taken as queued.
+fn take_chunk(
+    pending: &mut VecDeque<StreamEvent>,
+    chunk_len: usize,
+    bytes: &QueueBytes,
+) -> Vec<StreamEvent> {
+    let mut chunk = Vec::with_capacity(pending.len().min(chunk_len));
+    while chunk.len() < chunk_len && (chunk.is_empty() || bytes.has_room()) {
+        let Some(ev) = pending.pop_front() else {
+            break;
+        };
+        if let StreamEvent::Message { size, .. } = &ev {
+            bytes.take(*size);
+        }
+        chunk.push(ev);
+    }
+    chunk
 }
 
 /// The reader's state between turns of its loop.
@@ -320,5 +350,66 @@ impl Reader {
         .await;
         let _ = self.writer.send_terminate().await;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keepalive(n: u64) -> StreamEvent {
+        StreamEvent::Keepalive { wal_end: Lsn(n) }
+    }
+
+    fn message(size: usize) -> StreamEvent {
+        StreamEvent::Message {
+            lsn: Lsn(1),
+            message: Message::Begin {
+                final_lsn: Lsn(2),
+                commit_time: 0,
+                xid: 7,
+            },
+            size,
+        }
+    }
+
+    #[test]
+    fn the_queue_never_holds_more_items_than_max_queue_size() {
+        assert_eq!(queue_shape(8192), (256, 32));
+        assert_eq!(queue_shape(1000), (256, 3));
+        assert_eq!(queue_shape(100), (100, 1));
+        assert_eq!(queue_shape(1), (1, 1));
+        assert_eq!(queue_shape(0), (1, 1));
+    }
+
+    #[test]
+    fn a_chunk_keeps_order_and_stops_at_its_length_or_the_byte_bound() {
+        let bytes = QueueBytes::new(1000);
+        let mut pending: VecDeque<StreamEvent> = (0..5).map(keepalive).collect();
+        let chunk = take_chunk(&mut pending, 3, &bytes);
+        let ends: Vec<u64> = chunk
+            .iter()
+            .map(|e| match e {
+                StreamEvent::Keepalive { wal_end } => wal_end.0,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(ends, [0, 1, 2]);
+        assert_eq!(pending.len(), 2);
+
+        // Two messages of 600 bytes under a bound of 500: one goes, the second only in the
+        // next chunk, which always holds at least one item (the reader asks for one only when
+        // the bound has room).
+        let bytes = QueueBytes::new(500);
+        let mut pending: VecDeque<StreamEvent> = [message(600), message(600)].into();
+        assert_eq!(take_chunk(&mut pending, 10, &bytes).len(), 1);
+        assert!(!bytes.has_room());
+        assert_eq!(
+            take_chunk(&mut pending, 10, &bytes).len(),
+            1,
+            "at least one item"
+        );
+        bytes.release(1200);
+        assert!(bytes.has_room());
     }
 }

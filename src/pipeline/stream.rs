@@ -18,6 +18,7 @@
 //! After each turn the loop sends a heartbeat if one is due (Debezium checks after every
 //! event) and stops at the first delivery failure.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +30,7 @@ use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
 use crate::pg::setup;
-use crate::pg::stream::{run_reader, QueueBytes, ReaderSettings, StreamEvent};
+use crate::pg::stream::{queue_shape, run_reader, QueueBytes, ReaderSettings, StreamEvent};
 use crate::pg::wire::WireConnection;
 use crate::sink::Sink;
 
@@ -49,7 +50,9 @@ const MIN_DEAD_AFTER: Duration = Duration::from_secs(10);
 
 /// A running replication reader and the queue from it.
 pub struct Streaming {
-    input: mpsc::Receiver<StreamEvent>,
+    input: mpsc::Receiver<Vec<StreamEvent>>,
+    /// The rest of the chunk taken from `input` last.
+    chunk: VecDeque<StreamEvent>,
     bytes: Arc<QueueBytes>,
     reader_shutdown: watch::Sender<bool>,
     drained: watch::Sender<bool>,
@@ -67,6 +70,22 @@ impl Streaming {
     /// update and ends the stream.
     pub fn drained(&self) {
         let _ = self.drained.send(true);
+    }
+
+    /// The next item from the reader: from the chunk taken last, else from the next chunk
+    /// (`None`: the reader ended). Cancel-safe: nothing is taken until it is returned.
+    async fn next(&mut self) -> Option<StreamEvent> {
+        loop {
+            if let Some(ev) = self.chunk.pop_front() {
+                return Some(ev);
+            }
+            self.chunk = self.input.recv().await?.into();
+        }
+    }
+
+    /// True when no item from the reader waits.
+    fn idle(&self) -> bool {
+        self.chunk.is_empty() && self.input.is_empty()
     }
 
     /// Waits for the reader to end and returns its result.
@@ -96,7 +115,8 @@ pub async fn start(
     );
     let (reader, writer) = repl.start_replication(&command).await?;
     tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
-    let (tx, input) = mpsc::channel::<StreamEvent>(config.max_queue_size);
+    let (chunk_len, chunks) = queue_shape(config.max_queue_size);
+    let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
     let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
     let (reader_shutdown, reader_shutdown_rx) = watch::channel(false);
     let (drained, drained_rx) = watch::channel(false);
@@ -113,12 +133,14 @@ pub async fn start(
             status_interval,
             dead_after: timing.dead_after,
             drain_timeout: SHUTDOWN_FLUSH_TIMEOUT,
+            chunk_len,
         },
         reader_shutdown_rx,
         drained_rx,
     ));
     Ok(Streaming {
         input,
+        chunk: VecDeque::new(),
         bytes,
         reader_shutdown,
         drained,
@@ -209,7 +231,7 @@ pub async fn run(
             // 3. A scheduled heartbeat while nothing arrives (sent below).
             _ = sleep_until(heartbeat_due), if heartbeat_due.is_some() => Turn::Continue,
             // 4. Input from the reader.
-            ev = streaming.input.recv() => match ev {
+            ev = streaming.next() => match ev {
                 None => Turn::Stop,
                 Some(ev) => handle_input(processor, ev, &streaming.bytes, shutdown).await?,
             },
@@ -227,7 +249,7 @@ pub async fn run(
         if let Turn::Stop = heartbeat_if_due(processor, shutdown).await? {
             return Ok(StreamEnd::Stopped);
         }
-        if let Turn::Stop = boundary(processor, streaming.input.is_empty(), shutdown).await? {
+        if let Turn::Stop = boundary(processor, streaming.idle(), shutdown).await? {
             return Ok(StreamEnd::Stopped);
         }
         if let Some(f) = processor.sink().failure() {
