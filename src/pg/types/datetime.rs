@@ -346,20 +346,45 @@ pub fn format_zoned_timestamp(utc_micros: i64, precision: u32) -> String {
     let (y, m, d) = civil_from_days(days);
     let secs = in_day / 1_000_000;
     let frac = in_day % 1_000_000;
-    let year = format_year(y);
-    let mut s = format!(
-        "{year}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    );
+    // Written digit by digit: this runs for every timestamptz of every row.
+    let mut s = String::with_capacity(32);
+    if (0..=9999).contains(&y) {
+        push_digits(&mut s, y as u32, 4);
+    } else {
+        s.push_str(&format_year(y));
+    }
+    s.push('-');
+    push_digits(&mut s, m, 2);
+    s.push('-');
+    push_digits(&mut s, d, 2);
+    s.push('T');
+    push_digits(&mut s, (secs / 3600) as u32, 2);
+    s.push(':');
+    push_digits(&mut s, (secs / 60 % 60) as u32, 2);
+    s.push(':');
+    push_digits(&mut s, (secs % 60) as u32, 2);
     if precision > 0 {
-        let f = format!("{frac:06}");
+        let digits = precision.min(6) as usize;
         s.push('.');
-        s.push_str(&f[..precision.min(6) as usize]);
+        push_digits(
+            &mut s,
+            (frac / 10_i64.pow(6 - digits as u32)) as u32,
+            digits,
+        );
     }
     s.push('Z');
     s
+}
+
+/// Appends `v` in decimal, zero-padded on the left to `width` digits (`v` < 10^width).
+fn push_digits(s: &mut String, v: u32, width: usize) {
+    let mut buf = [b'0'; 10];
+    let mut v = v;
+    for i in (0..width.min(10)).rev() {
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    s.push_str(std::str::from_utf8(&buf[..width.min(10)]).unwrap_or_default());
 }
 
 /// `YYYY-MM-DD` of a day number (years above 9999 with `+`, BC years negative).

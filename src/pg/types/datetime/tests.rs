@@ -213,3 +213,58 @@ fn utc_offsets_parse_with_minutes_and_local_mean_time_seconds() {
         Ok("17:21:30.5Z".to_string())
     );
 }
+
+#[test]
+fn zoned_timestamps_written_digit_by_digit_match_the_formatted_form() {
+    // The straightforward form, with format!: what the digit-by-digit writer must equal.
+    fn reference(utc: i64, precision: u32) -> String {
+        let days = utc.div_euclid(86_400_000_000);
+        let in_day = utc.rem_euclid(86_400_000_000);
+        let (y, m, d) = civil_from_days(days);
+        let (secs, frac) = (in_day / 1_000_000, in_day % 1_000_000);
+        let year = if y > 9999 {
+            format!("+{y}")
+        } else if y < 0 {
+            format!("-{:04}", -y)
+        } else {
+            format!("{y:04}")
+        };
+        let mut s = format!(
+            "{year}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        );
+        if precision > 0 {
+            s.push('.');
+            s.push_str(&format!("{frac:06}")[..precision.min(6) as usize]);
+        }
+        s.push('Z');
+        s
+    }
+    let day = 86_400_000_000_i64;
+    let mut cases = vec![0, -1, 1, 999_999, day - 1, -day, 1_480_247_490_123_456];
+    // Year 0, BC years, year 9999's last microsecond and year 10000.
+    cases.extend([-62_167_219_200_000_000, -62_200_000_000_000_000]);
+    cases.extend([
+        253_402_300_799_999_999,
+        253_402_300_800_000_000,
+        300_000_000_000_000_000,
+    ]);
+    let mut x: i64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..2000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        cases.push(x % (i64::MAX / 2));
+    }
+    for utc in cases {
+        for p in 0..=7 {
+            assert_eq!(
+                format_zoned_timestamp(utc, p),
+                reference(utc, p),
+                "{utc} {p}"
+            );
+        }
+    }
+}
