@@ -3,6 +3,11 @@
 //! (`offset.storage.file.filename`) when no topic is configured; and the saver that writes
 //! the newest completed transaction on the offsets timer and at shutdown.
 //!
+//! The timer's writes run in the background ([`OffsetSaver::save_completed_in_background`]):
+//! a synced file write can take 100 ms on a busy disk, and the stream must not stall for it.
+//! At most one write is under way, and every other write waits for it first, so writes land
+//! in the order they were made; a position becomes confirmable only once its write is done.
+//!
 //! The offsets record whether the initial snapshot completed and the last confirmed position.
 //! The slot decides where the server starts sending; the offsets, what of that was published
 //! already ([`super::resume`]).
@@ -11,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::config::ConnectorConfig;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 use crate::offsets::store::{OffsetStore, Offsets};
@@ -56,11 +61,22 @@ impl OffsetStorage {
         }
     }
 
-    /// Stores `offsets` (a topic write waits for the broker's acknowledgement).
+    /// Stores `offsets` (a topic write waits for the broker's acknowledgement; a file write,
+    /// synced, runs on a blocking thread).
     pub async fn save(&self, offsets: &Offsets) -> Result<()> {
         match self {
             OffsetStorage::Topic(t) => t.save(offsets).await,
-            OffsetStorage::File(f) => f.save(offsets),
+            OffsetStorage::File(f) => {
+                let (f, offsets) = (f.clone(), offsets.clone());
+                tokio::task::spawn_blocking(move || f.save(&offsets))
+                    .await
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::Internal,
+                            format!("the offsets file write failed: {e}"),
+                        )
+                    })?
+            }
         }
     }
 
@@ -84,7 +100,9 @@ impl OffsetStorage {
 /// The offsets storage and the last commit written to it.
 #[derive(Debug)]
 pub struct OffsetSaver {
-    storage: OffsetStorage,
+    storage: Arc<OffsetStorage>,
+    /// The write under way in the background, if any: it returns the end LSN it stored.
+    writing: Option<tokio::task::JoinHandle<Result<Lsn>>>,
     saved: Option<Lsn>,
     /// The end of the newest transaction the store holds (at first, the slot's position):
     /// what may be confirmed to PostgreSQL (see [`AckTracker::confirmable`]).
@@ -113,7 +131,8 @@ impl OffsetSaver {
         transactional: bool,
     ) -> Self {
         OffsetSaver {
-            storage,
+            storage: Arc::new(storage),
+            writing: None,
             saved: None,
             floor,
             stored: Arc::new(AtomicU64::new(start.0.max(floor.map_or(0, |f| f.0)))),
@@ -132,8 +151,10 @@ impl OffsetSaver {
         self.stored.clone()
     }
 
-    /// Stores `offsets`; once stored, their commit position may be confirmed.
+    /// Stores `offsets` after any write under way; once stored, their commit position may be
+    /// confirmed.
     pub async fn save(&mut self, offsets: &Offsets) -> Result<()> {
+        self.finish_write().await?;
         self.storage.save(offsets).await?;
         if let Some(commit) = offsets.lsn_commit {
             self.stored.fetch_max(commit.0, Ordering::AcqRel);
@@ -151,9 +172,63 @@ impl OffsetSaver {
     /// the tracker is held (a snapshot on an existing slot is not complete yet) nothing is
     /// written, except the completion once its marker unit completed, which ends the hold.
     pub async fn save_completed(&mut self, tracker: &AckTracker) -> Result<()> {
+        self.finish_write().await?;
+        if let Some(offsets) = self.next_offsets(tracker).await? {
+            let end = offsets.lsn.unwrap_or(Lsn::ZERO);
+            self.save(&offsets).await?;
+            self.saved = Some(end);
+        }
+        Ok(())
+    }
+
+    /// What [`OffsetSaver::save_completed`] does, without waiting for the write: it runs in
+    /// the background, and the next call takes its result (an error of it is returned then).
+    /// While a write is under way nothing new is started. Recording a completed snapshot is
+    /// still waited for (it happens once).
+    pub async fn save_completed_in_background(&mut self, tracker: &AckTracker) -> Result<()> {
+        if let Some(w) = &self.writing {
+            if !w.is_finished() {
+                return Ok(());
+            }
+            self.finish_write().await?;
+        }
+        let Some(offsets) = self.next_offsets(tracker).await? else {
+            return Ok(());
+        };
+        let storage = self.storage.clone();
+        let stored = self.stored.clone();
+        self.writing = Some(tokio::spawn(async move {
+            storage.save(&offsets).await?;
+            if let Some(commit) = offsets.lsn_commit {
+                stored.fetch_max(commit.0, Ordering::AcqRel);
+            }
+            Ok(offsets.lsn.unwrap_or(Lsn::ZERO))
+        }));
+        Ok(())
+    }
+
+    /// Waits for the write under way, if any, and takes its result.
+    async fn finish_write(&mut self) -> Result<()> {
+        let Some(w) = self.writing.take() else {
+            return Ok(());
+        };
+        let end = w.await.map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("the offsets write task failed: {e}"),
+            )
+        })??;
+        self.saved = Some(end);
+        Ok(())
+    }
+
+    /// The offsets to write next: records a completed snapshot first when its marker unit
+    /// has completed (written at once), then the newest completed transaction if it is not
+    /// written yet; `None` when there is nothing new.
+    async fn next_offsets(&mut self, tracker: &AckTracker) -> Result<Option<Offsets>> {
         if let Some((marker, position)) = self.pending_snapshot {
             if !tracker.is_completed(marker) {
-                return Ok(());
+                return Ok(None);
             }
             self.save(&Offsets::snapshot_completed_at(position)).await?;
             self.saved = Some(position);
@@ -162,21 +237,18 @@ impl OffsetSaver {
             tracing::info!(lsn = %position, "snapshot recorded complete: every transaction before its position is acknowledged");
         }
         if tracker.is_held() || self.transactional {
-            return Ok(());
+            return Ok(None);
         }
         let Some(c) = tracker.last_completed() else {
-            return Ok(());
+            return Ok(None);
         };
         if self.saved == Some(c.end_lsn) || self.floor.is_some_and(|f| c.end_lsn <= f) {
-            return Ok(());
+            return Ok(None);
         }
-        self.save(&Offsets::after(&CommitInfo {
+        Ok(Some(Offsets::after(&CommitInfo {
             completes_snapshot: false,
             ..c
-        }))
-        .await?;
-        self.saved = Some(c.end_lsn);
-        Ok(())
+        })))
     }
 }
 
@@ -234,5 +306,62 @@ mod tests {
         assert_eq!(store.load().unwrap().unwrap().lsn_commit, Some(Lsn(700)));
         let stored = Lsn(saver.stored().load(Ordering::Acquire));
         assert_eq!(t.confirmable(stored), Lsn(700));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn background_writes_confirm_only_what_is_written_and_land_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = OffsetStore::new(&dir.path().join("o.json"), "c", "p");
+        let mut saver = OffsetSaver::new(OffsetStorage::File(store.clone()), Lsn(100), None, false);
+        let t = AckTracker::new(Lsn(100));
+        commit(&t, 300);
+        saver.save_completed_in_background(&t).await.unwrap();
+        // The position is confirmable once the write is done, without another call.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while saver.stored().load(Ordering::Acquire) < 300 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the write never finished"
+            );
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(store.load().unwrap().unwrap().lsn_commit, Some(Lsn(300)));
+        // A newer transaction, then the shutdown write: it waits for any write under way and
+        // leaves the newest position in the file.
+        commit(&t, 400);
+        saver.save_completed_in_background(&t).await.unwrap();
+        commit(&t, 500);
+        saver.save_completed(&t).await.unwrap();
+        assert!(saver.writing.is_none());
+        assert_eq!(store.load().unwrap().unwrap().lsn_commit, Some(Lsn(500)));
+        assert_eq!(saver.stored().load(Ordering::Acquire), 500);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_background_write_is_returned_by_the_next_call_and_confirms_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be: every write fails.
+        let path = dir.path().join("o.json");
+        std::fs::create_dir_all(path.with_extension("tmp")).unwrap();
+        let store = OffsetStore::new(&path, "c", "p");
+        let mut saver = OffsetSaver::new(OffsetStorage::File(store), Lsn(100), None, false);
+        let t = AckTracker::new(Lsn(100));
+        commit(&t, 300);
+        saver.save_completed_in_background(&t).await.unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !saver.writing.as_ref().is_some_and(|w| w.is_finished()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the write never finished"
+            );
+            tokio::task::yield_now().await;
+        }
+        let err = saver.save_completed_in_background(&t).await.unwrap_err();
+        assert!(err.to_string().contains("offset file"), "{err}");
+        assert_eq!(
+            saver.stored().load(Ordering::Acquire),
+            100,
+            "nothing confirmable"
+        );
     }
 }

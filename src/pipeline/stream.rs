@@ -225,7 +225,7 @@ pub async fn run(
             }
             // 2. Offsets on their interval.
             _ = offsets_tick.tick() => {
-                started.offsets.save_completed(processor.tracker()).await?;
+                started.offsets.save_completed_in_background(processor.tracker()).await?;
                 Turn::Continue
             }
             // 3. A scheduled heartbeat while nothing arrives (sent below).
