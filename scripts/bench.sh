@@ -29,8 +29,8 @@
 #
 # Environment (defaults in brackets):
 #   BENCH_ROWS [1000000]  BENCH_TX_ROWS [10000]       rows loaded, rows per transaction
-#   BENCH_LINGER_MS [5]   BENCH_BATCH_SIZE [1000000]  BENCH_COMPRESSION [none]
-#   BENCH_QUEUE_KBYTES [65536]  BENCH_QUEUE_MESSAGES [100000]
+#   BENCH_LINGER_MS [""]  BENCH_BATCH_SIZE [""]  BENCH_COMPRESSION [""]
+#   BENCH_QUEUE_KBYTES [""]  BENCH_QUEUE_MESSAGES [""]
 #                         producer.override.{linger.ms,batch.size,compression.type,
 #                         queue.buffering.max.kbytes,queue.buffering.max.messages}; an empty
 #                         value leaves the key unset (pgcdc's own default applies)
@@ -71,6 +71,8 @@ cd "$ROOT"
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 die() { printf 'bench: ERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/bench-lib.sh
+. "$ROOT/scripts/bench-lib.sh"
 
 usage() { sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
@@ -90,11 +92,11 @@ done
 
 if [ "$QUICK" = 1 ]; then ROWS=${BENCH_ROWS:-100000}; else ROWS=${BENCH_ROWS:-1000000}; fi
 TX_ROWS=${BENCH_TX_ROWS:-10000}
-LINGER_MS=${BENCH_LINGER_MS-5}
-BATCH_SIZE=${BENCH_BATCH_SIZE-1000000}
-COMPRESSION=${BENCH_COMPRESSION-none}
-QUEUE_KBYTES=${BENCH_QUEUE_KBYTES-65536}
-QUEUE_MESSAGES=${BENCH_QUEUE_MESSAGES-100000}
+LINGER_MS=${BENCH_LINGER_MS-}
+BATCH_SIZE=${BENCH_BATCH_SIZE-}
+COMPRESSION=${BENCH_COMPRESSION-}
+QUEUE_KBYTES=${BENCH_QUEUE_KBYTES-}
+QUEUE_MESSAGES=${BENCH_QUEUE_MESSAGES-}
 STATUS_MS=${BENCH_STATUS_INTERVAL_MS:-100}
 PARTITIONS=${BENCH_PARTITIONS:--1}
 EXTRA_SET=${BENCH_SET:-}
@@ -112,7 +114,6 @@ SERVICES=${BENCH_SERVICES:-start}
 KAFKA_LIB=${BENCH_KAFKA_LIB:-$ROOT/target/services/kafka/lib}
 export PGCDC_LOG=${PGCDC_LOG:-info}
 
-is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 is_uint "$ROWS" && [ "$ROWS" -gt 0 ] || die "BENCH_ROWS=$ROWS: expected a positive integer"
 is_uint "$TX_ROWS" && [ "$TX_ROWS" -gt 0 ] || die "BENCH_TX_ROWS=$TX_ROWS: expected a positive integer"
 is_uint "$STATUS_MS" && [ "$STATUS_MS" -gt 0 ] || die "BENCH_STATUS_INTERVAL_MS=$STATUS_MS: expected a positive integer"
@@ -150,93 +151,26 @@ PGCDC="$ROOT/target/release/pgcdc"
 TOPIC_REGEX='bench[0-9]{8}T[0-9]{6}Z(\.public\.t|\.outbox\.event\..*|-offsets)'
 mkdir -p "$OUT"
 
-# Clock in seconds with microseconds, and float helpers.
-now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
-fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
-fdiv() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else printf "null" }'; }
-fratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "null" }'; }
-kib_to_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-# A JSON number, or null when the value is empty/not numeric.
-jnum() { if [[ "${1:-}" =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then printf '%s' "$1"; else printf 'null'; fi; }
-
 # ---------------------------------------------------------------------------------------------
 # Prerequisites, services, build
 # ---------------------------------------------------------------------------------------------
 
-need_pkg() { # command package
-  command -v "$1" >/dev/null 2>&1 && return 0
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-    || die "missing command $1 (install the Debian package $2)"
-  log "installing $2 with apt-get (log: $RUN/apt.log)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >>"$RUN/apt.log" 2>&1 \
-    || { apt-get update -q >>"$RUN/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >>"$RUN/apt.log" 2>&1; } \
-    || die "apt-get install $2 failed, see $RUN/apt.log"
-}
-
 [ "$DELETE_TOPICS_ONLY" = 1 ] || { mkdir -p "$RUN"; log "run directory: $RUN"; }
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
-# pg and kafka only: "start all" would also (re)start or SIGCONT the fault-test broker
-# (kafka-fault), which tests stop on purpose, and the bench never uses it.
-if [ "$SERVICES" = start ]; then
-  scripts/services.sh start pg
-  scripts/services.sh start kafka
-fi
-eval "$(scripts/services.sh env)"
-PG_HOST=$PGCDC_TEST_PG_HOST
-PG_PORT=$PGCDC_TEST_PG_PORT
-PG_USER=$PGCDC_TEST_PG_SUPERUSER
-export PGPASSWORD=$PGCDC_TEST_PG_PASSWORD
-KAFKA=$PGCDC_TEST_KAFKA
+bench_services "$SERVICES"
 
-# Deletes the topics whose whole name matches regex $1 (kcat cannot): bench/DeleteTopics.java,
-# run as a single-file program by the JDK with the broker's own jars. Prints what it deleted.
-delete_topics() {
-  local lib="$KAFKA_LIB" deleted
-  if ! command -v java >/dev/null 2>&1 || [ ! -d "$lib" ]; then
-    log "WARNING: cannot delete Kafka topics (needs java and $lib); they stay"
-    return 0
-  fi
-  if deleted=$(timeout 180 java -Xmx256m -cp "$lib/*" "$ROOT/bench/DeleteTopics.java" "$KAFKA" "$1" \
-                 2>>"$OUT/delete-topics.log"); then
-    [ -z "$deleted" ] || log "deleted Kafka topic(s): $(tr '\n' ' ' <<<"$deleted")"
-  else
-    log "WARNING: deleting Kafka topics matching $1 failed (log: $OUT/delete-topics.log)"
-  fi
-}
 if [ "$DELETE_TOPICS_ONLY" = 1 ]; then
   delete_topics "$TOPIC_REGEX"
   exit 0
 fi
 
-need_pkg psql postgresql-client
-need_pkg pg_recvlogical postgresql-client
-need_pkg kcat kcat
-need_pkg jq jq
-[ -x /usr/bin/time ] || need_pkg /usr/bin/time time
-# (No "| grep -q" under pipefail: grep exiting at the first match can SIGPIPE the writer.)
-time_out=$(/usr/bin/time -v true 2>&1 || true)
-[[ "$time_out" == *"Maximum resident set size"* ]] || die "/usr/bin/time is not GNU time (apt-get install time)"
+bench_tools
 if [ "$PERF" = 1 ]; then command -v perf >/dev/null 2>&1 || die "BENCH_PERF=1 needs perf (linux-perf)"; fi
 
-if [ "$NO_BUILD" != 1 ]; then
-  stale=""
-  if [ ! -x "$PGCDC" ]; then
-    stale="missing"
-  else
-    stale=$(find src Cargo.toml Cargo.lock -newer "$PGCDC" -print -quit 2>/dev/null || true)
-  fi
-  if [ -n "$stale" ]; then
-    [ "$stale" = missing ] || stale="older than $stale"
-    log "cargo build --release --bin pgcdc (binary $stale; log: $RUN/build.log)"
-    cargo build --release --bin pgcdc >"$RUN/build.log" 2>&1 \
-      || { tail -n 30 "$RUN/build.log" >&2; die "cargo build --release --bin pgcdc failed (log: $RUN/build.log)"; }
-  fi
-fi
-[ -x "$PGCDC" ] || die "$PGCDC is missing (BENCH_NO_BUILD=1 was set?)"
+bench_build
 
 CONN_BASE="host=$PG_HOST port=$PG_PORT user=$PG_USER sslmode=$SSLMODE"
-# psql on database $1, unaligned tuples only, stop at the first error.
-q() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 "$CONN_BASE dbname=$db application_name=pgcdc_bench" "$@"; }
+BENCH_APP=pgcdc_bench   # application_name of q (bench-lib.sh)
 
 # ---------------------------------------------------------------------------------------------
 # Clean-up (also on failure / Ctrl-C)
@@ -264,30 +198,6 @@ stop_pid() { # pid signal seconds: signal, wait up to seconds, then SIGKILL
   done
 }
 
-drop_bench_objects() {
-  # Slots first (a database with logical slots cannot be dropped); wait for walsenders to go.
-  local deadline left
-  deadline=$(( $(date +%s) + 60 ))
-  while :; do
-    left=$(q postgres -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC')" 2>/dev/null || echo error)
-    [ "$left" = 0 ] && break
-    q postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC') AND NOT active" >/dev/null 2>&1 || true
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "slots still present after 60s; terminating their walsenders"
-      q postgres -c "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC') AND active" >/dev/null 2>&1 || true
-      deadline=$(( $(date +%s) + 30 ))
-      [ "${terminated:-0}" = 1 ] && { log "WARNING: could not drop slots $SLOT_RECV/$SLOT_PGCDC"; return 0; }
-      terminated=1
-    fi
-    sleep 0.2
-  done
-  if [ -n "$(q postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" 2>/dev/null || true)" ]; then
-    q "$DB" -c "DROP PUBLICATION IF EXISTS $PUB" >/dev/null 2>&1 || true
-    q postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null \
-      || log "WARNING: could not drop database $DB"
-  fi
-}
-
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -302,7 +212,7 @@ cleanup() {
   else
     if [ "${BENCH_OBJECTS_CREATED:-0}" = 1 ]; then
       log "cleaning up: dropping slots, publication and database $DB"
-      drop_bench_objects
+      drop_bench_objects "$DB" "$PUB" "$SLOT_RECV" "$SLOT_PGCDC"
     fi
     if [ "${TOPIC_MAY_EXIST:-0}" = 1 ] && [ "$KEEP_TOPIC" != 1 ]; then
       delete_topics "$TOPICS_REGEX"
@@ -323,7 +233,7 @@ trap 'exit 143' TERM
 active=$(q postgres -c "SELECT string_agg(slot_name || ' (pid ' || active_pid || ')', ', ') FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC') AND active")
 [ -z "$active" ] || die "slots in use, is another bench running? $active"
 BENCH_OBJECTS_CREATED=1
-drop_bench_objects   # leftovers of an interrupted run
+drop_bench_objects "$DB" "$PUB" "$SLOT_RECV" "$SLOT_PGCDC"   # leftovers of an interrupted run
 
 log "creating database $DB, table $TABLE, publication $PUB"
 q postgres -c "CREATE DATABASE $DB"
@@ -368,25 +278,20 @@ log "loading $ROWS rows: $NTX transactions of up to $TX_ROWS rows"
       echo "INSERT INTO public.$TABLE SELECT g, g % 1000, (g % 100000) / 100.0, md5(g::text), now() FROM generate_series($first, $last) AS g;"
     fi
     if [ "$i" = $(( NTX - 1 )) ]; then
-      echo "SELECT 'xid ' || pg_current_xact_id() || ' ' || pg_current_wal_insert_lsn();"
+      echo "$XID_MARKER_SQL"
     fi
     echo "COMMIT;"
     first=$(( last + 1 ))
   done
-  echo "SELECT 'end ' || pg_current_wal_lsn() || ' ' || pg_current_wal_flush_lsn();"
+  echo "$END_MARKER_SQL"
 } >"$RUN/load.sql"
 t_load0=$(now)
 timeout "$TIMEOUT" psql -X -q -At -v ON_ERROR_STOP=1 "$CONN_BASE dbname=$DB" -f "$RUN/load.sql" >"$RUN/load.out" \
   || die "load failed or took more than ${TIMEOUT}s (BENCH_TIMEOUT)"
 LOAD_S=$(fsub "$(now)" "$t_load0")
-read -r _ LAST_XID8 LSN_BEFORE_COMMIT < <(grep '^xid ' "$RUN/load.out")
-read -r _ END_WAL_LSN END_FLUSH_LSN < <(grep '^end ' "$RUN/load.out")
-LAST_XID=$(( LAST_XID8 % 4294967296 ))
 # The exact end of the last load transaction's commit record: pgoutput's Commit end_lsn,
 # which is what pg_recvlogical stops at and what pgcdc confirms once everything is acked.
-END_LSN=$(q "$DB" -c "SELECT end_lsn FROM pg_get_wal_records_info('$LSN_BEFORE_COMMIT', '$END_FLUSH_LSN')
-                      WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%' AND xid = '$LAST_XID'::xid")
-[ -n "$END_LSN" ] || die "could not find the commit record of xid $LAST_XID between $LSN_BEFORE_COMMIT and $END_FLUSH_LSN"
+load_end_lsn "$DB" "$RUN/load.out"
 WAL_BYTES=$(q "$DB" -c "SELECT pg_wal_lsn_diff('$END_LSN', '$LSN_RECV_START')::bigint")
 COUNT=$(q "$DB" -c "SELECT count(*) FROM public.$TABLE")
 [ "$COUNT" = "$ROWS" ] || die "table holds $COUNT rows, expected $ROWS"
@@ -395,21 +300,6 @@ log "loaded in ${LOAD_S}s; last commit (xid $LAST_XID) ends at $END_LSN; pg_curr
 # ---------------------------------------------------------------------------------------------
 # Ceiling: pg_recvlogical drains slot 1 to /dev/null
 # ---------------------------------------------------------------------------------------------
-
-CLK_TCK=$(getconf CLK_TCK)
-cpu_ticks() { # pid -> utime+stime in ticks (fields 14, 15 after the parenthesised comm)
-  local s
-  s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-  s=${s##*) }
-  awk '{ print $12 + $13 }' <<<"$s"
-}
-ticks_to_s() { awk -v t="$1" -v h="$CLK_TCK" 'BEGIN { printf "%.2f", t / h }'; }
-host_cpu() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat; }   # total idle+iowait
-# Busy cpu-seconds of the whole host between two host_cpu readings (all cpus together).
-host_busy_s() { ticks_to_s $(( ($3 - $4) - ($1 - $2) )); }
-# Nanoseconds all threads of a process spent runnable but waiting for a cpu (schedstat).
-runq_wait_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ w += $2 } END { printf "%.0f\n", w }'; }
-ns_to_s() { awk -v n="$1" 'BEGIN { printf "%.2f", n / 1e9 }'; }
 
 log "pg_recvlogical: draining $SLOT_RECV up to $END_LSN"
 read -r host_total0 host_idle0 < <(host_cpu)
@@ -429,9 +319,6 @@ RECV_PID=""
 [ "$recv_rc" = 0 ] || { cat "$RUN/recvlogical.log" >&2; die "pg_recvlogical failed (exit $recv_rc; 124 = timeout of ${TIMEOUT}s)"; }
 RECV_S=$(fsub "$t_recv1" "$t_recv0")
 RECV_RATE=$(fdiv "$ROWS" "$RECV_S")
-time_field() { # file "label" -> value after ": "
-  awk -F': ' -v k="$2" 'index($0, k) { print $2; exit }' "$1" | tr -d ' \t'
-}
 RECV_USER=$(time_field "$RUN/recvlogical.time" "User time (seconds)")
 RECV_SYS=$(time_field "$RUN/recvlogical.time" "System time (seconds)")
 RECV_RSS_MIB=$(kib_to_mib "$(time_field "$RUN/recvlogical.time" "Maximum resident set size (kbytes)")")
@@ -495,31 +382,7 @@ done
 # Waiter: one server-side loop that polls the slot every 20 ms and prints the server clock
 # when confirmed_flush_lsn reaches the end LSN. It is connected and polling before pgcdc
 # starts, so its own start-up is not timed, and it costs no process spawns while pgcdc runs.
-cat >"$RUN/waiter.sql" <<SQL
-DO \$\$
-DECLARE deadline timestamptz := clock_timestamp() + interval '$TIMEOUT seconds';
-BEGIN
-  LOOP
-    EXIT WHEN (SELECT confirmed_flush_lsn FROM pg_replication_slots
-               WHERE slot_name = '$SLOT_PGCDC') >= '$END_LSN'::pg_lsn;
-    IF clock_timestamp() > deadline THEN
-      RAISE EXCEPTION 'slot $SLOT_PGCDC did not reach $END_LSN within $TIMEOUT s';
-    END IF;
-    PERFORM pg_sleep(0.02);
-  END LOOP;
-END
-\$\$;
-SELECT to_char(extract(epoch FROM clock_timestamp()), 'FM9999999999.999999');
-SQL
-psql -X -q -At -v ON_ERROR_STOP=1 "$CONN_BASE dbname=$DB application_name=bench_waiter" \
-  -f "$RUN/waiter.sql" >"$RUN/waiter.out" 2>"$RUN/waiter.err" </dev/null &
-WAITER_PID=$!
-deadline=$(( $(date +%s) + 30 ))
-until [ -n "$(q postgres -c "SELECT 1 FROM pg_stat_activity WHERE application_name = 'bench_waiter' AND datname = '$DB' AND state = 'active'")" ]; do
-  kill -0 "$WAITER_PID" 2>/dev/null || { cat "$RUN/waiter.err" >&2; die "waiter could not connect"; }
-  [ "$(date +%s)" -lt "$deadline" ] || die "waiter not polling within 30s"
-  sleep 0.05
-done
+start_slot_waiter "$DB" "$SLOT_PGCDC" "$END_LSN" "$TIMEOUT" bench_waiter "$RUN/waiter"
 
 TOPIC_MAY_EXIST=1
 read -r host_total0 host_idle0 < <(host_cpu)
@@ -610,19 +473,10 @@ OTHER_CPU_S=$(awk -v h="$HOST_BUSY_S" -v a="$PGCDC_CPU_S" -v b="$KAFKA_CPU_S" -v
 # Per thread name (tokio workers, librdkafka threads, ...), busiest first: cpu seconds, and
 # seconds spent runnable but waiting for a cpu (/proc/.../schedstat), i.e. cpu starvation.
 # Wall time minus both is time the thread was blocked (waiting for I/O, a queue, a timer).
-for task in /proc/"$PGCDC_PID"/task/*; do
-  comm=$(cat "$task/comm" 2>/dev/null) || continue
-  read -r _ wait_ns _ <"$task/schedstat" 2>/dev/null || wait_ns=0
-  printf '%s\t%s\t%s\n' "$comm" "$(cpu_ticks "${task#/proc/}")" "$wait_ns"
-done | awk -F'\t' -v h="$CLK_TCK" '{ s[$1] += $2; w[$1] += $3; n[$1]++ }
-  END { for (k in s) printf "%s\t%d\t%.2f\t%.2f\n", k, n[k], s[k] / h, w[k] / 1e9 }' \
-  | sort -t$'\t' -k3,3 -rn >"$RUN/threads.tsv"
-THREADS_JSON=$(jq -R -s 'split("\n") | map(select(length > 0) | split("\t")
-  | {name: .[0], threads: (.[1] | tonumber), cpu_s: (.[2] | tonumber),
-     runqueue_wait_s: (.[3] | tonumber)})' "$RUN/threads.tsv")
+threads_summary <(thread_stats "$PGCDC_PID") >"$RUN/threads.tsv"
+THREADS_JSON=$(threads_json "$RUN/threads.tsv")
 
 # Startup: process start -> "streaming started" in the log.
-strip_ansi() { sed 's/\x1b\[[0-9;]*m//g' "$@"; }
 STARTUP_S=null; STREAM_RATE=null
 ts=$(strip_ansi "$RUN/pgcdc.log" | awk '/streaming started/ && !seen { print $1; seen = 1 }')
 if [ -n "$ts" ] && t_stream=$(date -d "$ts" +%s.%N 2>/dev/null); then
@@ -633,7 +487,7 @@ fi
 # Kafka: records in the topic(s) = sum over topics and partitions of (high - low watermark);
 # in exactly-once mode, the records a read_committed consumer reads (markers take offsets).
 kafka_count() {
-  local t parts p hi lo total=0
+  local t total=0
   if [ "$EOS" = 1 ]; then
     for t in "${TOPICS[@]}"; do
       total=$(( total + $(kcat -C -b "$KAFKA" -X isolation.level=read_committed -t "$t" -o beginning -e -q -f 'x\n' | wc -l) ))
@@ -641,16 +495,7 @@ kafka_count() {
     echo "$total"
     return
   fi
-  for t in "${TOPICS[@]}"; do
-    parts=$(kcat -L -b "$KAFKA" -t "$t" -J -m 10 | jq -r '.topics[0].partitions[].partition')
-    [ -n "$parts" ] || { echo "error"; return; }
-    for p in $parts; do
-      hi=$(kcat -Q -b "$KAFKA" -t "$t:$p:-1" -m 10 | awk '{ print $NF }')
-      lo=$(kcat -Q -b "$KAFKA" -t "$t:$p:-2" -m 10 | awk '{ print $NF }')
-      total=$(( total + hi - lo ))
-    done
-  done
-  echo "$total"
+  watermark_records "${TOPICS[@]}"
 }
 KAFKA_RECORDS=$(kafka_count)
 KAFKA_PARTITIONS=$(kcat -L -b "$KAFKA" -t "$TOPIC" -J -m 10 | jq '.topics[0].partitions | length')
@@ -709,7 +554,7 @@ GIT_COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY=$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null | wc -l | tr -d ' ')
 BIN_MTIME=$(date -u -r "$PGCDC" +%Y-%m-%dT%H:%M:%SZ)
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-if awk -v l="${LOADAVG_START%% *}" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+if host_was_busy "$LOADAVG_START"; then
   log "WARNING: load average was $LOADAVG_START at start on $(nproc) cpus: other work competed for the cpus, figures are pessimistic"
 fi
 extra_json=$(printf '%s\n' ${EXTRA_ARR[@]+"${EXTRA_ARR[@]}"} | jq -R -s 'split("\n") | map(select(length > 0))')

@@ -19,6 +19,10 @@ DBZ_CONTROLLER_PORT=59097
 DBZ_REST_PORT=58083
 BROKER_RUN="$DBZ/broker"
 CONNECT_RUN="$DBZ/connect"
+# The Connect worker's broker and heap. scripts/bench-compare.sh sources this file and then sets
+# these (and DBZ_REST_PORT, CONNECT_RUN) to run its own worker beside the harness's.
+CONNECT_BOOTSTRAP="127.0.0.1:$DBZ_BROKER_PORT"
+CONNECT_HEAP=(-Xms256m -Xmx1g)
 
 log() { printf 'dbz: %s\n' "$*" >&2; }
 die() { printf 'dbz: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -183,7 +187,7 @@ connect_common_config() {
   mkdir -p "$CONNECT_RUN/logs" "$CONNECT_RUN/tmp"
   cat >"$CONNECT_RUN/worker.properties" <<EOF
 # Written by scripts/debezium/lib.sh: the Kafka Connect worker of the Debezium side.
-bootstrap.servers=127.0.0.1:$DBZ_BROKER_PORT
+bootstrap.servers=$CONNECT_BOOTSTRAP
 listeners=http://127.0.0.1:$DBZ_REST_PORT
 key.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter=org.apache.kafka.connect.json.JsonConverter
@@ -215,7 +219,7 @@ EOF
 # connect_launch MAIN_CLASS ARGS...: the worker JVM, in its own session; prints its pid.
 connect_launch() {
   launch "$CONNECT_RUN/connect.pid" "$CONNECT_RUN/logs/stdout.log" \
-    java -server -Xms256m -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData \
+    java -server "${CONNECT_HEAP[@]}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:-UsePerfData \
       -Djava.awt.headless=true "-Djava.io.tmpdir=$CONNECT_RUN/tmp" \
       "-DZstdTempFolder=$CONNECT_RUN/tmp" "-Dorg.xerial.snappy.tempdir=$CONNECT_RUN/tmp" \
       "-Dkafka.logs.dir=$CONNECT_RUN/logs" "-Dlog4j2.configurationFile=$CONNECT_RUN/log4j2.xml" \
@@ -242,7 +246,7 @@ CONNECT_STATUS_TOPIC=connect-status
 # topics with replication factor 1 and Connect's default partition counts) with no connector
 # yet (connect_create adds one). Returns once its REST API answers.
 connect_start_distributed() {
-  local pid deadline
+  local pid
   connect_common_config
   cat >>"$CONNECT_RUN/worker.properties" <<EOF
 group.id=pgcdc-harness
@@ -257,7 +261,12 @@ rest.advertised.port=$DBZ_REST_PORT
 EOF
   pid=$(connect_launch org.apache.kafka.connect.cli.ConnectDistributed "$CONNECT_RUN/worker.properties")
   log "connect: starting Kafka Connect distributed (pid $pid), REST 127.0.0.1:$DBZ_REST_PORT"
-  deadline=$(( $(date +%s) + TIMEOUT ))
+  connect_wait_rest "$pid"
+}
+
+# connect_wait_rest PID: returns once the worker's REST API lists connectors.
+connect_wait_rest() {
+  local pid=$1 deadline=$(( $(date +%s) + TIMEOUT ))
   # Jetty answers 404 until the herder has joined the group and registered its resources.
   until curl -sf --max-time 5 "http://127.0.0.1:$DBZ_REST_PORT/connectors" >/dev/null 2>&1; do
     kill -0 "$pid" 2>/dev/null || { tail -n 40 "$CONNECT_RUN/logs/stdout.log" "$CONNECT_RUN/logs/connect.log" >&2 || true; die "connect: worker exited"; }
