@@ -525,20 +525,7 @@ run_pgcdc() {
   read -r h0 i0 < <(host_cpu); st0=$(steal_ticks); k0=$(broker_ticks); cw0=$(connect_ticks)
   log "[$W] pgcdc: starting on $SLOT_PGCDC, topic $TOPIC_PGCDC (log: $d/pgcdc.log)"
   t0=$(now)
-  # /usr/bin/time -> bash (writes its pid, then execs pgcdc): the pid file holds pgcdc's pid.
-  # shellcheck disable=SC2016
-  /usr/bin/time -v -o "$d/pgcdc.time" \
-    bash -c 'echo $$ >"$0"; exec "$@"' "$d/pgcdc.pid" \
-    "$PGCDC" run --config "$d/pgcdc-connector.json" ${set_args[@]+"${set_args[@]}"} \
-    </dev/null >"$d/pgcdc.stdout" 2>"$d/pgcdc.log" &
-  TIME_PID=$!
-  deadline=$(( $(date +%s) + 10 ))
-  until [ -s "$d/pgcdc.pid" ]; do
-    kill -0 "$TIME_PID" 2>/dev/null || break
-    [ "$(date +%s)" -lt "$deadline" ] || die "pgcdc did not start within 10s"
-    sleep 0.01
-  done
-  PGCDC_PID=$(cat "$d/pgcdc.pid" 2>/dev/null || true)
+  start_pgcdc "$d" "$d/pgcdc-connector.json" ${set_args[@]+"${set_args[@]}"}
   pgcdc_pid=${PGCDC_PID:-0}; wr_pid=$WR_PID
 
   # Whichever comes first: the slot reaching the end LSN, or pgcdc exiting.

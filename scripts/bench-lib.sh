@@ -269,3 +269,26 @@ host_was_busy() { awk -v l="${1%% *}" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2)
 
 # Text of a log file without ANSI colour codes.
 strip_ansi() { sed 's/\x1b\[[0-9;]*m//g' "$@"; }
+
+# start_pgcdc DIR CONFIG [ARG...]: starts $PGCDC run --config CONFIG [ARG...] in the background
+# under GNU time (DIR/pgcdc.time), output in DIR/pgcdc.stdout and DIR/pgcdc.log; sets TIME_PID
+# (the time process, a child of this shell) and PGCDC_PID (pgcdc itself, empty if it exited at
+# once). Dies when pgcdc has not started within 10 s.
+start_pgcdc() {
+  local dir=$1 config=$2 deadline
+  shift 2
+  # /usr/bin/time -> bash (writes its pid, then execs pgcdc): the pid file holds pgcdc's pid.
+  # shellcheck disable=SC2016
+  /usr/bin/time -v -o "$dir/pgcdc.time" \
+    bash -c 'echo $$ >"$0"; exec "$@"' "$dir/pgcdc.pid" \
+    "$PGCDC" run --config "$config" "$@" \
+    </dev/null >"$dir/pgcdc.stdout" 2>"$dir/pgcdc.log" &
+  TIME_PID=$!
+  deadline=$(( $(date +%s) + 10 ))
+  until [ -s "$dir/pgcdc.pid" ]; do
+    kill -0 "$TIME_PID" 2>/dev/null || break
+    [ "$(date +%s)" -lt "$deadline" ] || die "pgcdc did not start within 10s"
+    sleep 0.01
+  done
+  PGCDC_PID=$(cat "$dir/pgcdc.pid" 2>/dev/null || true)
+}

@@ -390,20 +390,7 @@ kafka_ticks0=$( [ -n "$KAFKA_PID" ] && cpu_ticks "$KAFKA_PID" || echo 0)
 kafka_wait0=$( [ -n "$KAFKA_PID" ] && runq_wait_ns "$KAFKA_PID" || echo 0)
 log "pgcdc: starting on $SLOT_PGCDC, topic $TOPIC (log: $RUN/pgcdc.log)"
 t_pgcdc0=$(now)
-# /usr/bin/time -> bash (writes its pid, then execs pgcdc): the pid file holds pgcdc's pid.
-# shellcheck disable=SC2016
-/usr/bin/time -v -o "$RUN/pgcdc.time" \
-  bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/pgcdc.pid" \
-  "$PGCDC" run --config "$RUN/connector.json" ${SET_ARGS[@]+"${SET_ARGS[@]}"} \
-  </dev/null >"$RUN/pgcdc.stdout" 2>"$RUN/pgcdc.log" &
-TIME_PID=$!
-deadline=$(( $(date +%s) + 10 ))
-until [ -s "$RUN/pgcdc.pid" ]; do
-  kill -0 "$TIME_PID" 2>/dev/null || break
-  [ "$(date +%s)" -lt "$deadline" ] || die "pgcdc did not start within 10s"
-  sleep 0.01
-done
-PGCDC_PID=$(cat "$RUN/pgcdc.pid" 2>/dev/null || true)
+start_pgcdc "$RUN" "$RUN/connector.json" ${SET_ARGS[@]+"${SET_ARGS[@]}"}
 
 # Sampler: once a second, pgcdc RSS and CPU, Kafka broker CPU, host busy %.
 sampler() {
