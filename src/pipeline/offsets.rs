@@ -155,10 +155,7 @@ impl OffsetSaver {
     /// confirmed.
     pub async fn save(&mut self, offsets: &Offsets) -> Result<()> {
         self.finish_write().await?;
-        self.storage.save(offsets).await?;
-        if let Some(commit) = offsets.lsn_commit {
-            self.stored.fetch_max(commit.0, Ordering::AcqRel);
-        }
+        write(&self.storage, &self.stored, offsets).await?;
         Ok(())
     }
 
@@ -198,11 +195,7 @@ impl OffsetSaver {
         let storage = self.storage.clone();
         let stored = self.stored.clone();
         self.writing = Some(tokio::spawn(async move {
-            storage.save(&offsets).await?;
-            if let Some(commit) = offsets.lsn_commit {
-                stored.fetch_max(commit.0, Ordering::AcqRel);
-            }
-            Ok(offsets.lsn.unwrap_or(Lsn::ZERO))
+            write(&storage, &stored, &offsets).await
         }));
         Ok(())
     }
@@ -250,6 +243,16 @@ impl OffsetSaver {
             ..c
         })))
     }
+}
+
+/// Writes `offsets` to `storage`; once written, their commit position may be confirmed
+/// (`stored`). Returns the end LSN written.
+async fn write(storage: &OffsetStorage, stored: &AtomicU64, offsets: &Offsets) -> Result<Lsn> {
+    storage.save(offsets).await?;
+    if let Some(commit) = offsets.lsn_commit {
+        stored.fetch_max(commit.0, Ordering::AcqRel);
+    }
+    Ok(offsets.lsn.unwrap_or(Lsn::ZERO))
 }
 
 #[cfg(test)]
