@@ -559,18 +559,8 @@ run_pgcdc() {
   helpers_s=$(awk -v a="$helpers_s" -v b="$(wr_cpu_s "$d/pgcdc-records")" 'BEGIN { printf "%.2f", a + (b == "null" ? 0 : b) }')
 
   log "[$W] pgcdc: SIGTERM"
-  kill -TERM "$PGCDC_PID"
-  deadline=$(( $(date +%s) + 60 ))
-  while kill -0 "$TIME_PID" 2>/dev/null; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "pgcdc did not stop within 60s of SIGTERM; sending SIGKILL"
-      kill -KILL "$PGCDC_PID" 2>/dev/null || true
-      break
-    fi
-    sleep 0.05
-  done
-  rc=0; wait "$TIME_PID" || rc=$?
-  TIME_PID=""; PGCDC_PID=""
+  stop_pgcdc
+  rc=$PGCDC_RC
   records=$(watermark_records "$TOPIC_PGCDC")
   [ "$wr_rc" = 0 ] || die "[$W] pgcdc: WaitRecords exit $wr_rc ($(tail -n 3 "$d/pgcdc-records.err" 2>/dev/null)); topic holds $records records, expected $ROWS"
   [ "$records" = "$ROWS" ] || die "[$W] pgcdc: topic $TOPIC_PGCDC holds $records records, expected $ROWS"

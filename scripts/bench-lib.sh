@@ -292,3 +292,21 @@ start_pgcdc() {
   done
   PGCDC_PID=$(cat "$dir/pgcdc.pid" 2>/dev/null || true)
 }
+
+# stop_pgcdc: SIGTERM to the pgcdc that start_pgcdc started, SIGKILL after 60 s; sets
+# PGCDC_RC to its exit status (GNU time passes it on) and clears TIME_PID and PGCDC_PID.
+stop_pgcdc() {
+  local deadline
+  kill -TERM "$PGCDC_PID"
+  deadline=$(( $(date +%s) + 60 ))
+  while kill -0 "$TIME_PID" 2>/dev/null; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "pgcdc did not stop within 60s of SIGTERM; sending SIGKILL"
+      kill -KILL "$PGCDC_PID" 2>/dev/null || true
+      break
+    fi
+    sleep 0.05
+  done
+  PGCDC_RC=0; wait "$TIME_PID" || PGCDC_RC=$?
+  TIME_PID=""; PGCDC_PID=""
+}

@@ -503,20 +503,7 @@ fi
 
 # Stop pgcdc gracefully and collect its exit status and totals.
 log "pgcdc: SIGTERM"
-kill -TERM "$PGCDC_PID"
-deadline=$(( $(date +%s) + 60 ))
-while kill -0 "$TIME_PID" 2>/dev/null; do
-  if [ "$(date +%s)" -ge "$deadline" ]; then
-    log "pgcdc did not stop within 60s of SIGTERM; sending SIGKILL"
-    kill -KILL "$PGCDC_PID" 2>/dev/null || true
-    break
-  fi
-  sleep 0.05
-done
-set +e
-wait "$TIME_PID"; PGCDC_RC=$?
-set -e
-TIME_PID=""; PGCDC_PID=""
+stop_pgcdc
 [ -n "$SAMPLER_PID" ] && { wait "$SAMPLER_PID" 2>/dev/null || true; SAMPLER_PID=""; }
 PEAK_RSS_MIB=$(kib_to_mib "$(time_field "$RUN/pgcdc.time" "Maximum resident set size (kbytes)")")
 PGCDC_USER=$(time_field "$RUN/pgcdc.time" "User time (seconds)")
