@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod binary_tuples;
 mod cli;
 mod conformance;
 mod connection;

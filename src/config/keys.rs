@@ -104,6 +104,7 @@ registry! {
         CONNECTION_VALIDATION_TIMEOUT_MS = "connection.validation.timeout.ms" => Implemented,
         // slot and publication
         PLUGIN_NAME = "plugin.name" => Implemented,
+        PGOUTPUT_BINARY = "pgcdc.pgoutput.binary" => Implemented,
         SLOT_NAME = "slot.name" => Implemented,
         SLOT_DROP_ON_STOP = "slot.drop.on.stop" => Implemented,
         SLOT_FAILOVER = "slot.failover" => NotImplemented(Some("false")),

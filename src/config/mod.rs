@@ -86,6 +86,9 @@ pub struct ConnectorConfig {
     pub database: DatabaseConfig,
     /// `slot.name`
     pub slot_name: String,
+    /// `pgcdc.pgoutput.binary` (pgcdc's own key): ask pgoutput for binary tuple data
+    /// (PostgreSQL 14+), which costs the walsender less than text output.
+    pub pgoutput_binary: bool,
     /// `slot.drop.on.stop`
     pub slot_drop_on_stop: bool,
     /// `slot.max.retries`: how many times start-up checks again for a slot another
@@ -199,6 +202,7 @@ impl ConnectorConfig {
             name: connector.name,
             database,
             slot_name: slot.slot_name,
+            pgoutput_binary: slot.pgoutput_binary,
             slot_drop_on_stop: slot.slot_drop_on_stop,
             slot_max_retries: slot.slot_max_retries,
             slot_retry_delay: slot.slot_retry_delay,

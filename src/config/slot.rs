@@ -7,8 +7,9 @@ use regex::Regex;
 
 use super::checker::Checker;
 use super::keys::{
-    PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES,
-    SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME, SLOT_RETRY_DELAY_MS, STATUS_UPDATE_INTERVAL_MS,
+    PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME,
+    REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME,
+    SLOT_RETRY_DELAY_MS, STATUS_UPDATE_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -76,6 +77,7 @@ impl ReplicaIdentity {
 /// The settings of this area.
 pub(super) struct Slot {
     pub(super) slot_name: String,
+    pub(super) pgoutput_binary: bool,
     pub(super) slot_drop_on_stop: bool,
     pub(super) slot_max_retries: i64,
     pub(super) slot_retry_delay: Duration,
@@ -105,6 +107,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
     }
     Slot {
         slot_name,
+        pgoutput_binary: c.boolean(PGOUTPUT_BINARY, false),
         slot_drop_on_stop: c.boolean(SLOT_DROP_ON_STOP, false),
         slot_max_retries: c.int(SLOT_MAX_RETRIES, 6i64, -1i64),
         slot_retry_delay: Duration::from_millis(c.int(SLOT_RETRY_DELAY_MS, 10_000u64, 1)),

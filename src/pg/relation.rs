@@ -19,6 +19,7 @@ use crate::event::envelope::table_descriptor_from_fields;
 use crate::event::{Schema, TableDescriptor, Value};
 use crate::pg::columns::{self, PlanColumn, SourceColumn, ValueMapper};
 use crate::pg::pgoutput::{Tuple, TupleValue};
+use crate::pg::types::recv::{self, Wire};
 use crate::pg::types::{parse_default, ColumnType, TypeCatalog, TypeInfo};
 
 /// One column of a captured table.
@@ -34,6 +35,8 @@ pub struct ColumnDef {
     pub default: Option<Value>,
     /// `format_type` name, for messages.
     pub type_name: String,
+    /// The layout of the column's binary send format (read only for binary tuples).
+    pub wire: Wire,
 }
 
 /// A captured table: its descriptor and column definitions.
@@ -187,6 +190,9 @@ pub struct TableCatalog {
     /// `pg_type` rows of the column types, read only when a column mapper needs the source
     /// type (see [`crate::pg::columns`]); empty otherwise.
     pub source_types: TypeCatalog,
+    /// Fraction digits of the server's `lc_monetary` (the unit of MONEY in binary tuples),
+    /// read when a column is MONEY; `None` otherwise (2 is assumed).
+    pub money_scale: Option<u32>,
 }
 
 /// Reads columns, key and types of relation `relid`; `type_oids` are the published column
@@ -231,12 +237,29 @@ async fn complete_table_catalog(
 ) -> Result<TableCatalog> {
     let key = catalog_key(client, relid).await?;
     let (types, source_types) = column_types(client, type_oids, source_types).await?;
+    let has_money = type_oids
+        .iter()
+        .any(|&o| ColumnType::resolve(o, -1, &types) == Some(ColumnType::Money));
+    let money_scale = if has_money {
+        Some(money_scale(client).await?)
+    } else {
+        None
+    };
     Ok(TableCatalog {
         columns,
         key,
         types,
         source_types,
+        money_scale,
     })
+}
+
+/// Fraction digits of MONEY under the server's `lc_monetary` (what `money::numeric` keeps).
+pub async fn money_scale(client: &Client) -> Result<u32> {
+    let row = client
+        .query_one("SELECT scale(0::money::numeric)", &[])
+        .await?;
+    Ok(row.get::<_, i32>(0).max(0) as u32)
 }
 
 /// The [`TableCatalog::types`] and [`TableCatalog::source_types`] of columns of `type_oids`,
@@ -301,6 +324,9 @@ pub fn build_table(
         &value_fields,
         &key_fields,
     );
+    if config.pgoutput_binary {
+        check_binary_readable(&columns, &plan.key, &plan.value, namespace, name)?;
+    }
     let identity_value = plan.is_identity(columns.len());
     Ok(TableSchema {
         relation_id,
@@ -311,6 +337,31 @@ pub fn build_table(
         mappers: plan.mappers,
         identity_value,
     })
+}
+
+/// With binary tuples: an error naming every column a record uses (key or value) whose
+/// binary form pgcdc cannot read.
+fn check_binary_readable(
+    columns: &[ColumnDef],
+    key: &[usize],
+    value: &[usize],
+    namespace: &str,
+    name: &str,
+) -> Result<()> {
+    let unreadable: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| !c.wire.is_supported() && (key.contains(i) || value.contains(i)))
+        .map(|(_, c)| format!("column {} has type {}", c.name, c.type_name))
+        .collect();
+    if unreadable.is_empty() {
+        return Ok(());
+    }
+    Err(Error::conversion(format!(
+        "table {namespace}.{name}: {}, whose binary form pgcdc cannot read: set {}=false to receive text tuples, leave the column out (column.exclude.list), or exclude the table (table.exclude.list)",
+        unreadable.join(", "),
+        crate::config::keys::PGOUTPUT_BINARY
+    )))
 }
 
 /// `(column name, field schema)` of each column, in tuple order.
@@ -364,6 +415,7 @@ fn resolve_columns(
             optional,
             default,
             type_name,
+            wire: Wire::of(*type_oid, types, table_catalog.money_scale.unwrap_or(2)),
         });
     }
     if !unsupported.is_empty() {
@@ -433,43 +485,75 @@ impl TableSchema {
         failure: ConvertingFailureMode,
     ) -> Result<Value> {
         let col = &self.columns[i];
-        match col.ty.parse(text, opts) {
-            Ok(v) => Ok(v),
-            Err(reason) => {
-                let msg = format!(
-                    "cannot convert a value of column {} ({}) of table {}: {reason}",
-                    col.name,
-                    col.type_name,
-                    self.full_name()
-                );
-                // NaN and infinities in precise mode stop the connector unless `warn` is set
-                // explicitly (BUG-01), as scalars and as elements of numeric arrays alike.
-                let special = |t: &str| matches!(t, "NaN" | "Infinity" | "-Infinity");
-                let special_numeric = opts.decimal == DecimalMode::Precise
-                    && match &col.ty {
-                        ColumnType::Numeric { .. } => special(text),
-                        ColumnType::Array(el) if matches!(**el, ColumnType::Numeric { .. }) => {
-                            text.split(['{', '}', ',']).any(|e| special(e.trim()))
-                        }
-                        _ => false,
-                    };
-                match failure {
-                    ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
-                    ConvertingFailureMode::Default if special_numeric => Err(Error::conversion(format!(
-                        "{msg} (string gives \"NAN\", \"POSITIVE_INFINITY\", \"NEGATIVE_INFINITY\"), or set event.converting.failure.handling.mode=warn to emit null instead, as Debezium does"
-                    ))),
-                    // A NOT NULL column's schema is required: a null there is not a valid
-                    // record (and JsonConverter would print the column default instead).
-                    ConvertingFailureMode::Warn | ConvertingFailureMode::Default if !col.optional => Err(Error::conversion(format!(
-                        "{msg}; the column is NOT NULL, so the value cannot be replaced by null (event.converting.failure.handling.mode=warn)"
-                    ))),
-                    ConvertingFailureMode::Warn | ConvertingFailureMode::Default => {
-                        tracing::warn!(
-                            "{msg}; emitting null (event.converting.failure.handling.mode=warn)"
-                        );
-                        Ok(Value::Null)
+        col.ty.parse(text, opts).or_else(|reason| {
+            // NaN and infinities in precise mode stop the connector unless `warn` is set
+            // explicitly (BUG-01), as scalars and as elements of numeric arrays alike.
+            let special = |t: &str| matches!(t, "NaN" | "Infinity" | "-Infinity");
+            let special_numeric = opts.decimal == DecimalMode::Precise
+                && match &col.ty {
+                    ColumnType::Numeric { .. } => special(text),
+                    ColumnType::Array(el) if matches!(**el, ColumnType::Numeric { .. }) => {
+                        text.split(['{', '}', ',']).any(|e| special(e.trim()))
                     }
-                }
+                    _ => false,
+                };
+            self.conversion_failed(i, &reason, special_numeric, failure)
+        })
+    }
+
+    /// [`Self::convert_text`] for a value in binary send format. A column whose binary form
+    /// pgcdc cannot read is refused when the table is built unless no record uses it; here
+    /// such a column's value is null.
+    fn convert_binary(
+        &self,
+        i: usize,
+        data: &[u8],
+        opts: &ValueOptions,
+        failure: ConvertingFailureMode,
+    ) -> Result<Value> {
+        let col = &self.columns[i];
+        if !col.wire.is_supported() {
+            return Ok(Value::Null);
+        }
+        recv::read(&col.wire, &col.ty, data, opts).or_else(|reason| {
+            let special_numeric =
+                opts.decimal == DecimalMode::Precise && recv::special_numeric(&col.wire, data);
+            self.conversion_failed(i, &reason, special_numeric, failure)
+        })
+    }
+
+    /// What a value of column `i` that cannot be converted (for `reason`) becomes under
+    /// `event.converting.failure.handling.mode`: an error, or null with a warning.
+    /// `special_numeric` marks a NaN or infinite `numeric` in precise mode.
+    fn conversion_failed(
+        &self,
+        i: usize,
+        reason: &str,
+        special_numeric: bool,
+        failure: ConvertingFailureMode,
+    ) -> Result<Value> {
+        let col = &self.columns[i];
+        let msg = format!(
+            "cannot convert a value of column {} ({}) of table {}: {reason}",
+            col.name,
+            col.type_name,
+            self.full_name()
+        );
+        match failure {
+            ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
+            ConvertingFailureMode::Default if special_numeric => Err(Error::conversion(format!(
+                "{msg} (string gives \"NAN\", \"POSITIVE_INFINITY\", \"NEGATIVE_INFINITY\"), or set event.converting.failure.handling.mode=warn to emit null instead, as Debezium does"
+            ))),
+            // A NOT NULL column's schema is required: a null there is not a valid
+            // record (and JsonConverter would print the column default instead).
+            ConvertingFailureMode::Warn | ConvertingFailureMode::Default if !col.optional => Err(Error::conversion(format!(
+                "{msg}; the column is NOT NULL, so the value cannot be replaced by null (event.converting.failure.handling.mode=warn)"
+            ))),
+            ConvertingFailureMode::Warn | ConvertingFailureMode::Default => {
+                tracing::warn!(
+                    "{msg}; emitting null (event.converting.failure.handling.mode=warn)"
+                );
+                Ok(Value::Null)
             }
         }
     }
@@ -502,14 +586,13 @@ impl TableSchema {
                     })?;
                     self.convert_text(i, text, opts, failure)?
                 }
-                TupleValue::Binary(_) => {
-                    return Err(Error::protocol("binary tuple data received although binary mode was not requested"))
-                }
+                TupleValue::Binary(b) => self.convert_binary(i, b, opts, failure)?,
                 TupleValue::UnchangedToast => match old_full.and_then(|o| o.get(i)) {
                     Some(TupleValue::Text(b)) => {
                         let text = std::str::from_utf8(b).map_err(|_| Error::protocol("old TOASTed value is not UTF-8"))?;
                         self.convert_text(i, text, opts, failure)?
                     }
+                    Some(TupleValue::Binary(b)) => self.convert_binary(i, b, opts, failure)?,
                     _ => self.columns[i].ty.unavailable_placeholder(opts).ok_or_else(|| {
                         Error::conversion(format!(
                             "column {} ({}) of table {} is an unchanged TOASTed value that pgcdc cannot represent with a placeholder: set REPLICA IDENTITY FULL on the table",

@@ -18,8 +18,9 @@ pub struct ServerInfo {
 }
 
 /// Reads the server version and `wal_level`; with `need_logical`, anything other than
-/// `wal_level=logical` is an error saying how to fix it.
-pub async fn check_server(client: &Client, need_logical: bool) -> Result<ServerInfo> {
+/// `wal_level=logical` is an error saying how to fix it, and with `binary` (binary tuples), a
+/// server older than PostgreSQL 14.
+pub async fn check_server(client: &Client, need_logical: bool, binary: bool) -> Result<ServerInfo> {
     let row = client
         .query_one(
             "SELECT current_setting('server_version_num')::int, current_setting('wal_level')",
@@ -33,6 +34,13 @@ pub async fn check_server(client: &Client, need_logical: bool) -> Result<ServerI
     if info.version_num < 100000 {
         return Err(Error::server(format!(
             "PostgreSQL {} is too old: pgoutput logical replication needs PostgreSQL 10 or later",
+            info.version_num
+        )));
+    }
+    if binary && info.version_num < 140000 {
+        return Err(Error::config(format!(
+            "{}=true needs PostgreSQL 14 or later (pgoutput's binary option), but the server is {}: remove the key or set it to false",
+            crate::config::keys::PGOUTPUT_BINARY,
             info.version_num
         )));
     }
@@ -406,13 +414,22 @@ pub fn create_slot_command(name: &str) -> String {
     )
 }
 
+/// pgoutput options beyond protocol 1 and the publication.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PgoutputOptions {
+    /// `messages`: logical decoding messages (PostgreSQL 14+).
+    pub messages: bool,
+    /// `binary`: tuple data in each type's binary send format (PostgreSQL 14+).
+    pub binary: bool,
+}
+
 /// The `START_REPLICATION` command with pgoutput options (protocol 1, the publication, and
-/// `messages` when requested).
+/// `messages` and `binary` when requested).
 pub fn start_replication_command(
     slot: &str,
     lsn: Lsn,
     publication: &str,
-    messages: bool,
+    options: PgoutputOptions,
 ) -> String {
     let mut opts = vec![
         "\"proto_version\" '1'".to_string(),
@@ -421,8 +438,11 @@ pub fn start_replication_command(
             quote_literal(&quote_ident(publication))
         ),
     ];
-    if messages {
+    if options.messages {
         opts.push("\"messages\" 'true'".to_string());
+    }
+    if options.binary {
+        opts.push("\"binary\" 'true'".to_string());
     }
     format!(
         "START_REPLICATION SLOT {} LOGICAL {lsn} ({})",
@@ -455,8 +475,28 @@ mod tests {
     #[test]
     fn start_replication_quotes_names_and_lists_options() {
         assert_eq!(
-            start_replication_command("s1", Lsn(0x16_B374_D848), "My Pub", true),
+            start_replication_command(
+                "s1",
+                Lsn(0x16_B374_D848),
+                "My Pub",
+                PgoutputOptions {
+                    messages: true,
+                    binary: false
+                }
+            ),
             r#"START_REPLICATION SLOT "s1" LOGICAL 16/B374D848 ("proto_version" '1', "publication_names" '"My Pub"', "messages" 'true')"#
+        );
+        assert_eq!(
+            start_replication_command(
+                "s1",
+                Lsn(1),
+                "p",
+                PgoutputOptions {
+                    messages: true,
+                    binary: true
+                }
+            ),
+            r#"START_REPLICATION SLOT "s1" LOGICAL 0/1 ("proto_version" '1', "publication_names" '"p"', "messages" 'true', "binary" 'true')"#
         );
     }
 

@@ -76,7 +76,7 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let offsets = store.load().await?;
     let needs_stream = config.snapshot_mode != crate::config::SnapshotMode::InitialOnly;
     let sql = crate::pg::sql::connect(&config.database).await?;
-    let server = setup::check_server(&sql, needs_stream).await?;
+    let server = setup::check_server(&sql, needs_stream, config.pgoutput_binary).await?;
     setup::ensure_publication(&sql, config).await?;
     setup::apply_replica_identity_autoset(&sql, config).await?;
     setup::warn_replica_identity(&sql, config).await?;

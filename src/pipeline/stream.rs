@@ -105,16 +105,20 @@ pub async fn start(
 ) -> Result<Streaming> {
     let timing = reader_timing(config, &mut repl).await?;
     let status_interval = timing.status_interval;
-    // Logical decoding messages exist in pgoutput from PostgreSQL 14.
-    let messages = started.server.version_num >= 140000;
+    // Logical decoding messages exist in pgoutput from PostgreSQL 14 (and binary tuples,
+    // which start-up refuses on older servers).
+    let options = setup::PgoutputOptions {
+        messages: started.server.version_num >= 140000,
+        binary: config.pgoutput_binary,
+    };
     let command = setup::start_replication_command(
         &config.slot_name,
         started.start_lsn,
         &config.publication_name,
-        messages,
+        options,
     );
     let (reader, writer) = repl.start_replication(&command).await?;
-    tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
+    tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, binary_tuples = options.binary, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
     let (chunk_len, chunks) = queue_shape(config.max_queue_size);
     let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
     let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));

@@ -73,6 +73,7 @@ impl Catalog for FixtureCatalog {
             key: vec!["id".into()],
             types: self.types.clone(),
             source_types: TypeCatalog::new(),
+            money_scale: None,
         })
     }
 }

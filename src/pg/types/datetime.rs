@@ -24,7 +24,7 @@ pub const DATE_POSITIVE_INFINITY: i64 = -2_147_472_692;
 pub const DATE_NEGATIVE_INFINITY: i64 = -2_147_472_691;
 
 /// Why a timestamp beyond the range of i64 microseconds since 1970 cannot be converted.
-const OUT_OF_MICROS_RANGE: &str =
+pub(super) const OUT_OF_MICROS_RANGE: &str =
     "is outside the range of microseconds since 1970 in 64 bits (about years -290308 to 294247)";
 
 /// The Connect schema of `date`.
@@ -84,11 +84,15 @@ pub(super) fn timestamp_schema(precision: u32, mode: TimePrecisionMode) -> Schem
 
 /// The value of `date` output text: days since the epoch, or `YYYY-MM-DDZ` in isostring mode.
 pub(super) fn date_value(text: &str, mode: TimePrecisionMode) -> Result<Value, String> {
-    let days = parse_date_days(text)?;
-    Ok(match mode {
+    Ok(date_days_value(parse_date_days(text)?, mode))
+}
+
+/// The value of a date given as days since the epoch (the infinities as their sentinels).
+pub(super) fn date_days_value(days: i64, mode: TimePrecisionMode) -> Value {
+    match mode {
         TimePrecisionMode::IsoString => Value::String(format!("{}Z", format_date(days))),
         _ => Value::Int(days),
-    })
+    }
 }
 
 /// The value of `time(precision)` output text: ms, µs or ns past midnight, or
@@ -98,14 +102,18 @@ pub(super) fn time_value(
     precision: u32,
     mode: TimePrecisionMode,
 ) -> Result<Value, String> {
-    let micros = parse_time_micros(text)?;
-    Ok(match mode {
+    Ok(time_micros_value(parse_time_micros(text)?, precision, mode))
+}
+
+/// The value of a `time(precision)` given as microseconds past midnight.
+pub(super) fn time_micros_value(micros: i64, precision: u32, mode: TimePrecisionMode) -> Value {
+    match mode {
         TimePrecisionMode::Connect => Value::Int(micros / 1000),
         TimePrecisionMode::Adaptive if precision <= 3 => Value::Int(micros / 1000),
         TimePrecisionMode::Nanoseconds => Value::Int(micros * 1000),
         TimePrecisionMode::IsoString => Value::String(format!("{}Z", format_time_trimmed(micros))),
         _ => Value::Int(micros),
-    })
+    }
 }
 
 /// The value of `timestamp(precision)` output text: ms, µs or ns since the epoch of the UTC
@@ -120,7 +128,15 @@ pub(super) fn timestamp_value(
         "-infinity" => return Ok(timestamp_infinity(false, text, precision, mode)),
         _ => {}
     }
-    let micros = parse_timestamp_micros(text)?.0;
+    timestamp_micros_value(parse_timestamp_micros(text)?.0, precision, mode)
+}
+
+/// The value of a finite `timestamp(precision)` given as microseconds since the epoch.
+pub(super) fn timestamp_micros_value(
+    micros: i64,
+    precision: u32,
+    mode: TimePrecisionMode,
+) -> Result<Value, String> {
     Ok(match mode {
         TimePrecisionMode::Connect => Value::Int(micros.div_euclid(1000)),
         TimePrecisionMode::Microseconds => Value::Int(micros),
@@ -144,7 +160,7 @@ pub(super) fn timestamp_value(
 }
 
 /// The value of `timestamp 'infinity'` (`positive`) or `'-infinity'` (`text`) per mode.
-fn timestamp_infinity(
+pub(super) fn timestamp_infinity(
     positive: bool,
     text: &str,
     precision: u32,
@@ -322,8 +338,15 @@ pub fn parse_zoned_time(text: &str) -> Result<String, String> {
     let p = text.rfind(['+', '-']).ok_or("timetz without an offset")?;
     let micros = parse_time_micros(&text[..p])?;
     let offset = i64::from(parse_utc_offset(&text[p..])?);
-    let utc = (micros - offset * 1_000_000).rem_euclid(86_400_000_000);
-    Ok(format!("{}Z", format_time_trimmed(utc)))
+    Ok(zoned_time(micros - offset * 1_000_000))
+}
+
+/// Debezium's ZonedTime of a UTC time of day in microseconds (wrapped into one day).
+pub(super) fn zoned_time(utc_micros: i64) -> String {
+    format!(
+        "{}Z",
+        format_time_trimmed(utc_micros.rem_euclid(86_400_000_000))
+    )
 }
 
 /// A year as Debezium's ISO strings write it: four digits at least, `+` above 9999, `-` for
@@ -385,6 +408,28 @@ fn push_digits(s: &mut String, v: u32, width: usize) {
         v /= 10;
     }
     s.push_str(std::str::from_utf8(&buf[..width.min(10)]).unwrap_or_default());
+}
+
+/// PostgreSQL's `date` output (DateStyle ISO) of a day number since the epoch:
+/// `YYYY-MM-DD`, with ` BC` for years before 1.
+pub(super) fn pg_date_text(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    let (year, bc) = if y <= 0 { (1 - y, " BC") } else { (y, "") };
+    format!("{year:04}-{m:02}-{d:02}{bc}")
+}
+
+/// PostgreSQL's `timestamp` output (DateStyle ISO) of microseconds since the epoch, or with
+/// `utc` its `timestamptz` output in the UTC session time zone (`+00` before any ` BC`).
+pub(super) fn pg_timestamp_text(micros: i64, utc: bool) -> String {
+    let days = micros.div_euclid(86_400_000_000);
+    let in_day = micros.rem_euclid(86_400_000_000);
+    let (y, m, d) = civil_from_days(days);
+    let (year, bc) = if y <= 0 { (1 - y, " BC") } else { (y, "") };
+    let zone = if utc { "+00" } else { "" };
+    format!(
+        "{year:04}-{m:02}-{d:02} {}{zone}{bc}",
+        format_time_trimmed(in_day)
+    )
 }
 
 /// `YYYY-MM-DD` of a day number (years above 9999 with `+`, BC years negative).

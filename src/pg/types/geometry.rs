@@ -53,22 +53,31 @@ pub(super) fn ewkb_schema(geography: bool) -> Schema {
 /// The value of `point` output text `(x,y)`: `{x, y, wkb, null}`.
 pub(super) fn point_value(text: &str) -> Result<Value, String> {
     let (x, y) = parse_point(text)?;
+    Ok(point_xy_value(x, y))
+}
+
+/// The value of the point `(x, y)`: `{x, y, wkb, null}`.
+pub(super) fn point_xy_value(x: f64, y: f64) -> Value {
     let mut wkb = Vec::with_capacity(21);
     wkb.push(1u8);
     wkb.extend_from_slice(&1u32.to_le_bytes());
     wkb.extend_from_slice(&x.to_le_bytes());
     wkb.extend_from_slice(&y.to_le_bytes());
-    Ok(Value::Struct(vec![
+    Value::Struct(vec![
         Value::Float64(x),
         Value::Float64(y),
         Value::Bytes(wkb),
         Value::Null,
-    ]))
+    ])
 }
 
 /// The value of PostGIS hex EWKB text: `{wkb, srid}`.
 pub(super) fn ewkb_value(text: &str) -> Result<Value, String> {
-    let wkb = decode_hex(text).ok_or("not hex-encoded EWKB")?;
+    ewkb_bytes_value(decode_hex(text).ok_or("not hex-encoded EWKB")?)
+}
+
+/// The value of PostGIS EWKB bytes: `{wkb, srid}`.
+pub(super) fn ewkb_bytes_value(wkb: Vec<u8>) -> Result<Value, String> {
     let srid = ewkb_srid(&wkb)?;
     Ok(Value::Struct(vec![
         Value::Bytes(wkb),

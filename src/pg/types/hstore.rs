@@ -26,8 +26,14 @@ pub(super) fn hstore_schema(mode: HstoreMode) -> Schema {
 /// The value of `hstore` output text per `hstore.handling.mode`, pairs in Java `HashMap`
 /// order.
 pub(super) fn hstore_value(text: &str, mode: HstoreMode) -> Result<Value, String> {
-    let pairs = java_hashmap_order(parse_hstore(text)?);
-    Ok(match mode {
+    Ok(hstore_pairs_value(parse_hstore(text)?, mode))
+}
+
+/// The value of hstore pairs (in the type's own order) per `hstore.handling.mode`, pairs in
+/// Java `HashMap` order.
+pub(super) fn hstore_pairs_value(pairs: Vec<(String, Option<String>)>, mode: HstoreMode) -> Value {
+    let pairs = java_hashmap_order(pairs);
+    match mode {
         HstoreMode::Json => Value::String(hstore_json(&pairs)),
         HstoreMode::Map => Value::Map(
             pairs
@@ -35,7 +41,7 @@ pub(super) fn hstore_value(text: &str, mode: HstoreMode) -> Result<Value, String
                 .map(|(k, v)| (Value::String(k), v.map_or(Value::Null, Value::String)))
                 .collect(),
         ),
-    })
+    }
 }
 
 /// Parses hstore output text (`"k"=>"v", "k2"=>NULL`) into pairs in text order.

@@ -76,11 +76,15 @@ pub(super) fn interval_schema(mode: IntervalMode) -> Schema {
 
 /// The value of `interval` output text per `interval.handling.mode`.
 pub(super) fn interval_value(text: &str, mode: IntervalMode) -> Result<Value, String> {
-    let iv = parse_interval(text)?;
-    Ok(match mode {
+    Ok(interval_fields_value(&parse_interval(text)?, mode))
+}
+
+/// The value of an interval per `interval.handling.mode`.
+pub(super) fn interval_fields_value(iv: &Interval, mode: IntervalMode) -> Value {
+    match mode {
         IntervalMode::Numeric => Value::Int(iv.micro_duration()),
         IntervalMode::String => Value::String(iv.iso_string()),
-    })
+    }
 }
 
 /// Parses `interval` output in the `postgres` IntervalStyle: `1 year 2 mons -3 days

@@ -22,19 +22,21 @@
 //! - [`hstore`] reads the hstore extension type;
 //! - `geometry` reads `point` and PostGIS EWKB;
 //! - `name_uuid` makes Java's name-based UUIDs, for the `uuid[]` placeholder;
-//! - [`defaults`] reads column default expressions.
+//! - [`defaults`] reads column default expressions;
+//! - [`recv`] reads values in their binary send format (pgoutput's `binary` option).
 
 pub mod array;
 pub mod binary;
 pub mod catalog;
 pub mod datetime;
 pub mod defaults;
-mod geometry;
+pub(super) mod geometry;
 pub mod hstore;
 pub mod interval;
 mod name_uuid;
 pub mod numeric;
 pub mod oid;
+pub mod recv;
 
 pub use binary::encode_binary;
 pub use catalog::{TypeCatalog, TypeInfo};

@@ -228,7 +228,11 @@ fn precise_numeric(
 /// separator when at most two digits follow its last occurrence. Precise mode rounds HALF_UP to
 /// `money.fraction.digits`.
 pub(super) fn parse_money(text: &str, opts: &ValueOptions) -> Result<Value, String> {
-    let signed = money_decimal_text(text)?;
+    money_value(money_decimal_text(text)?, opts)
+}
+
+/// The value of a MONEY amount given as a plain decimal (`-1234.56`).
+pub(super) fn money_value(signed: String, opts: &ValueOptions) -> Result<Value, String> {
     match opts.decimal {
         DecimalMode::Double => signed
             .parse::<f64>()
