@@ -3,11 +3,15 @@
 # ceiling), pgcdc (target/release/pgcdc) and Debezium 3.6.1.Final's PostgreSQL connector on
 # Kafka Connect, one after the other (never concurrently), each on its own copy of one slot.
 #
-# Usage: scripts/bench-compare.sh [--quick | --smoke] [--help]
+# Usage: scripts/bench-compare.sh [--quick | --smoke] [--binary-tuples] [--help]
 #        scripts/bench-compare.sh --delete-topics
 #   --quick          every workload at 1/10 of its size
 #   --smoke          tiny sizes, all three systems (for CI): fails when a count is wrong or a
 #                    system fails, never because the machine is slow; about two minutes
+#   --binary-tuples  also drain the backlog with pgoutput's binary option: pg_recvlogical with
+#                    -o binary=true and pgcdc with pgcdc.pgoutput.binary=true, each on a fifth and
+#                    sixth copy of the slot, and report the walsender's cpu and the drain rate of
+#                    both modes side by side
 #   --delete-topics  delete the Kafka topics left by killed runs (cmp<stamp><workload>{pgcdc,dbz}.*), exit
 #
 # Workloads (BENCH_WORKLOADS, default "bulk small wide toast", run one after the other):
@@ -67,10 +71,12 @@ usage() { sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}
 
 MODE=default
 DELETE_TOPICS_ONLY=0
+BINARY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;;
     --smoke) MODE=smoke ;;
+    --binary-tuples) BINARY=1 ;;
     --delete-topics) DELETE_TOPICS_ONLY=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -115,10 +121,12 @@ PUB=cmp_pub
 SLOT_RECV=cmp_recvlogical
 SLOT_PGCDC=cmp_pgcdc
 SLOT_DBZ=cmp_debezium
-SLOTS=("$SLOT_RECV" "$SLOT_PGCDC" "$SLOT_DBZ")
+SLOT_RECV_BIN=cmp_recvlogical_bin
+SLOT_PGCDC_BIN=cmp_pgcdc_bin
+SLOTS=("$SLOT_RECV" "$SLOT_PGCDC" "$SLOT_DBZ" "$SLOT_RECV_BIN" "$SLOT_PGCDC_BIN")
 PGCDC="${BENCH_PGCDC_BIN:-$ROOT/target/release/pgcdc}"
-TOPIC_REGEX_ALL='cmp[0-9]{8}T[0-9]{6}Z[a-z]+(pgcdc|dbz)\..*'
-TOPIC_REGEX_RUN="cmp${STAMP}[a-z]+(pgcdc|dbz)\\..*"
+TOPIC_REGEX_ALL='cmp[0-9]{8}T[0-9]{6}Z[a-z]+(pgcdc|pgcdcbin|dbz)\..*'
+TOPIC_REGEX_RUN="cmp${STAMP}[a-z]+(pgcdc|pgcdcbin|dbz)\\..*"
 BENCH_APP=pgcdc_compare       # application_name of q (bench-lib.sh)
 CLASSES="$OUT/classes"        # bench/WaitRecords.java, compiled
 # This bench's own Connect worker, run by scripts/debezium/lib.sh's functions with another REST
@@ -197,7 +205,7 @@ trap 'log "ERROR: command failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-active=$(q postgres -c "SELECT string_agg(slot_name || ' (pid ' || active_pid || ')', ', ') FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC', '$SLOT_DBZ') AND active")
+active=$(q postgres -c "SELECT string_agg(slot_name || ' (pid ' || active_pid || ')', ', ') FROM pg_replication_slots WHERE slot_name IN ('$SLOT_RECV', '$SLOT_PGCDC', '$SLOT_DBZ', '$SLOT_RECV_BIN', '$SLOT_PGCDC_BIN') AND active")
 [ -z "$active" ] || die "slots in use, is another bench-compare running? $active"
 
 # ---------------------------------------------------------------------------------------------
@@ -444,19 +452,22 @@ EOF
 # The three systems
 # ---------------------------------------------------------------------------------------------
 
+# run_recvlogical DIR [SLOT [PGOUTPUT OPTION...]]: drains SLOT ($SLOT_RECV) to the end LSN;
+# DIR/pg_recvlogical.json.
 run_recvlogical() {
-  local d=$1 load0 h0 i0 h1 i1 st0 steal_s k0 t0 t1 rc secs user sys cpu ws_pid ws_ticks ws_cpu host_s broker_s cw0 helpers_s
+  local d=$1 slot=${2:-$SLOT_RECV} opts=() load0 h0 i0 h1 i1 st0 steal_s k0 t0 t1 rc secs user sys cpu ws_pid ws_ticks ws_cpu host_s broker_s cw0 helpers_s
+  for o in "${@:3}"; do opts+=(-o "$o"); done
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
-  log "[$W] pg_recvlogical: draining $SLOT_RECV up to $END_LSN"
-  walsender_sampler "$SLOT_RECV" "$d/recvlogical-walsender.txt" &
+  log "[$W] pg_recvlogical: draining $slot up to $END_LSN${3:+ (${*:3})}"
+  walsender_sampler "$slot" "$d/recvlogical-walsender.txt" &
   SAMPLER_PID=$!
   proc_snapshot >"$d/recvlogical-procs.before"
   read -r h0 i0 < <(host_cpu); st0=$(steal_ticks); k0=$(broker_ticks); cw0=$(connect_ticks)
   t0=$(now)
   timeout "$RUN_TIMEOUT" /usr/bin/time -v -o "$d/recvlogical.time" \
     pg_recvlogical -d "$CONN_BASE dbname=$DB application_name=cmp_recvlogical" \
-      --slot="$SLOT_RECV" --start --endpos="$END_LSN" --no-loop \
-      -o proto_version=1 -o publication_names="$PUB" -f /dev/null 2>"$d/recvlogical.log" &
+      --slot="$slot" --start --endpos="$END_LSN" --no-loop \
+      -o proto_version=1 -o publication_names="$PUB" ${opts[@]+"${opts[@]}"} -f /dev/null 2>"$d/recvlogical.log" &
   RECV_PID=$!
   rc=0; wait "$RECV_PID" || rc=$?
   t1=$(now)
@@ -490,15 +501,18 @@ run_recvlogical() {
     note "timed from launch to exit (--endpos); walsender cpu sampled every 50 ms until it exits" >"$d/pg_recvlogical.json"
 }
 
+# run_pgcdc DIR [SLOT PREFIX [KEY=VALUE...]]: pgcdc from SLOT ($SLOT_PGCDC) to the topic of
+# PREFIX ($PREFIX_PGCDC), with the extra settings; DIR/pgcdc.json.
 run_pgcdc() {
-  local d=$1 load0 h0 i0 h1 i1 st0 steal_s k0 t0 t_ack secs cpu vmhwm ws_pid ws_cpu host_s broker_s rc wr_rc
+  local d=$1 slot=${2:-$SLOT_PGCDC} prefix=${3:-$PREFIX_PGCDC} topic load0 h0 i0 h1 i1 st0 steal_s k0 t0 t_ack secs cpu vmhwm ws_pid ws_cpu host_s broker_s rc wr_rc
   local t_first t_done ts t_stream startup records kv deadline set_args=() extra=() cw0 helpers_s pgcdc_pid wr_pid
+  topic="$prefix.public.$TABLE"
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
   # The connector config: no producer settings (pgcdc's defaults), the bench's publication.
   jq -n \
     --arg host "$PG_HOST" --arg port "$PG_PORT" --arg user "$PG_USER" --arg pw "$PGPASSWORD" \
-    --arg db "$DB" --arg ssl "$SSLMODE" --arg slot "$SLOT_PGCDC" --arg pub "$PUB" \
-    --arg table "public.$TABLE" --arg prefix "$PREFIX_PGCDC" --arg status "$STATUS_MS" \
+    --arg db "$DB" --arg ssl "$SSLMODE" --arg slot "$slot" --arg pub "$PUB" \
+    --arg table "public.$TABLE" --arg prefix "$prefix" --arg status "$STATUS_MS" \
     --arg offsets "$d/pgcdc-offsets.json" --arg kafka "$KAFKA" '
     {name: "pgcdc-compare", config: {
       "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
@@ -512,18 +526,18 @@ run_pgcdc() {
       "bootstrap.servers": $kafka
     }}' >"$d/pgcdc-connector.json"
   chmod 600 "$d/pgcdc-connector.json"   # holds the (local test) database password
-  read -r -a extra <<<"$EXTRA_SET"
+  read -r -a extra <<<"$EXTRA_SET ${*:4}"
   for kv in ${extra[@]+"${extra[@]}"}; do
     [[ "$kv" == *=* ]] || die "BENCH_SET: '$kv' is not key=value"
     set_args+=(--set "$kv")
   done
 
-  start_slot_waiter "$DB" "$SLOT_PGCDC" "$END_LSN" "$RUN_TIMEOUT" cmp_waiter "$d/pgcdc-waiter"
-  start_record_waiter "$TOPIC_PGCDC" "$d/pgcdc-records"
+  start_slot_waiter "$DB" "$slot" "$END_LSN" "$RUN_TIMEOUT" cmp_waiter "$d/pgcdc-waiter"
+  start_record_waiter "$topic" "$d/pgcdc-records"
   TOPICS_MAY_EXIST=1
   proc_snapshot >"$d/pgcdc-procs.before"
   read -r h0 i0 < <(host_cpu); st0=$(steal_ticks); k0=$(broker_ticks); cw0=$(connect_ticks)
-  log "[$W] pgcdc: starting on $SLOT_PGCDC, topic $TOPIC_PGCDC (log: $d/pgcdc.log)"
+  log "[$W] pgcdc: starting on $slot, topic $topic (log: $d/pgcdc.log)"
   t0=$(now)
   start_pgcdc "$d" "$d/pgcdc-connector.json" ${set_args[@]+"${set_args[@]}"}
   pgcdc_pid=${PGCDC_PID:-0}; wr_pid=$WR_PID
@@ -534,7 +548,7 @@ run_pgcdc() {
     tail -n 40 "$d/pgcdc.log" >&2 || true
     cat "$d/pgcdc-waiter.err" >&2 || true
     [ "${FIRST:-}" != "$TIME_PID" ] || die "[$W] pgcdc exited before Kafka acknowledged everything (log: $d/pgcdc.log)"
-    die "[$W] waiting for $SLOT_PGCDC to reach $END_LSN failed (see above)"
+    die "[$W] waiting for $slot to reach $END_LSN failed (see above)"
   fi
   WAITER_PID=""
   t_ack=$(tail -n 1 "$d/pgcdc-waiter.out")
@@ -542,7 +556,7 @@ run_pgcdc() {
   vmhwm=$(vm_field "$PGCDC_PID" VmHWM)
   cpu=$(ticks_to_s "$(cpu_ticks "$PGCDC_PID")")
   read -r h1 i1 < <(host_cpu); steal_s=$(ticks_to_s $(( $(steal_ticks) - st0 ))); broker_s=$(broker_cpu_s "$k0"); helpers_s=$(ticks_to_s $(( $(connect_ticks) - cw0 )))
-  ws_pid=$(walsender_pid "$SLOT_PGCDC"); ws_cpu=null
+  ws_pid=$(walsender_pid "$slot"); ws_cpu=null
   [ -z "$ws_pid" ] || ws_cpu=$(ticks_to_s "$(cpu_ticks "$ws_pid")")
   threads_summary <(thread_stats "$PGCDC_PID") >"$d/pgcdc-threads.tsv"
   proc_snapshot >"$d/pgcdc-procs.after"
@@ -561,9 +575,9 @@ run_pgcdc() {
   log "[$W] pgcdc: SIGTERM"
   stop_pgcdc
   rc=$PGCDC_RC
-  records=$(watermark_records "$TOPIC_PGCDC")
+  records=$(watermark_records "$topic")
   [ "$wr_rc" = 0 ] || die "[$W] pgcdc: WaitRecords exit $wr_rc ($(tail -n 3 "$d/pgcdc-records.err" 2>/dev/null)); topic holds $records records, expected $ROWS"
-  [ "$records" = "$ROWS" ] || die "[$W] pgcdc: topic $TOPIC_PGCDC holds $records records, expected $ROWS"
+  [ "$records" = "$ROWS" ] || die "[$W] pgcdc: topic $topic holds $records records, expected $ROWS"
   [ "$rc" = 0 ] || die "[$W] pgcdc exited with $rc after SIGTERM (log: $d/pgcdc.log)"
 
   startup=null
@@ -582,7 +596,7 @@ run_pgcdc() {
     loadavg_at_start "$load0" startup_s "$startup" \
     first_record_s "$(since "$t_first" "$t0")" all_records_in_topic_s "$(since "$t_done" "$t0")" \
     events_per_s_all_in_topic "$( [ -z "$t_done" ] || fdiv "$ROWS" "$(fsub "$t_done" "$t0")")" \
-    exit_code "$rc" records "$records" verified true topic "$TOPIC_PGCDC" \
+    exit_code "$rc" records "$records" verified true topic "$topic" \
     log_warnings "$(strip_ansi "$d/pgcdc.log" | grep -c ' WARN ' || true)" \
     log_errors "$(strip_ansi "$d/pgcdc.log" | grep -cE ' ERROR |pgcdc: error' || true)" \
     note "timed from process start until the slot confirms the end LSN (every record acknowledged)" \
@@ -703,6 +717,7 @@ run_workload() {
   PREFIX_DBZ="cmp$STAMP${W}dbz"
   TOPIC_PGCDC="$PREFIX_PGCDC.public.$TABLE"
   TOPIC_DBZ="$PREFIX_DBZ.public.$TABLE"
+  PREFIX_PGCDC_BIN="cmp$STAMP${W}pgcdcbin"
 
   log "=== [$W] $ROWS rows in $NTX transactions of up to $TX_ROWS ==="
   OBJECTS_MAY_EXIST=1
@@ -713,6 +728,10 @@ run_workload() {
   q "$DB" -c "SELECT pg_create_logical_replication_slot('$SLOT_RECV', 'pgoutput')" >/dev/null
   q "$DB" -c "SELECT pg_copy_logical_replication_slot('$SLOT_RECV', '$SLOT_PGCDC')" >/dev/null
   q "$DB" -c "SELECT pg_copy_logical_replication_slot('$SLOT_RECV', '$SLOT_DBZ')" >/dev/null
+  if [ "$BINARY" = 1 ]; then
+    q "$DB" -c "SELECT pg_copy_logical_replication_slot('$SLOT_RECV', '$SLOT_RECV_BIN')" >/dev/null
+    q "$DB" -c "SELECT pg_copy_logical_replication_slot('$SLOT_RECV', '$SLOT_PGCDC_BIN')" >/dev/null
+  fi
   slot_lsn() { q "$DB" -c "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '$1'"; }
   lsn_recv=$(slot_lsn "$SLOT_RECV"); lsn_pgcdc=$(slot_lsn "$SLOT_PGCDC"); lsn_dbz=$(slot_lsn "$SLOT_DBZ")
   equal=false; [ "$lsn_recv" != "$lsn_pgcdc" ] || [ "$lsn_recv" != "$lsn_dbz" ] || equal=true
@@ -740,13 +759,22 @@ run_workload() {
 
   run_recvlogical "$d"
   run_pgcdc "$d"
+  if [ "$BINARY" = 1 ]; then
+    mkdir -p "$d/binary"
+    run_recvlogical "$d/binary" "$SLOT_RECV_BIN" binary=true
+    run_pgcdc "$d/binary" "$SLOT_PGCDC_BIN" "$PREFIX_PGCDC_BIN" pgcdc.pgoutput.binary=true
+  else
+    echo null >"$d/no-binary.json"
+  fi
   run_debezium "$d"
 
   jq -n --arg name "$W" --argjson rows "$ROWS" --argjson tx "$TX_ROWS" --argjson ntx "$NTX" \
     --arg table "public.$TABLE" --argjson load_s "$load_s" --argjson wal "$wal_bytes" \
     --argjson toast "${toast_bytes:-0}" --arg lsn "$lsn_recv" --arg end_lsn "$END_LSN" \
     --arg end_wal "$END_WAL_LSN" --arg dir "$d" \
-    --slurpfile r "$d/pg_recvlogical.json" --slurpfile p "$d/pgcdc.json" --slurpfile z "$d/debezium.json" '
+    --slurpfile r "$d/pg_recvlogical.json" --slurpfile p "$d/pgcdc.json" --slurpfile z "$d/debezium.json" \
+    --slurpfile rb "$( [ "$BINARY" = 1 ] && echo "$d/binary/pg_recvlogical.json" || echo "$d/no-binary.json")" \
+    --slurpfile pb "$( [ "$BINARY" = 1 ] && echo "$d/binary/pgcdc.json" || echo "$d/no-binary.json")" '
     def ratio($a; $b): if ($a != null and $b != null and $b > 0) then ($a / $b * 1000 | round / 1000) else null end;
     {name: $name, rows: $rows, rows_per_transaction: $tx, transactions: $ntx, table: $table,
      load_seconds: $load_s, wal_bytes: $wal, toast_table_bytes: $toast, run_dir: $dir,
@@ -758,12 +786,20 @@ run_workload() {
        pgcdc_to_debezium_events_per_s_both_to_all_in_topic: ratio($p[0].events_per_s_all_in_topic; $z[0].events_per_s),
        pgcdc_to_debezium_cpu_per_event: ratio($p[0].cpu_s; $z[0].cpu_s),
        pgcdc_to_its_walsender_cpu_per_event: ratio($p[0].cpu_s; $p[0].walsender_cpu_s),
-       debezium_to_its_walsender_cpu_per_event: ratio($z[0].cpu_s; $z[0].walsender_cpu_s)}}' >"$d/workload.json"
+       debezium_to_its_walsender_cpu_per_event: ratio($z[0].cpu_s; $z[0].walsender_cpu_s)},
+     binary_tuples: (if $rb[0] == null then null else
+       {pg_recvlogical: $rb[0], pgcdc: $pb[0],
+        ratios: {recvlogical_walsender_cpu_binary_to_text: ratio($rb[0].walsender_cpu_s; $r[0].walsender_cpu_s),
+                 recvlogical_events_per_s_binary_to_text: ratio($rb[0].events_per_s; $r[0].events_per_s),
+                 pgcdc_walsender_cpu_binary_to_text: ratio($pb[0].walsender_cpu_s; $p[0].walsender_cpu_s),
+                 pgcdc_cpu_binary_to_text: ratio($pb[0].cpu_s; $p[0].cpu_s),
+                 pgcdc_events_per_s_binary_to_text: ratio($pb[0].events_per_s; $p[0].events_per_s),
+                 pgcdc_binary_to_its_walsender_cpu_per_event: ratio($pb[0].cpu_s; $pb[0].walsender_cpu_s)}} end)}' >"$d/workload.json"
 
   # Free the disk before the next workload: the topics of a million rows take GBs.
   drop_bench_objects "$DB" "$PUB" "${SLOTS[@]}"
   OBJECTS_MAY_EXIST=0
-  delete_topics "cmp$STAMP$W(pgcdc|dbz)\\..*"
+  delete_topics "cmp$STAMP$W(pgcdc|pgcdcbin|dbz)\\..*"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -855,6 +891,10 @@ fmt_rows() { # workload name -> the three system rows of its table
         "  pgcdc in topic  every record in the topic \(.pgcdc.all_records_in_topic_s) s after start (\(.pgcdc.events_per_s_all_in_topic) events/s), confirmed to the slot at \(.pgcdc.seconds) s",
         "  ratios          pgcdc/pg_recvlogical events/s \(.ratios.pgcdc_to_ceiling_events_per_s); pgcdc/debezium events/s \(.ratios.pgcdc_to_debezium_events_per_s) (both timed to every record in the topic: \(.ratios.pgcdc_to_debezium_events_per_s_both_to_all_in_topic));",
         "                  cpu per event pgcdc/debezium \(.ratios.pgcdc_to_debezium_cpu_per_event); cpu per event pgcdc/its walsender \(.ratios.pgcdc_to_its_walsender_cpu_per_event) (debezium/its walsender \(.ratios.debezium_to_its_walsender_cpu_per_event))"' "$JSON"
+    jq -r --arg w "$w" '.workloads[] | select(.name == $w) | .binary_tuples | select(. != null)
+      | "  binary tuples   pg_recvlogical \(.pg_recvlogical.events_per_s) events/s, walsender \(.pg_recvlogical.walsender_cpu_s_per_million) cpu-s/M;",
+        "                  pgcdc \(.pgcdc.events_per_s) events/s, \(.pgcdc.cpu_s_per_million) cpu-s/M, walsender \(.pgcdc.walsender_cpu_s_per_million) cpu-s/M, peak RSS \(.pgcdc.peak_rss_mib) MiB",
+        "                  binary/text: walsender cpu \(.ratios.recvlogical_walsender_cpu_binary_to_text) (pg_recvlogical), \(.ratios.pgcdc_walsender_cpu_binary_to_text) (pgcdc); events/s \(.ratios.recvlogical_events_per_s_binary_to_text) (pg_recvlogical), \(.ratios.pgcdc_events_per_s_binary_to_text) (pgcdc); pgcdc cpu \(.ratios.pgcdc_cpu_binary_to_text); cpu per event pgcdc/its walsender \(.ratios.pgcdc_binary_to_its_walsender_cpu_per_event)"' "$JSON"
     echo "  pgcdc threads   $(threads_line "$RUN/$w/pgcdc-threads.tsv" 5)"
     echo "  dbz threads     $(threads_line "$RUN/$w/debezium-threads.tsv" 6)"
     jq -r --arg w "$w" '.workloads[] | select(.name == $w)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The differential harness once with the plain connector config and once per extra config in
-# scripts/debezium/configs/*.conf (one k=v per line, # comments), then the switch run
+# The differential harness once with the plain connector config (pgcdc reading binary tuples)
+# and once per extra config in scripts/debezium/configs/*.conf (one k=v per line, # comments),
+# then the switch run
 # (scripts/debezium/switch.sh). Exit 0 only when every pass has every record identical or
 # listed in deliberate.tsv and every check of the switch run passed. Each pass's run directory (reports,
 # diffs.jsonl, pgcdc.log) is kept as target/debezium/run-<pass>/.
@@ -9,16 +10,19 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 rc=0
 summary=()
 run_pass() {
-  local name=$1 extra=$2 status=0
-  echo "== differential pass: $name"
-  DBZ_EXTRA_CONFIG="$extra" scripts/debezium/run.sh || status=$?
+  local name=$1 extra=$2 pgcdc_only=${3:-} status=0
+  echo "== differential pass: $name${pgcdc_only:+ (pgcdc: $pgcdc_only)}"
+  DBZ_EXTRA_CONFIG="$extra" PGCDC_EXTRA_SET="$pgcdc_only" scripts/debezium/run.sh || status=$?
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
   # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
   rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true
   [ "$status" = 0 ] || { rc=1; failed+=("$name"); }
 }
 failed=()
-run_pass plain ""
+# The plain pass runs pgcdc with binary tuples (pgcdc.pgoutput.binary=true): every streamed
+# value is read from its binary send format and must equal Debezium's, read from text. The
+# other passes use text tuples, pgcdc's default.
+run_pass plain "" "pgcdc.pgoutput.binary=true"
 for f in scripts/debezium/configs/*.conf; do
   run_pass "$(basename "$f" .conf)" "$(grep -v '^[[:space:]]*#' "$f" | sed '/^[[:space:]]*$/d')"
 done
