@@ -29,7 +29,9 @@
 # the end, also on failure and Ctrl-C.
 #
 # Environment (defaults in brackets):
-#   BENCH_RATES ["2000 10000"]   transactions (rows) per second, one run per rate and system
+#   BENCH_RATES ["2000 10000"]   transactions per second, one run per rate and system
+#   BENCH_TX_ROWS [1]            rows each transaction inserts (one INSERT): events/s are
+#                                BENCH_RATES x BENCH_TX_ROWS
 #   BENCH_SECONDS [60]           pgbench duration of each run
 #   BENCH_WARMUP [5]             seconds at the start of each run left out of the figures
 #   BENCH_SYSTEMS ["pgcdc debezium debezium-default"]  debezium: tuned for latency
@@ -80,7 +82,7 @@ print_summary() {
   echo
   jq -r '(.runs[0].burst_threshold_ms // 50) as $burst | .workload as $w
     | "=== commit -> Kafka append latency, pgcdc and Debezium (\(.date)) ===",
-      "workload    single-row INSERT transactions at a fixed rate (pgbench -R, -c \($w.pgbench_clients) -j \($w.pgbench_threads), synchronous_commit=\($w.synchronous_commit)), \($w.seconds_per_run) s per run; first \($w.warmup_seconds) s are warm-up",
+      "workload    INSERT transactions of \($w.rows_per_transaction // 1) row(s) at a fixed rate (pgbench -R, -c \($w.pgbench_clients) -j \($w.pgbench_threads), synchronous_commit=\($w.synchronous_commit)), \($w.seconds_per_run) s per run; first \($w.warmup_seconds) s are warm-up",
       "latency     broker LogAppendTime - source.ts_us (commit), every record; burst = 1-s window (by commit time) with max > \($burst) ms",
       "pgcdc       \(.pgcdc.binary): build \(.pgcdc.git_commit) (+\(.pgcdc.uncommitted_source_files) uncommitted source files), binary \(.pgcdc.binary_mtime); default settings\(if .pgcdc.extra_set != "" then "; BENCH_SET: \(.pgcdc.extra_set)" else "" end)",
       (if any(.runs[]; .system != "pgcdc") then
@@ -153,6 +155,7 @@ read -r -a RATES <<<"${BENCH_RATES:-2000 10000}"
 RUN_SECONDS=${BENCH_SECONDS:-60}
 WARMUP=${BENCH_WARMUP:-5}
 read -r -a SYSTEMS <<<"${BENCH_SYSTEMS:-pgcdc debezium debezium-default}"
+TX_ROWS=${BENCH_TX_ROWS:-1}
 DBZ_POLL_MS=${BENCH_DBZ_POLL_MS:-10}
 DBZ_BATCH_BYTES=${BENCH_DBZ_BATCH_BYTES:-1048576}
 CLIENTS=${BENCH_CLIENTS:-8}
@@ -175,6 +178,7 @@ DB=${BENCH_LATENCY_DB:-pgcdc_latency}
 export PGCDC_LOG=${PGCDC_LOG:-info}
 
 [ ${#RATES[@]} -gt 0 ] || die "BENCH_RATES is empty"
+{ is_uint "$TX_ROWS" && [ "$TX_ROWS" -gt 0 ]; } || die "BENCH_TX_ROWS=$TX_ROWS: expected a positive integer"
 for r in "${RATES[@]}"; do { is_uint "$r" && [ "$r" -gt 0 ]; } || die "BENCH_RATES: '$r' is not a positive integer"; done
 [ ${#SYSTEMS[@]} -gt 0 ] || die "BENCH_SYSTEMS is empty"
 for s in "${SYSTEMS[@]}"; do
@@ -710,11 +714,18 @@ SQL
   [ -n "$ws_pid" ] || die "[$TAG] slot $SLOT is not active after the probe"
   log "[$TAG] streaming (walsender pid $ws_pid); probe record arrived"
 
-  # pgbench: one single-row INSERT per transaction, at the target rate.
-  cat >"$D/pgbench.sql" <<'SQL'
+  # pgbench: one INSERT of TX_ROWS rows per transaction, at the target rate.
+  if [ "$TX_ROWS" = 1 ]; then
+    cat >"$D/pgbench.sql" <<'SQL'
 \set n random(1, 1000000)
 INSERT INTO public.t (n, label, created_at) VALUES (:n, 'row ' || :n, now());
 SQL
+  else
+    cat >"$D/pgbench.sql" <<SQL
+\\set n random(1, 1000000)
+INSERT INTO public.t (n, label, created_at) SELECT :n + g, 'row ' || (:n + g), now() FROM generate_series(1, $TX_ROWS) g;
+SQL
+  fi
   PG_LOG0=0; [ -z "$PG_LOG" ] || PG_LOG0=$(stat -c %s "$PG_LOG")
   BROKER_LOG=""; BROKER_LOG0=0
   if [ -n "$KAFKA_PROPS" ]; then
@@ -979,14 +990,14 @@ jq -n --arg date "$STAMP" --arg run_dir "$RUN" --argjson total_s "$TOTAL_S" \
   --arg pgcdc_extra "$EXTRA_SET" --arg dbz_extra "$DBZ_EXTRA_SET" --arg kafka "$KAFKA" --arg ssl "$SSLMODE" \
   --arg pg_version "$PG_VERSION" --argjson poll "$DBZ_POLL_MS" --argjson flush "$DBZ_OFFSET_FLUSH_MS" \
   --argjson seconds "$RUN_SECONDS" --argjson warmup "$WARMUP" --argjson burst "$BURST_MS" \
-  --arg sync "$SYNC_COMMIT" --argjson clients "$CLIENTS" --argjson threads "$THREADS" \
+  --arg sync "$SYNC_COMMIT" --argjson clients "$CLIENTS" --argjson threads "$THREADS" --argjson tx_rows "$TX_ROWS" \
   --arg pgcdc_log "$PGCDC_LOG" --argjson jvm_warmup "$JVM_WARMUP" --arg batch "$DBZ_BATCH_BYTES" \
   --slurpfile runs <(for s in "${ORDERED[@]}"; do for r in "${RATES[@]}"; do cat "$RUN/$r-$s/run.json"; done; done) '
 {
   bench: "latency", date: $date, run_dir: $run_dir, total_seconds: $total_s,
   host: {cpus: $cpus, loadavg_at_start: $load0, loadavg_at_end: $load1, busy_at_start: $busy},
   workload: {table: "public.t(id bigserial pk, n int, label text, created_at timestamptz)",
-             transaction: "one INSERT of one row (pgbench -M prepared)", seconds_per_run: $seconds,
+             transaction: "one INSERT of \($tx_rows) row(s) (pgbench -M prepared)", rows_per_transaction: $tx_rows, seconds_per_run: $seconds,
              warmup_seconds: $warmup, pgbench_clients: $clients, pgbench_threads: $threads,
              synchronous_commit: $sync, postgresql: $pg_version, pg_sslmode: $ssl},
   measure: {latency: "record LogAppendTime (broker clock, ms) - source.ts_us (commit time, us); topic created with message.timestamp.type=LogAppendTime, 1 partition",

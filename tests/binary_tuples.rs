@@ -256,3 +256,25 @@ async fn binary_tuples_refuse_a_column_whose_binary_form_pgcdc_cannot_read() {
     );
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_tuples_refuse_an_array_the_walsender_cannot_send_in_binary_form() {
+    // isbn has no send function: its values come as text, but array_send fails on an isbn[].
+    let db = TestDb::create("binisn").await;
+    db.exec("CREATE EXTENSION IF NOT EXISTS isn").await;
+    db.exec("CREATE TABLE public.books (id int PRIMARY KEY, code isbn, codes isbn[])")
+        .await;
+    db.exec("INSERT INTO public.books VALUES (1, '978-0-393-04002-9', '{978-0-393-04002-9}')")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("binisn");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("pgcdc.pgoutput.binary".into(), "true".into());
+    let err = start(&raw).expect_error(T).await;
+    let msg = err.message();
+    assert!(
+        msg.contains("column codes has type isbn[]") && !msg.contains("column code has"),
+        "{msg}"
+    );
+    db.cleanup().await;
+}

@@ -27,6 +27,9 @@ pub enum Wire {
     /// The bytes are the text output: `text`, `varchar`, `char(n)`, `name`, `citext`, enums,
     /// `json`, `xml`.
     Text,
+    /// A type without a send function (the `isn` types): the walsender sends its values as
+    /// text, and cannot send an array of it in binary form at all.
+    TextOnly,
     /// A format version byte (1), then the text output: `jsonb`, `ltree`.
     VersionedText,
     /// `boolean`: one byte.
@@ -172,9 +175,8 @@ impl Wire {
             )),
             _ => match info.name.as_str() {
                 "citext" => Wire::Text,
-                // The isn types have no send function: the walsender sends them as text.
                 "isbn" | "isbn13" | "ismn" | "ismn13" | "issn" | "issn13" | "ean13" | "upc" => {
-                    Wire::Text
+                    Wire::TextOnly
                 }
                 "ltree" => Wire::VersionedText,
                 "hstore" => Wire::Hstore,
@@ -188,6 +190,7 @@ impl Wire {
     pub fn is_supported(&self) -> bool {
         match self {
             Wire::Unsupported => false,
+            Wire::Array(e) if **e == Wire::TextOnly => false,
             Wire::Range(e) | Wire::Array(e) => e.is_supported(),
             _ => true,
         }
@@ -322,7 +325,7 @@ pub fn read(
     use ColumnType as C;
     let mode = opts.time;
     match (wire, ty) {
-        (Wire::Text, _) => ty.parse(utf8(data)?, opts),
+        (Wire::Text | Wire::TextOnly, _) => ty.parse(utf8(data)?, opts),
         (Wire::VersionedText, _) => match data.split_first() {
             Some((1, text)) => ty.parse(utf8(text)?, opts),
             _ => Err("unknown binary format version".into()),
@@ -549,7 +552,7 @@ fn array(
 /// PostgreSQL's text output of a value in binary form, for the formats read through text.
 fn render_text(wire: &Wire, data: &[u8]) -> Result<String, String> {
     match wire {
-        Wire::Text => Ok(utf8(data)?.to_string()),
+        Wire::Text | Wire::TextOnly => Ok(utf8(data)?.to_string()),
         Wire::Int2 => Ok(whole(data, Reader::i16)?.to_string()),
         Wire::Int4 => Ok(whole(data, Reader::i32)?.to_string()),
         Wire::Int8 => Ok(whole(data, Reader::i64)?.to_string()),
