@@ -21,7 +21,7 @@
 //! - [`array`](mod@array) splits one-dimensional arrays;
 //! - [`hstore`] reads the hstore extension type;
 //! - `geometry` reads `point` and PostGIS EWKB;
-//! - `name_uuid` makes Java's name-based UUIDs, for the `uuid[]` placeholder;
+//! - `name_uuid` makes Java's name-based UUIDs, for the `uuid[]` placeholder, and writes UUID text;
 //! - [`defaults`] reads column default expressions;
 //! - [`recv`] reads values in their binary send format (pgoutput's `binary` option).
 

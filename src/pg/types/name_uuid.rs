@@ -1,5 +1,6 @@
 //! Name-based (version 3) UUIDs as Java's `UUID.nameUUIDFromBytes` makes them: Debezium turns
-//! the unavailable-value placeholder into one for `uuid[]` columns.
+//! the unavailable-value placeholder into one for `uuid[]` columns. Also the `8-4-4-4-12` text
+//! of any UUID's bytes.
 
 use super::binary::lower_hex;
 
@@ -10,7 +11,12 @@ pub(super) fn uuid_v3(bytes: &[u8]) -> String {
     let mut d: [u8; 16] = Md5::digest(bytes).into();
     d[6] = (d[6] & 0x0f) | 0x30;
     d[8] = (d[8] & 0x3f) | 0x80;
-    let hex = lower_hex(&d);
+    uuid_text(&d)
+}
+
+/// The lowercase hyphenated text of a UUID's 16 bytes.
+pub(super) fn uuid_text(b: &[u8; 16]) -> String {
+    let hex = lower_hex(b);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],

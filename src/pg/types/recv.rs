@@ -341,7 +341,10 @@ pub fn read(
         )?))),
         (Wire::Float8, C::Float64) => Ok(Value::Float64(whole(data, Reader::f64)?)),
         (Wire::Bytea, C::Bytea) => Ok(super::encode_binary(data.to_vec(), opts.binary)),
-        (Wire::Uuid, C::Uuid) => Ok(Value::String(uuid_text(&whole(data, Reader::array)?))),
+        (Wire::Uuid, C::Uuid) => Ok(Value::String(super::name_uuid::uuid_text(&whole(
+            data,
+            Reader::array,
+        )?))),
         (Wire::Date, C::Date) => Ok(datetime::date_days_value(date_days(data)?, mode)),
         (Wire::Time, C::Time(p)) => Ok(datetime::time_micros_value(
             whole(data, Reader::i64)?,
@@ -439,19 +442,6 @@ fn date_days(data: &[u8]) -> Result<i64, String> {
         i32::MIN => datetime::DATE_NEGATIVE_INFINITY,
         d => d as i64 + PG_EPOCH_DAYS,
     })
-}
-
-/// Lowercase hyphenated UUID text.
-fn uuid_text(b: &[u8; 16]) -> String {
-    let hex = super::binary::lower_hex(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }
 
 /// A MONEY amount in smallest units as a plain decimal with `scale` fraction digits.
