@@ -131,6 +131,8 @@ pub mod sqlstate {
     pub const UNDEFINED_OBJECT: &str = "42704";
     /// `55006 object_in_use` (a replication slot another connection holds).
     pub const OBJECT_IN_USE: &str = "55006";
+    /// `42883 undefined_function` (also: no binary send function for a type).
+    pub const UNDEFINED_FUNCTION: &str = "42883";
 }
 
 /// What happens after `heartbeat.action.query` fails, by SQLSTATE. These are Debezium

@@ -82,6 +82,9 @@ const ROWS: &[&str] = &[
     "UPDATE public.all_types SET i4 = 42, t = 'changed' WHERE id = 1",
     "UPDATE public.all_types SET id = 5 WHERE id = 4",
     "DELETE FROM public.all_types WHERE id = 2",
+    // Range bounds beyond what 64-bit microseconds since 1970 reach (PostgreSQL's own epoch is
+    // 2000): emitted as their text.
+    "UPDATE public.all_types SET rts = '[\"294270-01-01\",)', rtz = '[,\"294276-12-31 23:59:59.999999+00\"]' WHERE id = 3",
     "INSERT INTO public.toasted VALUES (1, repeat(md5('x'), 1000), 1)",
     "UPDATE public.toasted SET small = 2 WHERE id = 1",
     "DELETE FROM public.toasted WHERE id = 1",
@@ -184,9 +187,9 @@ async fn binary_tuples_give_the_records_text_tuples_give() {
     for sql in ROWS {
         db.exec(sql).await;
     }
-    // all_types: 4 inserts, 2 updates (one a key change: delete + tombstone + insert),
+    // all_types: 4 inserts, 3 updates (one a key change: delete + tombstone + insert),
     // 1 delete + tombstone; toasted: insert, update, delete + tombstone.
-    let expected = [("all_types", 10), ("toasted", 4)];
+    let expected = [("all_types", 11), ("toasted", 4)];
     for (table, n) in expected {
         // Per mode: the text connector's prefix and its (key, value) records.
         let mut by_mode: Vec<Option<TextRun>> = vec![None; MODES.len()];
@@ -228,6 +231,8 @@ async fn binary_tuples_give_the_records_text_tuples_give() {
     assert!(row2.payload()["after"]["abnd"].is_null());
     assert!(row2.payload()["after"]["a2d"].is_null());
     assert_eq!(row2.payload()["after"]["ai"], serde_json::json!([]));
+    let far = recs.last().expect("the range update").payload();
+    assert_eq!(far["after"]["rts"], "[\"294270-01-01 00:00:00\",)");
     for (_, _, _, running) in runs {
         running.stop().await.expect("clean stop");
     }
@@ -258,23 +263,69 @@ async fn binary_tuples_refuse_a_column_whose_binary_form_pgcdc_cannot_read() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn binary_tuples_refuse_an_array_the_walsender_cannot_send_in_binary_form() {
-    // isbn has no send function: its values come as text, but array_send fails on an isbn[].
+async fn binary_tuples_refuse_a_published_array_the_walsender_cannot_send_in_binary_form() {
+    // isbn has no send function: its values come as text, but array_send fails on an isbn[],
+    // in any published table, captured or not.
     let db = TestDb::create("binisn").await;
     db.exec("CREATE EXTENSION IF NOT EXISTS isn").await;
     db.exec("CREATE TABLE public.books (id int PRIMARY KEY, code isbn, codes isbn[])")
         .await;
-    db.exec("INSERT INTO public.books VALUES (1, '978-0-393-04002-9', '{978-0-393-04002-9}')")
+    db.exec("CREATE TABLE public.other (id int PRIMARY KEY)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("binisn");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("pgcdc.pgoutput.binary".into(), "true".into());
+    raw.insert("table.include.list".into(), "public.other".into());
     let err = start(&raw).expect_error(T).await;
     let msg = err.message();
     assert!(
-        msg.contains("column codes has type isbn[]") && !msg.contains("column code has"),
+        msg.contains("column codes of table public.books has type isbn[]")
+            && !msg.contains("column code of")
+            && msg.contains("pgcdc.pgoutput.binary=false"),
         "{msg}"
     );
+    // A publication of the captured tables only leaves it out (a new one: the first is FOR
+    // ALL TABLES, which cannot be narrowed).
+    raw.insert("publication.autocreate.mode".into(), "filtered".into());
+    raw.insert("publication.name".into(), format!("{prefix}_f"));
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO public.books VALUES (1, '978-0-393-04002-9', '{978-0-393-04002-9}')")
+        .await;
+    db.exec("INSERT INTO public.other VALUES (1)").await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.other"), 1, T).await;
+    assert_eq!(recs[0].payload()["after"]["id"], 1);
+    running.assert_running();
+    running.stop().await.expect("clean stop");
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_tuples_never_read_a_column_left_out_of_the_records() {
+    // interval[] has no mapping and no text rendering from its binary form: left out of the
+    // value, it is never read, even with failures set to stop the connector.
+    let db = TestDb::create("binexcl").await;
+    db.exec("CREATE TABLE public.spans (id int PRIMARY KEY, ivs interval[], n int)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("binexcl");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("pgcdc.pgoutput.binary".into(), "true".into());
+    raw.insert("column.exclude.list".into(), "public.spans.ivs".into());
+    raw.insert(
+        "event.converting.failure.handling.mode".into(),
+        "fail".into(),
+    );
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO public.spans VALUES (1, '{1 day,-2 hours}', 7)")
+        .await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.spans"), 1, T).await;
+    let after = &recs[0].payload()["after"];
+    assert_eq!(after["n"], 7);
+    assert!(after.get("ivs").is_none(), "{after}");
+    running.assert_running();
+    running.stop().await.expect("clean stop");
     db.cleanup().await;
 }

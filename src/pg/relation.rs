@@ -56,6 +56,9 @@ pub struct TableSchema {
     pub mappers: Vec<Option<ValueMapper>>,
     /// `true` when the value is the whole row, unchanged.
     pub identity_value: bool,
+    /// Per column, in tuple order: `true` when neither the key nor the value uses it (its
+    /// binary value is never read).
+    pub unused: Vec<bool>,
 }
 
 /// Column facts from the catalog.
@@ -324,11 +327,15 @@ pub fn build_table(
         &value_fields,
         &key_fields,
     );
+    let unused: Vec<bool> = (0..columns.len())
+        .map(|i| !plan.key.contains(&i) && !plan.value.contains(&i))
+        .collect();
     if config.pgoutput_binary {
-        check_binary_readable(&columns, &plan.key, &plan.value, namespace, name)?;
+        check_binary_readable(&columns, &unused, namespace, name)?;
     }
     let identity_value = plan.is_identity(columns.len());
     Ok(TableSchema {
+        unused,
         relation_id,
         descriptor: Arc::new(descriptor),
         columns,
@@ -343,16 +350,16 @@ pub fn build_table(
 /// binary form pgcdc cannot read.
 fn check_binary_readable(
     columns: &[ColumnDef],
-    key: &[usize],
-    value: &[usize],
+    unused: &[bool],
     namespace: &str,
     name: &str,
 ) -> Result<()> {
     let unreadable: Vec<String> = columns
         .iter()
-        .enumerate()
-        .filter(|(i, c)| !c.wire.is_supported() && (key.contains(i) || value.contains(i)))
-        .map(|(_, c)| format!("column {} has type {}", c.name, c.type_name))
+        .zip(unused)
+        .filter(|(c, unused)| !**unused && !recv::readable(&c.wire, &c.ty))
+        .map(|(c, _)| c)
+        .map(|c| format!("column {} has type {}", c.name, c.type_name))
         .collect();
     if unreadable.is_empty() {
         return Ok(());
@@ -501,9 +508,9 @@ impl TableSchema {
         })
     }
 
-    /// [`Self::convert_text`] for a value in binary send format. A column whose binary form
-    /// pgcdc cannot read is refused when the table is built unless no record uses it; here
-    /// such a column's value is null.
+    /// [`Self::convert_text`] for a value in binary send format. A column no record uses is
+    /// not read (null); a used column whose binary form pgcdc cannot read was refused when the
+    /// table was built.
     fn convert_binary(
         &self,
         i: usize,
@@ -512,7 +519,7 @@ impl TableSchema {
         failure: ConvertingFailureMode,
     ) -> Result<Value> {
         let col = &self.columns[i];
-        if !col.wire.is_supported() {
+        if self.unused.get(i).copied().unwrap_or(false) {
             return Ok(Value::Null);
         }
         recv::read(&col.wire, &col.ty, data, opts).or_else(|reason| {

@@ -53,6 +53,39 @@ pub async fn check_server(client: &Client, need_logical: bool, binary: bool) -> 
     Ok(info)
 }
 
+/// With binary tuples: an error naming every column of the publication's tables that the
+/// server cannot send in binary form (an array whose element type has no send function, such
+/// as `isbn[]`): the walsender would fail on the first such row, whether pgcdc captures the
+/// table or not.
+pub async fn check_binary_sendable(client: &Client, publication: &str) -> Result<()> {
+    let rows = client
+        .query(
+            "SELECT format('%I.%I', pt.schemaname, pt.tablename), a.attname::text,                     format_type(a.atttypid, a.atttypmod)              FROM pg_publication_tables pt              JOIN pg_namespace n ON n.nspname = pt.schemaname              JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename              JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped              JOIN pg_type t ON t.oid = a.atttypid              JOIN pg_type e ON e.oid = t.typelem              WHERE pt.pubname = $1 AND t.typcategory = 'A' AND e.typsend::oid = 0              ORDER BY 1, a.attnum",
+            &[&publication],
+        )
+        .await?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let columns: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "column {} of table {} has type {}",
+                r.get::<_, String>(1),
+                r.get::<_, String>(0),
+                r.get::<_, String>(2)
+            )
+        })
+        .collect();
+    Err(Error::config(format!(
+        "{}=true, but the server cannot send every published column in binary form: {} (its element type has no binary send function): set {}=false, or leave the table out of the publication (e.g. publication.autocreate.mode=filtered with the table filters, and a new publication.name if {publication} is FOR ALL TABLES)",
+        crate::config::keys::PGOUTPUT_BINARY,
+        columns.join(", "),
+        crate::config::keys::PGOUTPUT_BINARY,
+    )))
+}
+
 /// A captured table found in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CatalogTable {

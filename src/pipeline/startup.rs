@@ -78,6 +78,9 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let sql = crate::pg::sql::connect(&config.database).await?;
     let server = setup::check_server(&sql, needs_stream, config.pgoutput_binary).await?;
     setup::ensure_publication(&sql, config).await?;
+    if config.pgoutput_binary && needs_stream {
+        setup::check_binary_sendable(&sql, &config.publication_name).await?;
+    }
     setup::apply_replica_identity_autoset(&sql, config).await?;
     setup::warn_replica_identity(&sql, config).await?;
     let found = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;

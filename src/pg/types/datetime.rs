@@ -418,11 +418,11 @@ pub(super) fn pg_date_text(days: i64) -> String {
     format!("{year:04}-{m:02}-{d:02}{bc}")
 }
 
-/// PostgreSQL's `timestamp` output (DateStyle ISO) of microseconds since the epoch, or with
-/// `utc` its `timestamptz` output in the UTC session time zone (`+00` before any ` BC`).
-pub(super) fn pg_timestamp_text(micros: i64, utc: bool) -> String {
-    let days = micros.div_euclid(86_400_000_000);
-    let in_day = micros.rem_euclid(86_400_000_000);
+/// PostgreSQL's `timestamp` output (DateStyle ISO) of a day number since the epoch and the
+/// microseconds into that day, or with `utc` its `timestamptz` output in the UTC session time
+/// zone (`+00` before any ` BC`). Split so that every timestamp PostgreSQL holds (up to year
+/// 294276) can be written, beyond what i64 microseconds since 1970 reach.
+pub(super) fn pg_timestamp_text(days: i64, in_day: i64, utc: bool) -> String {
     let (y, m, d) = civil_from_days(days);
     let (year, bc) = if y <= 0 { (1 - y, " BC") } else { (y, "") };
     let zone = if utc { "+00" } else { "" };

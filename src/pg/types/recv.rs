@@ -197,6 +197,39 @@ impl Wire {
     }
 }
 
+/// `true` when [`read`] can give a column of type `ty` in format `wire` its value: every
+/// mapped type in a supported format, and a type without a mapping (`include.unknown.datatypes`,
+/// emitted as its text) only in a format that is its text or that pgcdc renders as text.
+pub fn readable(wire: &Wire, ty: &ColumnType) -> bool {
+    match (wire, ty) {
+        (_, ColumnType::Unknown) => renders_text(wire),
+        (Wire::Array(w), ColumnType::Array(t)) => readable(w, t) && **w != Wire::TextOnly,
+        (w, _) => w.is_supported(),
+    }
+}
+
+/// `true` for the formats [`render_text`] turns into PostgreSQL's text output.
+fn renders_text(wire: &Wire) -> bool {
+    match wire {
+        Wire::Text
+        | Wire::TextOnly
+        | Wire::VersionedText
+        | Wire::Int2
+        | Wire::Int4
+        | Wire::Int8
+        | Wire::Numeric
+        | Wire::Date
+        | Wire::Timestamp
+        | Wire::TimestampTz
+        | Wire::Bits
+        | Wire::Inet
+        | Wire::Macaddr
+        | Wire::Macaddr8 => true,
+        Wire::Range(sub) => renders_text(sub),
+        _ => false,
+    }
+}
+
 /// The element type of a built-in array type.
 fn builtin_array_element(array_oid: u32) -> Option<u32> {
     use oid::*;
@@ -543,6 +576,10 @@ fn array(
 fn render_text(wire: &Wire, data: &[u8]) -> Result<String, String> {
     match wire {
         Wire::Text | Wire::TextOnly => Ok(utf8(data)?.to_string()),
+        Wire::VersionedText => match data.split_first() {
+            Some((1, text)) => Ok(utf8(text)?.to_string()),
+            _ => Err("unknown binary format version".into()),
+        },
         Wire::Int2 => Ok(whole(data, Reader::i16)?.to_string()),
         Wire::Int4 => Ok(whole(data, Reader::i32)?.to_string()),
         Wire::Int8 => Ok(whole(data, Reader::i64)?.to_string()),
@@ -552,9 +589,15 @@ fn render_text(wire: &Wire, data: &[u8]) -> Result<String, String> {
             i32::MIN => "-infinity".into(),
             d => datetime::pg_date_text(d as i64 + PG_EPOCH_DAYS),
         }),
-        Wire::Timestamp | Wire::TimestampTz => Ok(match timestamp_micros(data)? {
-            Stamp::Infinity(positive) => infinity_text(positive).into(),
-            Stamp::At(micros) => datetime::pg_timestamp_text(micros, *wire == Wire::TimestampTz),
+        // Days and time of day from PostgreSQL's own epoch: no overflow near year 294276.
+        Wire::Timestamp | Wire::TimestampTz => Ok(match whole(data, Reader::i64)? {
+            i64::MAX => "infinity".into(),
+            i64::MIN => "-infinity".into(),
+            t => datetime::pg_timestamp_text(
+                t.div_euclid(86_400_000_000) + PG_EPOCH_DAYS,
+                t.rem_euclid(86_400_000_000),
+                *wire == Wire::TimestampTz,
+            ),
         }),
         Wire::Bits => bits_text(data),
         Wire::Inet => inet_text(data),

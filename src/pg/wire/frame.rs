@@ -255,6 +255,10 @@ fn parse_copy_data(mut body: Bytes) -> Result<ReplicationFrame> {
     }
 }
 
+/// What ends a stream with binary tuples when a published table has a column whose type has no
+/// binary send function inside an array (the walsender fails on such a row).
+const BINARY_SEND_MISSING: &str = "the replication stream failed (with pgcdc.pgoutput.binary=true, a table in the publication has a column the server cannot send in binary form, such as an array of an isn type; pgcdc checks the publication's tables at start, so the column was added since, or the table joined the publication since: set pgcdc.pgoutput.binary=false, or leave the table out of the publication, e.g. publication.autocreate.mode=filtered with a new publication.name)";
+
 /// The error an ErrorResponse in the replication stream ends it with.
 fn replication_error(body: &[u8]) -> Error {
     let e = parse_error_fields(body);
@@ -263,6 +267,9 @@ fn replication_error(body: &[u8]) -> Error {
     // position is missing there for good, whatever exists now.
     let context = if e.code == sqlstate::UNDEFINED_OBJECT && e.message.contains("publication") {
         "the replication stream failed (the publication did not exist, as decoding sees the catalog, when the changes still in the slot were written: it was dropped, or created after the slot; the slot cannot be read past them. Drop the slot and restart with snapshot.mode=when_needed to take a new snapshot)"
+    } else if e.code == sqlstate::UNDEFINED_FUNCTION && e.message.contains("binary output function")
+    {
+        BINARY_SEND_MISSING
     } else {
         "the replication stream failed"
     };
@@ -326,6 +333,18 @@ mod tests {
         let err = parse_replication_frame(&mut buf).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Connection);
         assert!(err.is_retriable());
+    }
+
+    #[test]
+    fn a_type_without_a_binary_send_function_gets_the_cause_and_the_fix() {
+        let body =
+            b"SERROR\0VERROR\0C42883\0Mno binary output function available for type isbn\0\0";
+        let mut buf = BytesMut::from(&frame(b'E', body)[..]);
+        let msg = parse_replication_frame(&mut buf).unwrap_err().one_line();
+        assert!(
+            msg.contains("pgcdc.pgoutput.binary=false") && msg.contains("isbn"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -147,11 +147,11 @@ fn dates_and_times_read_like_their_text() {
         ColumnType::TimeTz(6).parse("10:00:00+02", &o).unwrap()
     );
     assert_eq!(
-        datetime::pg_timestamp_text(0, true),
+        datetime::pg_timestamp_text(0, 0, true),
         "1970-01-01 00:00:00+00"
     );
     assert_eq!(
-        datetime::pg_timestamp_text(500_000, false),
+        datetime::pg_timestamp_text(0, 500_000, false),
         "1970-01-01 00:00:00.5"
     );
 }
