@@ -13,7 +13,7 @@
 #   DBZ_KEEP=1     leave Connect, pgcdc, the broker, slots and database running/in place
 #   DBZ_TIMEOUT    seconds for each wait (default 180)
 #   DBZ_EXTRA_CONFIG  extra connector keys for both sides, as "k=v,k=v" (or one k=v per line)
-#   PGCDC_EXTRA_SET   extra keys for pgcdc only (pgcdc's own keys, such as pgcdc.pgoutput.binary=true), "k=v,k=v"
+#   DBZ_PGCDC_SET     extra keys for pgcdc only (pgcdc's own keys, such as pgcdc.pgoutput.binary=true), "k=v,k=v"
 # Output: the comparison table on stdout (also in target/debezium/run/report*.txt), every
 # differing record pair in target/debezium/run/diffs.jsonl. Exit status: the comparer's
 # (0 = every record identical after normalisation, 1 = differences, 2 = harness error).
@@ -115,11 +115,11 @@ psql_db "$DB" -f "$W-setup.sql" >/dev/null
 } >"$RUN/connector.json"
 
 pgcdc_sets=()
-if [ -n "${PGCDC_EXTRA_SET:-}" ]; then
-  IFS=',' read -r -a kvs <<<"$PGCDC_EXTRA_SET"
+if [ -n "${DBZ_PGCDC_SET:-}" ]; then
+  IFS=',' read -r -a kvs <<<"$DBZ_PGCDC_SET"
   for kv in "${kvs[@]}"; do pgcdc_sets+=(--set "$kv"); done
 fi
-phase "starting pgcdc ($PGCDC_BIN${PGCDC_EXTRA_SET:+, $PGCDC_EXTRA_SET}) -> $PGCDC_KAFKA"
+phase "starting pgcdc ($PGCDC_BIN${DBZ_PGCDC_SET:+, $DBZ_PGCDC_SET}) -> $PGCDC_KAFKA"
 PGCDC_PID=$(PGCDC_LOG=info launch "$RUN/pgcdc.pid" "$RUN/pgcdc.log" \
   "$PGCDC_BIN" run --config "$RUN/connector.json" "${pgcdc_sets[@]}" \
     --set slot.name="$SLOT_PGCDC" --set publication.name="$SLOT_PGCDC" \
