@@ -203,7 +203,7 @@ impl Wire {
 pub fn readable(wire: &Wire, ty: &ColumnType) -> bool {
     match (wire, ty) {
         (_, ColumnType::Unknown) => renders_text(wire),
-        (Wire::Array(w), ColumnType::Array(t)) => readable(w, t) && **w != Wire::TextOnly,
+        (Wire::Array(w), ColumnType::Array(t)) => wire.is_supported() && readable(w, t),
         (w, _) => w.is_supported(),
     }
 }
