@@ -133,7 +133,7 @@ fn run(schemas: bool, n: u64) -> f64 {
             },
         };
         for r in change_records(ev, &opts) {
-            let k = converter.convert(&r);
+            let k = converter.convert(&r).expect("JSON conversion");
             bytes += k.value.map(|v| v.len()).unwrap_or(0) + k.key.map(|v| v.len()).unwrap_or(0);
         }
     }

@@ -7,9 +7,13 @@
 #                (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; user pgcdc, test password
 #                pgcdc-secret), certificates from a test CA under target/services/kafka-certs
 #   kafka-fault  a second broker, 127.0.0.1:59094, that tests stop/SIGSTOP to simulate outages
+#   registry     Apicurio Registry 3.3.3 from Maven Central, 127.0.0.1:58081, with its
+#                Confluent-compatible API at /apis/ccompat/v7 (in memory; global compatibility
+#                BACKWARD, Confluent's default); it needs Java 21+ (PGCDC_REGISTRY_JAVA, or a
+#                JDK under /usr/lib/jvm)
 #
-# Usage: scripts/services.sh start [pg|kafka|kafka-fault|all]   (default all; reuses what runs)
-#        scripts/services.sh stop  [pg|kafka|kafka-fault|all]   (restart [..]: stop, then start)
+# Usage: scripts/services.sh start [pg|kafka|kafka-fault|registry|all]   (default all)
+#        scripts/services.sh stop  [pg|kafka|kafka-fault|registry|all]   (restart: stop, start)
 #        scripts/services.sh status | env | logs <svc> [lines] | pg-psql [psql args]
 #        scripts/services.sh kafka-pid <kafka|kafka-fault>
 #        scripts/services.sh build-deps   (the Debian packages building pgcdc needs)
@@ -39,6 +43,10 @@ KAFKA_SASL_PORT=59191
 KAFKA_SASL_SSL_PORT=59192
 KAFKA_TEST_USER=pgcdc
 KAFKA_TEST_PASSWORD=pgcdc-secret
+
+REGISTRY_VERSION=3.3.3
+REGISTRY_PORT=58081
+REGISTRY_HOME="$STATE/registry"
 
 log() { printf 'services: %s\n' "$*" >&2; }
 die() { printf 'services: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -750,20 +758,133 @@ kafka_status() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Schema registry (Apicurio Registry, Confluent-compatible API)
+# ---------------------------------------------------------------------------------------------
+
+# A java of version 21 or newer: PGCDC_REGISTRY_JAVA, the java on PATH, or a JDK under
+# /usr/lib/jvm (newest first).
+registry_java() {
+  local j v
+  for j in ${PGCDC_REGISTRY_JAVA:-} "$(command -v java || true)" $(ls -d /usr/lib/jvm/*/bin/java 2>/dev/null | sort -rV); do
+    [ -x "$j" ] || continue
+    v=$("$j" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')
+    if [ "${v%%.*}" -ge 21 ] 2>/dev/null; then echo "$j"; return 0; fi
+  done
+  return 1
+}
+
+# Fetch the registry's Quarkus application from Maven Central once.
+registry_app() {
+  local app="$REGISTRY_HOME/app-$REGISTRY_VERSION"
+  [ -f "$app/.complete" ] && return 0
+  command -v mvn >/dev/null 2>&1 || die "missing: mvn (needed once to fetch Apicurio Registry; apt-get install maven)"
+  log "registry: resolving io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all from Maven Central"
+  mkdir -p "$REGISTRY_HOME/dl"
+  mvn -q -B dependency:copy -Dartifact="io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all" \
+      -DoutputDirectory="$REGISTRY_HOME/dl" >"$REGISTRY_HOME/mvn.log" 2>&1 9>&- \
+    || { tail -n 30 "$REGISTRY_HOME/mvn.log" >&2; die "mvn could not fetch Apicurio Registry (log: $REGISTRY_HOME/mvn.log)"; }
+  rm -rf "$app.new"; mkdir -p "$app.new"
+  tar -xzf "$REGISTRY_HOME/dl/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz" -C "$app.new"
+  [ -f "$app.new/quarkus-run.jar" ] || die "registry: quarkus-run.jar missing from the archive"
+  touch "$app.new/.complete"
+  rm -rf "$app"; mv "$app.new" "$app"
+  rm -f "$REGISTRY_HOME/dl/"*.tar.gz
+}
+
+registry_pid() {
+  local pid
+  [ -s "$REGISTRY_HOME/registry.pid" ] || return 1
+  pid=$(cat "$REGISTRY_HOME/registry.pid")
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "quarkus.http.port=$REGISTRY_PORT" || return 1
+  echo "$pid"
+}
+
+registry_ready() {
+  port_open "$REGISTRY_PORT" \
+    && curl -fsS -m 5 "http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7/subjects" >/dev/null 2>&1
+}
+
+registry_start() {
+  local t0 pid java deadline
+  t0=$(now)
+  if pid=$(registry_pid); then
+    log "registry: already running (pid $pid) on 127.0.0.1:$REGISTRY_PORT"
+    return 0
+  fi
+  port_open "$REGISTRY_PORT" && die "registry: port $REGISTRY_PORT is in use by another process: $(port_owner "$REGISTRY_PORT")"
+  java=$(registry_java) || die "registry: Apicurio Registry $REGISTRY_VERSION needs Java 21 or newer; set PGCDC_REGISTRY_JAVA to its java"
+  registry_app
+  mkdir -p "$REGISTRY_HOME/logs" "$REGISTRY_HOME/tmp"
+  rm -f "$REGISTRY_HOME/registry.pid"
+  # shellcheck disable=SC2016
+  # Launched like the brokers (setsid, pid file, fd 9 closed), from its own directory.
+  setsid bash -c 'cd "$2" && echo $$ >"$1" && shift 2 && exec "$@"' _ "$REGISTRY_HOME/registry.pid" "$REGISTRY_HOME" \
+    "$java" -Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
+      "-Djava.io.tmpdir=$REGISTRY_HOME/tmp" \
+      -Dquarkus.http.host=127.0.0.1 "-Dquarkus.http.port=$REGISTRY_PORT" \
+      -Dquarkus.management.enabled=false \
+      -Dapicurio.rules.global.compatibility=BACKWARD \
+      -jar "$REGISTRY_HOME/app-$REGISTRY_VERSION/quarkus-run.jar" \
+      </dev/null >>"$REGISTRY_HOME/logs/stdout.log" 2>&1 9>&- &
+  deadline=$(( $(date +%s) + 10 ))
+  until [ -s "$REGISTRY_HOME/registry.pid" ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "registry: launcher did not write its pid file"
+    sleep 0.05
+  done
+  pid=$(cat "$REGISTRY_HOME/registry.pid")
+  log "registry: starting Apicurio Registry $REGISTRY_VERSION (pid $pid) on 127.0.0.1:$REGISTRY_PORT"
+  deadline=$(( $(date +%s) + TIMEOUT ))
+  until registry_ready; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 30 "$REGISTRY_HOME/logs/stdout.log" >&2 || true
+      die "registry: exited during start-up (log: $REGISTRY_HOME/logs/stdout.log)"
+    fi
+    [ "$(date +%s)" -lt "$deadline" ] || die "registry: not ready after ${TIMEOUT}s (log: $REGISTRY_HOME/logs/stdout.log)"
+    sleep 0.2
+  done
+  log "registry: ready on 127.0.0.1:$REGISTRY_PORT in $(elapsed "$t0")s"
+}
+
+registry_stop() {
+  local pid deadline
+  if ! pid=$(registry_pid); then log "registry: not running"; rm -f "$REGISTRY_HOME/registry.pid"; return 0; fi
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$(( $(date +%s) + 30 ))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    sleep 0.1
+  done
+  rm -f "$REGISTRY_HOME/registry.pid"
+  log "registry: stopped"
+}
+
+registry_status() {
+  local pid
+  if pid=$(registry_pid); then
+    if registry_ready; then printf '%-12s running  pid %s  ready  127.0.0.1:%s\n' registry "$pid" "$REGISTRY_PORT"
+    else printf '%-12s running  pid %s  NOT READY\n' registry "$pid"; fi
+  else
+    printf '%-12s stopped\n' registry
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
 # Commands
 # ---------------------------------------------------------------------------------------------
 
 services_of() {
   case "${1:-all}" in
-    all) echo "pg kafka kafka-fault" ;;
-    pg|kafka|kafka-fault) echo "$1" ;;
-    *) die "unknown service '$1' (pg, kafka, kafka-fault or all)" ;;
+    all) echo "pg kafka kafka-fault registry" ;;
+    pg|kafka|kafka-fault|registry) echo "$1" ;;
+    *) die "unknown service '$1' (pg, kafka, kafka-fault, registry or all)" ;;
   esac
 }
 
 start_one() {
   case "$1" in
     pg) with_lock pg pg_start ;;
+    registry) with_lock registry registry_start ;;
     *) with_lock "$1" kafka_start "$1" ;;
   esac
 }
@@ -771,6 +892,7 @@ start_one() {
 stop_one() {
   case "$1" in
     pg) with_lock pg pg_stop ;;
+    registry) with_lock registry registry_stop ;;
     *) with_lock "$1" kafka_stop "$1" ;;
   esac
 }
@@ -780,7 +902,7 @@ stop_one() {
 # it. Reserving them keeps the kernel from handing them out; best effort (root and a writable
 # /proc/sys only), existing reservations kept.
 reserve_ports() {
-  local f=/proc/sys/net/ipv4/ip_local_reserved_ports ours="54329,58083,59092-59099,59190-59192" cur
+  local f=/proc/sys/net/ipv4/ip_local_reserved_ports ours="54329,58081,58083,59092-59099,59190-59192" cur
   [ -w "$f" ] || return 0
   cur=$(cat "$f" 2>/dev/null || true)
   case ",$cur," in *",59092-59099,"*) return 0 ;; esac
@@ -793,16 +915,24 @@ cmd_start() {
   mkdir -p "$STATE"
   reserve_ports
   for s in $svcs; do
-    if [ "$s" = pg ]; then start_one pg; else brokers+=("$s"); fi
+    case "$s" in
+      pg) start_one pg ;;
+      registry) start_one registry & pids+=($!) ;;
+      *) brokers+=("$s") ;;
+    esac
   done
-  [ ${#brokers[@]} -gt 0 ] || return 0
+  if [ ${#brokers[@]} -eq 0 ]; then
+    for s in ${pids[@]+"${pids[@]}"}; do wait "$s" || rc=1; done
+    [ "$rc" = 0 ] || die "the schema registry failed to start (see messages above)"
+    return 0
+  fi
   with_lock kafka-libs kafka_libs
   # Installed once here: two brokers starting together would run apt-get at the same time.
   kcat_ensure
   # The brokers are independent JVMs: launch them together and wait for each.
   for s in "${brokers[@]}"; do start_one "$s" & pids+=($!); done
   for s in "${pids[@]}"; do wait "$s" || rc=1; done
-  [ "$rc" = 0 ] || die "a Kafka broker failed to start (see messages above)"
+  [ "$rc" = 0 ] || die "a Kafka broker or the schema registry failed to start (see messages above)"
 }
 
 cmd_stop() {
@@ -814,6 +944,7 @@ cmd_status() {
   pg_status
   kafka_status kafka
   kafka_status kafka-fault
+  registry_status
 }
 
 cmd_env() {
@@ -832,6 +963,7 @@ cmd_env() {
     "PGCDC_TEST_KAFKA_SASL=127.0.0.1:$KAFKA_SASL_PORT" \
     "PGCDC_TEST_KAFKA_SASL_SSL=127.0.0.1:$KAFKA_SASL_SSL_PORT" \
     "PGCDC_TEST_KAFKA_CERTS=$KAFKA_CERTS" \
+    "PGCDC_TEST_REGISTRY=http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7" \
     "PGCDC_TEST_SERVICES=$ROOT/scripts/services.sh"; do
     printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"
   done
@@ -842,7 +974,8 @@ cmd_logs() {
   case "$svc" in
     pg) f="$(pg_dir)/log/postgresql.log" ;;
     kafka|kafka-fault) f="$(kafka_run "$svc")/logs/server.log" ;;
-    *) die "usage: services.sh logs <pg|kafka|kafka-fault> [lines]" ;;
+    registry) f="$REGISTRY_HOME/logs/stdout.log" ;;
+    *) die "usage: services.sh logs <pg|kafka|kafka-fault|registry> [lines]" ;;
   esac
   [ -f "$f" ] || die "no log yet: $f"
   echo "==> $f <==" >&2
@@ -860,7 +993,7 @@ cmd_kafka_pid() {
   kafka_pid "$name" || die "$name is not running"
 }
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 # What building pgcdc needs beyond Rust: a C toolchain, cmake and pkg-config for the bundled
 # librdkafka and the compression crates, and OpenSSL's headers for Kafka TLS and SASL/SCRAM.

@@ -28,6 +28,8 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
     // The source side knows nothing of Kafka, converters or transforms.
     ("pg", &["error", "lsn", "util", "config", "event"]),
     ("convert", &["error", "lsn", "util", "config", "event"]),
+    // The schema registry client speaks HTTP; it knows configs and errors, not records.
+    ("registry", &["error", "util", "config"]),
     // Transforms may render JSON text with the converter's writer (both are pure).
     (
         "transform",
@@ -51,6 +53,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "convert",
             "transform",
             "sink",
+            "registry",
         ],
     ),
     ("lib", &["error"]),
@@ -216,7 +219,7 @@ pub const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[
     ("config", &["tokio", "tokio_postgres", "rdkafka", "socket2"]),
     (
         "convert",
-        &["tokio", "tokio_postgres", "rdkafka", "socket2"],
+        &["tokio", "tokio_postgres", "rdkafka", "socket2", "ureq"],
     ),
     (
         "transform",

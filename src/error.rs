@@ -39,6 +39,8 @@ pub enum ErrorKind {
     Sql,
     /// Kafka refused or failed to deliver a record, or could not be configured. Fatal.
     Kafka,
+    /// The schema registry refused a schema (incompatible, invalid, not registered). Fatal.
+    Registry,
     /// Local I/O (the offset file). Fatal.
     Io,
     /// pgcdc itself failed (a task ended abnormally). Fatal.
@@ -80,7 +82,7 @@ impl ErrorKind {
             ),
             ErrorKind::Auth => (
                 false,
-                "correct the credentials the message names: database.user / database.password (and pg_hba.conf) for PostgreSQL, sasl.jaas.config for Kafka",
+                "correct the credentials the message names: database.user / database.password (and pg_hba.conf) for PostgreSQL, sasl.jaas.config for Kafka, the converter's basic.auth.user.info or bearer.auth.token for the schema registry",
             ),
             ErrorKind::Server => (
                 false,
@@ -101,6 +103,10 @@ impl ErrorKind {
             ErrorKind::Kafka => (
                 false,
                 "fix what Kafka reports (topic limits, ACLs, producer settings); nothing past the last acknowledged record was confirmed",
+            ),
+            ErrorKind::Registry => (
+                false,
+                "make the schema acceptable to the subject the message names (its compatibility level, or register it), or change the converter's subject name strategy; nothing past the last acknowledged record was confirmed",
             ),
             ErrorKind::Io => (
                 false,
@@ -295,6 +301,17 @@ pub const KAFKA_CLIENT_RULES: &[(i32, ErrorKind, &str)] = &[
 ];
 
 const KAFKA_AUTH_FIX: &str = "check the username and password in sasl.jaas.config and sasl.mechanism, and that the user exists on the brokers with that mechanism";
+
+/// The kind of a schema registry's refusal, by HTTP status: 401 and 403 are refused
+/// credentials ([`ErrorKind::Auth`]), everything else a refused schema or subject
+/// ([`ErrorKind::Registry`]). (A registry that does not answer, or answers 5xx, is retried by
+/// the converter and never reaches this.)
+pub fn classify_registry(status: u16) -> ErrorKind {
+    match status {
+        401 | 403 => ErrorKind::Auth,
+        _ => ErrorKind::Registry,
+    }
+}
 
 /// The kind and fix of a Kafka client error with librdkafka code `code`, when retrying
 /// cannot fix it (see [`KAFKA_CLIENT_RULES`]).

@@ -37,7 +37,10 @@
 //! - [`event`]: Connect schemas and values, the Debezium envelope.
 //! - [`offsets`]: the ack tracker and the offset file.
 //! - [`pg`]: connections, replication protocol, pgoutput, relations, types, snapshot reads.
-//! - [`convert`]: JsonConverter and header rendering.
+//! - [`convert`]: JsonConverter, the Avro converter (Confluent's wire format) and header
+//!   rendering.
+//! - [`registry`]: the schema registry client (Confluent's REST API), used by the pipeline to
+//!   obtain the ids of the Avro converter's schemas.
 //! - [`transform`]: transform chains with predicates: the outbox EventRouter,
 //!   ExtractNewRecordState, RegexRouter.
 //! - [`sink`]: the [`sink::Sink`] seam, the Kafka producer and an in-memory sink.
@@ -54,6 +57,7 @@ pub mod lsn;
 pub mod offsets;
 pub mod pg;
 pub mod pipeline;
+pub mod registry;
 pub mod sink;
 pub mod transform;
 pub mod util;

@@ -10,7 +10,7 @@ use crate::harness::*;
 
 const T: Duration = Duration::from_secs(90);
 
-const DDL: &[&str] = &[
+pub(crate) const DDL: &[&str] = &[
     "CREATE EXTENSION IF NOT EXISTS citext",
     "CREATE EXTENSION IF NOT EXISTS hstore",
     "CREATE EXTENSION IF NOT EXISTS ltree",
@@ -36,7 +36,7 @@ const DDL: &[&str] = &[
 ];
 
 /// Rows with ordinary values, edge values, and NULLs.
-const ROWS: &[&str] = &[
+pub(crate) const ROWS: &[&str] = &[
     "INSERT INTO public.all_types VALUES (1,
         true, -32768, 2147483647, -9223372036854775808, 4294967295, 1.1, 0.1,
         -123456789.125, 12345678901234567890.123456789, 'héllo \"q\" \\ end', 'abc', 'x',

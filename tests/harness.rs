@@ -28,6 +28,8 @@ pub struct Env {
     pub pg_ca: Option<String>,
     pub kafka: String,
     pub kafka_fault: String,
+    /// The schema registry's Confluent-compatible API (Apicurio's `/apis/ccompat/v7`).
+    pub registry: String,
     pub services: PathBuf,
 }
 
@@ -52,6 +54,10 @@ pub fn env() -> &'static Env {
             }),
             kafka: v("PGCDC_TEST_KAFKA", "127.0.0.1:59092"),
             kafka_fault: v("PGCDC_TEST_KAFKA_FAULT", "127.0.0.1:59094"),
+            registry: v(
+                "PGCDC_TEST_REGISTRY",
+                "http://127.0.0.1:58081/apis/ccompat/v7",
+            ),
             services: std::env::var("PGCDC_TEST_SERVICES")
                 .map(PathBuf::from)
                 .unwrap_or_else(|_| root.join("scripts/services.sh")),

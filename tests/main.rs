@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod avro;
 mod binary_tuples;
 mod cli;
 mod conformance;

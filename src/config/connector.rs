@@ -4,14 +4,12 @@
 use regex::Regex;
 
 use super::checker::Checker;
+use super::converters::{self, ConverterConfig};
 use super::keys::{
-    self, EXTENDED_HEADERS_ENABLED, HEADER_CONVERTER, KEY_CONVERTER, KEY_CONVERTER_SCHEMAS_ENABLE,
-    NAME, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER, TOPIC_PREFIX, VALUE_CONVERTER,
-    VALUE_CONVERTER_SCHEMAS_ENABLE,
+    self, EXTENDED_HEADERS_ENABLED, HEADER_CONVERTER, NAME, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER,
+    TOPIC_PREFIX,
 };
 
-/// The JsonConverter class name, the only converter implemented.
-pub const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 /// The only `connector.class` accepted.
 pub const CONNECTOR_CLASS: &str = "io.debezium.connector.postgresql.PostgresConnector";
 /// The only `header.converter` implemented (Kafka Connect's default).
@@ -23,8 +21,8 @@ pub(super) struct Connector {
     pub(super) topic_prefix: String,
     pub(super) topic_delimiter: String,
     pub(super) tombstones_on_delete: bool,
-    pub(super) key_schemas_enable: bool,
-    pub(super) value_schemas_enable: bool,
+    pub(super) key_converter: ConverterConfig,
+    pub(super) value_converter: ConverterConfig,
     pub(super) extended_headers: bool,
 }
 
@@ -59,26 +57,21 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
             topic_prefix.len()
         ));
     }
-    converters(c);
+    let (key_converter, value_converter) = converters::parse(c);
+    header_converter(c);
     Connector {
         name,
         topic_prefix,
         topic_delimiter: c.string(TOPIC_DELIMITER, "."),
         tombstones_on_delete: c.boolean(TOMBSTONES_ON_DELETE, true),
-        key_schemas_enable: c.boolean(KEY_CONVERTER_SCHEMAS_ENABLE, true),
-        value_schemas_enable: c.boolean(VALUE_CONVERTER_SCHEMAS_ENABLE, true),
+        key_converter,
+        value_converter,
         extended_headers: c.boolean(EXTENDED_HEADERS_ENABLED, true),
     }
 }
 
-/// `key.converter`, `value.converter` and `header.converter`: only the ones implemented.
-fn converters(c: &mut Checker<'_>) {
-    for key in [KEY_CONVERTER, VALUE_CONVERTER] {
-        let v = c.string(key, JSON_CONVERTER);
-        if v != JSON_CONVERTER {
-            c.problem(format!("{key}={v} is not implemented yet: pgcdc writes {JSON_CONVERTER} output (remove it or set it to {JSON_CONVERTER})"));
-        }
-    }
+/// `header.converter`: only Kafka Connect's default is implemented.
+fn header_converter(c: &mut Checker<'_>) {
     let header_converter = c.string(HEADER_CONVERTER, SIMPLE_HEADER_CONVERTER);
     if header_converter != SIMPLE_HEADER_CONVERTER {
         c.problem(format!(

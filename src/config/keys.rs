@@ -271,8 +271,8 @@ registry! {
         CONFIG_PROVIDERS_PREFIX = "config.providers." => Implemented,
         PRODUCER_OVERRIDE_PREFIX = "producer.override." => Implemented,
         PRODUCER_PREFIX = "producer." => Implemented,
-        KEY_CONVERTER_PREFIX = "key.converter." => NotImplemented(None),
-        VALUE_CONVERTER_PREFIX = "value.converter." => NotImplemented(None),
+        KEY_CONVERTER_PREFIX = "key.converter." => Implemented,
+        VALUE_CONVERTER_PREFIX = "value.converter." => Implemented,
         HEADER_CONVERTER_PREFIX = "header.converter." => NotImplemented(None),
         CONSUMER_OVERRIDE_PREFIX = "consumer.override." => Framework,
         ADMIN_OVERRIDE_PREFIX = "admin.override." => Framework,
@@ -304,6 +304,7 @@ pub fn is_secret(key: &str) -> bool {
         || k.ends_with("secret")
         || k.contains("sasl.jaas.config")
         || k.contains("basic.auth.user.info")
+        || k.ends_with("bearer.auth.token")
         // Private keys as PEM text (Java's and librdkafka's names).
         || k.ends_with("ssl.keystore.key")
         || k.ends_with("ssl.key.pem")

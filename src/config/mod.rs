@@ -27,6 +27,7 @@
 mod checker;
 mod connection;
 mod connector;
+pub mod converters;
 mod exactly_once;
 mod filters;
 mod kafka;
@@ -53,7 +54,11 @@ use checker::Checker;
 use values::ValueOptions;
 
 pub use connection::{DatabaseConfig, SslMode, DEFAULT_CONNECT_TIMEOUT_MS};
-pub use connector::{CONNECTOR_CLASS, JSON_CONVERTER};
+pub use connector::CONNECTOR_CLASS;
+pub use converters::{
+    AvroConverterConfig, ConverterConfig, RegistryAuth, SubjectNameStrategy,
+    CONFLUENT_AVRO_CONVERTER, JSON_CONVERTER,
+};
 pub use exactly_once::{ExactlyOnceConfig, TransactionBoundary, DEFAULT_TRANSACTION_TIMEOUT_MS};
 pub use filters::{MessageFilters, SkippedOperations, TableFilters};
 pub use kafka::KafkaConfig;
@@ -130,10 +135,10 @@ pub struct ConnectorConfig {
     /// `include.unknown.datatypes`: emit columns of unmapped types as their text through
     /// `binary.handling.mode` instead of stopping.
     pub include_unknown_datatypes: bool,
-    /// `key.converter.schemas.enable`
-    pub key_schemas_enable: bool,
-    /// `value.converter.schemas.enable`
-    pub value_schemas_enable: bool,
+    /// `key.converter` and its settings.
+    pub key_converter: ConverterConfig,
+    /// `value.converter` and its settings.
+    pub value_converter: ConverterConfig,
     /// `extended.headers.enabled`
     pub extended_headers: bool,
     /// Transforms in `transforms` order, as Kafka Connect reads them: class names and option
@@ -222,8 +227,8 @@ impl ConnectorConfig {
             values: values.options,
             converting_failure: values.converting_failure,
             include_unknown_datatypes: values.include_unknown_datatypes,
-            key_schemas_enable: connector.key_schemas_enable,
-            value_schemas_enable: connector.value_schemas_enable,
+            key_converter: connector.key_converter,
+            value_converter: connector.value_converter,
             extended_headers: connector.extended_headers,
             transforms,
             predicates,

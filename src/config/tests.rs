@@ -28,8 +28,16 @@ fn the_seed_config_runs_unchanged_with_connection_keys_added() {
     assert_eq!(c.snapshot_mode, SnapshotMode::Initial);
     assert!(c.tombstones_on_delete);
     assert!(c.skipped_operations.truncate && !c.skipped_operations.create);
-    assert!(
-        c.key_schemas_enable && c.value_schemas_enable,
+    assert_eq!(
+        (c.key_converter.clone(), c.value_converter.clone()),
+        (
+            ConverterConfig::Json {
+                schemas_enable: true
+            },
+            ConverterConfig::Json {
+                schemas_enable: true
+            }
+        ),
         "JsonConverter defaults to schemas.enable=true"
     );
     assert_eq!(c.transforms.len(), 1);
@@ -174,17 +182,94 @@ fn passwords_never_appear_in_errors_or_debug_output() {
 }
 
 #[test]
-fn other_converters_are_rejected_until_implemented() {
+fn converters_other_than_json_and_avro_are_rejected() {
     let msg = problems(&seed_with(&[(
         "value.converter",
-        "io.confluent.connect.avro.AvroConverter",
+        "io.confluent.connect.protobuf.ProtobufConverter",
     )]));
     assert!(
         msg.contains(
-            "value.converter=io.confluent.connect.avro.AvroConverter is not implemented yet"
+            "value.converter=io.confluent.connect.protobuf.ProtobufConverter is not implemented"
         ),
         "{msg}"
     );
+    let msg = problems(&seed_with(&[("key.converter.decimal.format", "NUMERIC")]));
+    assert!(
+        msg.contains("key.converter.decimal.format is not implemented"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_avro_converter_reads_confluents_settings() {
+    let avro = "io.confluent.connect.avro.AvroConverter";
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("key.converter", avro),
+        (
+            "key.converter.schema.registry.url",
+            "http://r1:8081/, http://alice:s%40cret@r2:8081",
+        ),
+        ("value.converter", avro),
+        ("value.converter.schema.registry.url", "http://r1:8081"),
+        ("value.converter.basic.auth.credentials.source", "USER_INFO"),
+        ("value.converter.basic.auth.user.info", "bob:pw"),
+        ("value.converter.auto.register.schemas", "false"),
+        (
+            "value.converter.value.subject.name.strategy",
+            "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy",
+        ),
+        ("value.converter.connect.meta.data", "false"),
+    ]))
+    .unwrap();
+    let ConverterConfig::Avro(k) = &c.key_converter else {
+        panic!("{:?}", c.key_converter)
+    };
+    assert_eq!(k.registry_urls, ["http://r1:8081", "http://r2:8081"]);
+    assert_eq!(k.auth, RegistryAuth::Basic("alice:s@cret".into()));
+    assert!(k.auto_register && k.connect_meta_data);
+    assert_eq!(k.subject_strategy, SubjectNameStrategy::TopicName);
+    let ConverterConfig::Avro(v) = &c.value_converter else {
+        panic!("{:?}", c.value_converter)
+    };
+    assert_eq!(v.auth, RegistryAuth::Basic("bob:pw".into()));
+    assert!(!v.auto_register && !v.connect_meta_data);
+    assert_eq!(v.subject_strategy, SubjectNameStrategy::TopicRecordName);
+    assert!(
+        !format!("{c:?}").contains("pw"),
+        "credentials never printed"
+    );
+}
+
+#[test]
+fn avro_settings_pgcdc_does_not_implement_are_problems() {
+    let avro = "io.confluent.connect.avro.AvroConverter";
+    let msg = problems(&seed_with(&[("value.converter", avro)]));
+    assert!(
+        msg.contains("value.converter.schema.registry.url is required"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[
+        ("value.converter", avro),
+        ("value.converter.schema.registry.url", "http://r:8081"),
+        (
+            "value.converter.schema.registry.ssl.truststore.location",
+            "/x",
+        ),
+        ("value.converter.use.latest.version", "true"),
+        (
+            "value.converter.value.subject.name.strategy",
+            "com.example.Mine",
+        ),
+        ("value.converter.basic.auth.credentials.source", "USER_INFO"),
+    ]));
+    for want in [
+        "value.converter.schema.registry.ssl.truststore.location is not implemented",
+        "value.converter.use.latest.version=true is not implemented",
+        "value.converter.value.subject.name.strategy",
+        "needs value.converter.basic.auth.user.info",
+    ] {
+        assert!(msg.contains(want), "{want}: {msg}");
+    }
 }
 
 #[test]

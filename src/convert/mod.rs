@@ -1,11 +1,19 @@
-//! Converters: Connect records to Kafka bytes. Pure functions of records and config.
+//! Converters: Connect records to Kafka bytes, pure functions of records and config.
+//! `JsonConverter` needs nothing else; the Avro converter also needs each schema's registry
+//! id: [`RecordConverter::missing_schema`] says which one it lacks, and the caller obtains it
+//! from the registry and hands it over with [`RecordConverter::set_schema_id`] before
+//! [`RecordConverter::convert`].
 
+pub mod avro;
 pub mod header;
 pub mod json;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
-use crate::event::ConnectRecord;
+use crate::config::ConverterConfig;
+use crate::error::Result;
+use crate::event::{ConnectRecord, Schema, Value};
 
 /// A record ready for the producer, borrowing the converter's buffers and the Connect record:
 /// topic, optional partition, key/value bytes (`None` is a Kafka null), headers and timestamp.
@@ -26,37 +34,121 @@ pub struct KafkaRecord<'a> {
     pub timestamp: Option<i64>,
 }
 
-/// Key and value converters (JsonConverter each, with its own `schemas.enable`).
+/// The converter of one record part.
+#[derive(Debug)]
+enum PartConverter {
+    Json(json::JsonConverter),
+    Avro(Box<avro::AvroConverter>),
+}
+
+impl PartConverter {
+    fn new(config: &ConverterConfig, is_key: bool) -> Self {
+        match config {
+            ConverterConfig::Json { schemas_enable } => {
+                PartConverter::Json(json::JsonConverter::new(*schemas_enable))
+            }
+            ConverterConfig::Avro(a) => {
+                PartConverter::Avro(Box::new(avro::AvroConverter::new(a.clone(), is_key)))
+            }
+        }
+    }
+
+    fn missing(
+        &mut self,
+        schema: Option<&Arc<Schema>>,
+        topic: &Arc<str>,
+    ) -> Result<Option<avro::SchemaRequest>> {
+        match (self, schema) {
+            (PartConverter::Avro(a), Some(s)) => a.missing(s, topic),
+            _ => Ok(None),
+        }
+    }
+
+    fn serialize(
+        &mut self,
+        schema: Option<&Arc<Schema>>,
+        value: Option<&Value>,
+        topic: &Arc<str>,
+        out: &mut Vec<u8>,
+    ) -> Result<bool> {
+        match self {
+            PartConverter::Json(j) => Ok(j.serialize(schema, value, out)),
+            PartConverter::Avro(a) => a.serialize(schema, value, topic, out),
+        }
+    }
+}
+
+/// Key and value converters (`key.converter`, `value.converter`).
 #[derive(Debug)]
 pub struct RecordConverter {
-    key: json::JsonConverter,
-    value: json::JsonConverter,
+    key: PartConverter,
+    value: PartConverter,
     key_buf: Vec<u8>,
     value_buf: Vec<u8>,
 }
 
 impl RecordConverter {
-    /// Converters with `key.converter.schemas.enable` and `value.converter.schemas.enable`.
+    /// `JsonConverter`s with `key.converter.schemas.enable` and
+    /// `value.converter.schemas.enable`.
     pub fn new(key_schemas_enable: bool, value_schemas_enable: bool) -> Self {
+        Self::with(
+            &ConverterConfig::Json {
+                schemas_enable: key_schemas_enable,
+            },
+            &ConverterConfig::Json {
+                schemas_enable: value_schemas_enable,
+            },
+        )
+    }
+
+    /// The converters `key` and `value` configure.
+    pub fn with(key: &ConverterConfig, value: &ConverterConfig) -> Self {
         RecordConverter {
-            key: json::JsonConverter::new(key_schemas_enable),
-            value: json::JsonConverter::new(value_schemas_enable),
+            key: PartConverter::new(key, true),
+            value: PartConverter::new(value, false),
             key_buf: Vec::with_capacity(1024),
             value_buf: Vec::with_capacity(8192),
         }
     }
 
-    /// Serialises a record into the converter's buffers and returns a view of it.
-    pub fn convert<'a>(&'a mut self, r: &'a ConnectRecord) -> KafkaRecord<'a> {
-        let has_key = self
-            .key
-            .serialize(r.key_schema.as_ref(), r.key.as_ref(), &mut self.key_buf);
+    /// The first schema of `r` (key, then value) that an Avro converter has no registry id
+    /// for, or `None` when `r` can be converted (always for JSON). Errors: a schema without an
+    /// Avro form, a subject name strategy that does not fit it.
+    pub fn missing_schema(&mut self, r: &ConnectRecord) -> Result<Option<avro::SchemaRequest>> {
+        if let Some(req) = self.key.missing(r.key_schema.as_ref(), &r.topic)? {
+            return Ok(Some(req));
+        }
+        self.value.missing(r.value_schema.as_ref(), &r.topic)
+    }
+
+    /// Records the registry's `id` for `request`, which [`Self::missing_schema`] gave for `r`.
+    pub fn set_schema_id(&mut self, r: &ConnectRecord, request: avro::SchemaRequest, id: u32) {
+        let (part, schema) = if request.is_key {
+            (&mut self.key, r.key_schema.as_ref())
+        } else {
+            (&mut self.value, r.value_schema.as_ref())
+        };
+        if let (PartConverter::Avro(a), Some(s)) = (part, schema) {
+            a.set_id(s, &r.topic, request, id);
+        }
+    }
+
+    /// Serialises a record into the converter's buffers and returns a view of it. Errors
+    /// (Avro only): a value that does not fit its schema, a schema not prepared.
+    pub fn convert<'a>(&'a mut self, r: &'a ConnectRecord) -> Result<KafkaRecord<'a>> {
+        let has_key = self.key.serialize(
+            r.key_schema.as_ref(),
+            r.key.as_ref(),
+            &r.topic,
+            &mut self.key_buf,
+        )?;
         let has_value = self.value.serialize(
             r.value_schema.as_ref(),
             r.value.as_ref(),
+            &r.topic,
             &mut self.value_buf,
-        );
-        KafkaRecord {
+        )?;
+        Ok(KafkaRecord {
             topic: &r.topic,
             partition: r.partition,
             key: has_key.then_some(self.key_buf.as_slice()),
@@ -67,6 +159,6 @@ impl RecordConverter {
                 .map(|h| (&*h.key, header::render(&h.schema, &h.value)))
                 .collect(),
             timestamp: r.timestamp,
-        }
+        })
     }
 }

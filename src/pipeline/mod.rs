@@ -80,6 +80,9 @@ pub struct RunStats {
     pub records: u64,
     /// Transactions processed.
     pub transactions: u64,
+    /// Schema registry calls that returned a schema id (Avro converters): one per subject
+    /// and schema version.
+    pub registry_calls: u64,
 }
 
 impl std::ops::Add for RunStats {
@@ -91,6 +94,7 @@ impl std::ops::Add for RunStats {
             change_events: self.change_events + o.change_events,
             records: self.records + o.records,
             transactions: self.transactions + o.transactions,
+            registry_calls: self.registry_calls + o.registry_calls,
         }
     }
 }
@@ -102,6 +106,7 @@ pub struct Counters {
     change_events: AtomicU64,
     records: AtomicU64,
     transactions: AtomicU64,
+    registry_calls: AtomicU64,
 }
 
 impl Counters {
@@ -112,6 +117,7 @@ impl Counters {
             change_events: self.change_events.load(Ordering::Relaxed),
             records: self.records.load(Ordering::Relaxed),
             transactions: self.transactions.load(Ordering::Relaxed),
+            registry_calls: self.registry_calls.load(Ordering::Relaxed),
         }
     }
 
@@ -126,6 +132,9 @@ impl Counters {
     }
     pub(crate) fn add_transaction(&self) {
         self.transactions.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn add_registry_call(&self) {
+        self.registry_calls.fetch_add(1, Ordering::Relaxed);
     }
 }
 

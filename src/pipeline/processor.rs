@@ -35,6 +35,7 @@ use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 use crate::pg::pgoutput::Message;
 use crate::pg::relation::RelationCache;
 use crate::pg::PG_EPOCH_OFFSET_MICROS;
+use crate::registry::Registries;
 use crate::sink::Sink;
 use crate::transform::{apply_chain, build_chain, Stage};
 
@@ -123,6 +124,8 @@ pub(super) struct RecordOutput {
     pub(super) options: RecordOptions,
     transforms: Vec<Stage>,
     converter: RecordConverter,
+    /// The schema registries of Avro converters.
+    registries: Registries,
     /// Topics already checked against Kafka's naming rules.
     checked_topics: HashSet<Arc<str>>,
 }
@@ -203,7 +206,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 &run_id,
             ),
             transforms: build_chain(&config.transforms)?,
-            converter: RecordConverter::new(config.key_schemas_enable, config.value_schemas_enable),
+            converter: RecordConverter::with(&config.key_converter, &config.value_converter),
+            registries: Registries::new(&config.key_converter, &config.value_converter),
             checked_topics: HashSet::new(),
         };
         let records = &config.records;
@@ -443,7 +447,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     ) -> Result<()> {
         if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
             self.output.check_topic(&record)?;
-            let kafka_record = self.output.converter.convert(&record);
+            while let Some(request) = self.output.converter.missing_schema(&record)? {
+                let id = self
+                    .output
+                    .registries
+                    .schema_id(request.is_key, &request.subject, &request.schema)
+                    .await?;
+                self.output.converter.set_schema_id(&record, request, id);
+                self.counters.add_registry_call();
+            }
+            let kafka_record = self.output.converter.convert(&record)?;
             self.sink.send(&kafka_record, token).await?;
             self.counters.add_record();
         }

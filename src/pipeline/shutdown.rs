@@ -43,6 +43,7 @@ pub async fn finish(
         transactions = stats.transactions,
         events = stats.change_events,
         records = stats.records,
+        registry_calls = stats.registry_calls,
         "stopped"
     );
     result?;

@@ -151,7 +151,7 @@ pub fn router(opts: &[(&str, &str)]) -> Vec<Stage> {
 /// JsonConverter output of a record: (key, value) as text, `None` for Kafka nulls.
 pub fn render(r: &ConnectRecord, schemas: bool) -> (Option<String>, Option<String>) {
     let mut c = RecordConverter::new(schemas, schemas);
-    let k = c.convert(r);
+    let k = c.convert(r).expect("JSON conversion");
     let text = |b: Option<&[u8]>| b.map(|b| String::from_utf8(b.to_vec()).unwrap());
     (text(k.key), text(k.value))
 }

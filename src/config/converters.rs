@@ -1,0 +1,386 @@
+//! `key.converter` and `value.converter` with their `key.converter.*` / `value.converter.*`
+//! settings: Kafka Connect's `JsonConverter` (`schemas.enable`), or an Avro converter with a
+//! Confluent-compatible schema registry (Confluent's `io.confluent.connect.avro.AvroConverter`,
+//! with the setting names of Confluent's serializers).
+//!
+//! Every setting under a converter's prefix is checked: one pgcdc does not implement is a
+//! problem, never silently ignored, because it would change the bytes written.
+
+use super::checker::Checker;
+use super::keys::{
+    KEY_CONVERTER, KEY_CONVERTER_PREFIX, KEY_CONVERTER_SCHEMAS_ENABLE, VALUE_CONVERTER,
+    VALUE_CONVERTER_PREFIX, VALUE_CONVERTER_SCHEMAS_ENABLE,
+};
+
+/// The JsonConverter class name.
+pub const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
+/// Confluent's Avro converter class name.
+pub const CONFLUENT_AVRO_CONVERTER: &str = "io.confluent.connect.avro.AvroConverter";
+
+/// Confluent's subject name strategies (`key.subject.name.strategy`,
+/// `value.subject.name.strategy`), by class name.
+const TOPIC_NAME_STRATEGY: &str = "io.confluent.kafka.serializers.subject.TopicNameStrategy";
+const RECORD_NAME_STRATEGY: &str = "io.confluent.kafka.serializers.subject.RecordNameStrategy";
+const TOPIC_RECORD_NAME_STRATEGY: &str =
+    "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy";
+
+/// Setting names of an Avro converter, after its `key.converter.` / `value.converter.` prefix.
+mod setting {
+    pub const URL: &str = "schema.registry.url";
+    pub const BASIC_SOURCE: &str = "basic.auth.credentials.source";
+    pub const BASIC_USER_INFO: &str = "basic.auth.user.info";
+    /// The older name of `basic.auth.user.info`, still read by Confluent's serializers.
+    pub const REGISTRY_BASIC_USER_INFO: &str = "schema.registry.basic.auth.user.info";
+    pub const BEARER_SOURCE: &str = "bearer.auth.credentials.source";
+    pub const BEARER_TOKEN: &str = "bearer.auth.token";
+    pub const AUTO_REGISTER: &str = "auto.register.schemas";
+    pub const USE_LATEST_VERSION: &str = "use.latest.version";
+    pub const KEY_STRATEGY: &str = "key.subject.name.strategy";
+    pub const VALUE_STRATEGY: &str = "value.subject.name.strategy";
+    pub const ENHANCED: &str = "enhanced.avro.schema.support";
+    pub const CONNECT_META_DATA: &str = "connect.meta.data";
+    pub const CACHE: &str = "schemas.cache.config";
+    /// JsonConverter's one setting; meaningless for Avro, accepted there as Connect does.
+    pub const SCHEMAS_ENABLE: &str = "schemas.enable";
+}
+
+/// How a record part is converted to bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConverterConfig {
+    /// `JsonConverter` with its `schemas.enable`.
+    Json {
+        /// `schemas.enable`: `{"schema":..,"payload":..}` (true) or the payload alone.
+        schemas_enable: bool,
+    },
+    /// An Avro converter writing Confluent's wire format.
+    Avro(AvroConverterConfig),
+}
+
+/// Which strategy names a schema's subject in the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectNameStrategy {
+    /// `<topic>-key` / `<topic>-value` (the default).
+    TopicName,
+    /// The record's fully-qualified name.
+    RecordName,
+    /// `<topic>-<fully-qualified record name>`.
+    TopicRecordName,
+}
+
+/// Credentials sent to the schema registry.
+#[derive(Clone, PartialEq, Eq)]
+pub enum RegistryAuth {
+    /// None.
+    None,
+    /// HTTP basic authentication, `user:password`.
+    Basic(String),
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+}
+
+impl std::fmt::Debug for RegistryAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RegistryAuth::None => "None",
+            RegistryAuth::Basic(_) => "Basic(<hidden>)",
+            RegistryAuth::Bearer(_) => "Bearer(<hidden>)",
+        })
+    }
+}
+
+/// An Avro converter's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AvroConverterConfig {
+    /// The converter class as written.
+    pub class: String,
+    /// `schema.registry.url`: base URLs (comma-separated in the config), tried in order;
+    /// credentials written in a URL are moved to [`Self::auth`].
+    pub registry_urls: Vec<String>,
+    /// Basic or bearer credentials.
+    pub auth: RegistryAuth,
+    /// `auto.register.schemas` (default true): register new schemas, or only look them up.
+    pub auto_register: bool,
+    /// `key.subject.name.strategy` for the key converter, `value.subject.name.strategy` for
+    /// the value converter.
+    pub subject_strategy: SubjectNameStrategy,
+    /// `connect.meta.data` (default true): write the `connect.*` properties.
+    pub connect_meta_data: bool,
+    /// `schemas.cache.config` (default 1000): schemas kept per converter.
+    pub schemas_cache_size: usize,
+}
+
+/// Reads `key.converter`, `value.converter` and their settings.
+pub(super) fn parse(c: &mut Checker<'_>) -> (ConverterConfig, ConverterConfig) {
+    let key = one(c, true);
+    let value = one(c, false);
+    (key, value)
+}
+
+fn one(c: &mut Checker<'_>, is_key: bool) -> ConverterConfig {
+    let (class_key, prefix, schemas_enable_key) = if is_key {
+        (
+            KEY_CONVERTER,
+            KEY_CONVERTER_PREFIX,
+            KEY_CONVERTER_SCHEMAS_ENABLE,
+        )
+    } else {
+        (
+            VALUE_CONVERTER,
+            VALUE_CONVERTER_PREFIX,
+            VALUE_CONVERTER_SCHEMAS_ENABLE,
+        )
+    };
+    let class = c.string(class_key, JSON_CONVERTER);
+    let settings: Vec<String> = c
+        .raw
+        .keys()
+        .filter_map(|k| k.strip_prefix(prefix))
+        .map(str::to_string)
+        .collect();
+    match class.as_str() {
+        JSON_CONVERTER => {
+            for s in settings.iter().filter(|s| *s != setting::SCHEMAS_ENABLE) {
+                c.problem(format!(
+                    "{prefix}{s} is not implemented: pgcdc's JsonConverter only reads {schemas_enable_key}"
+                ));
+            }
+            ConverterConfig::Json {
+                schemas_enable: c.boolean(schemas_enable_key, true),
+            }
+        }
+        CONFLUENT_AVRO_CONVERTER => {
+            ConverterConfig::Avro(avro(c, &class, prefix, is_key, &settings))
+        }
+        _ => {
+            c.problem(format!(
+                "{class_key}={class} is not implemented: pgcdc writes {JSON_CONVERTER} or {CONFLUENT_AVRO_CONVERTER} output"
+            ));
+            ConverterConfig::Json {
+                schemas_enable: true,
+            }
+        }
+    }
+}
+
+fn avro(
+    c: &mut Checker<'_>,
+    class: &str,
+    prefix: &str,
+    is_key: bool,
+    settings: &[String],
+) -> AvroConverterConfig {
+    let known = [
+        setting::URL,
+        setting::BASIC_SOURCE,
+        setting::BASIC_USER_INFO,
+        setting::REGISTRY_BASIC_USER_INFO,
+        setting::BEARER_SOURCE,
+        setting::BEARER_TOKEN,
+        setting::AUTO_REGISTER,
+        setting::USE_LATEST_VERSION,
+        setting::KEY_STRATEGY,
+        setting::VALUE_STRATEGY,
+        setting::ENHANCED,
+        setting::CONNECT_META_DATA,
+        setting::CACHE,
+        setting::SCHEMAS_ENABLE,
+    ];
+    for s in settings.iter().filter(|s| !known.contains(&s.as_str())) {
+        c.problem(format!(
+            "{prefix}{s} is not implemented for {class}: pgcdc reads {}",
+            known
+                .iter()
+                .map(|k| format!("{prefix}{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let key = |s: &str| format!("{prefix}{s}");
+    let urls = c.required(
+        &key(setting::URL),
+        "the schema registry's base URL(s), comma-separated (Confluent's API, or Apicurio's /apis/ccompat/v7)",
+    );
+    let mut url_credentials = None;
+    let mut registry_urls = Vec::new();
+    for u in urls.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        match split_url(u) {
+            Ok((base, userinfo)) => {
+                if userinfo.is_some() {
+                    url_credentials = userinfo;
+                }
+                registry_urls.push(base);
+            }
+            Err(why) => c.problem(format!("{} has an invalid URL: {why}", key(setting::URL))),
+        }
+    }
+    let auth = auth(c, prefix, url_credentials);
+    let auto_register = c.boolean(&key(setting::AUTO_REGISTER), true);
+    if c.boolean(&key(setting::USE_LATEST_VERSION), false) {
+        c.problem(format!(
+            "{}=true is not implemented yet: pgcdc registers (or, with {}=false, looks up) the schema of each record",
+            key(setting::USE_LATEST_VERSION),
+            key(setting::AUTO_REGISTER)
+        ));
+    }
+    if c.boolean(&key(setting::ENHANCED), false) {
+        c.problem(format!(
+            "{}=true is not implemented yet: pgcdc writes AvroData's default translation",
+            key(setting::ENHANCED)
+        ));
+    }
+    let strategy_setting = if is_key {
+        setting::KEY_STRATEGY
+    } else {
+        setting::VALUE_STRATEGY
+    };
+    let subject_strategy = c.choice(
+        &key(strategy_setting),
+        SubjectNameStrategy::TopicName,
+        &[
+            (TOPIC_NAME_STRATEGY, SubjectNameStrategy::TopicName),
+            (RECORD_NAME_STRATEGY, SubjectNameStrategy::RecordName),
+            (
+                TOPIC_RECORD_NAME_STRATEGY,
+                SubjectNameStrategy::TopicRecordName,
+            ),
+        ],
+    );
+    AvroConverterConfig {
+        class: class.to_string(),
+        registry_urls,
+        auth,
+        auto_register,
+        subject_strategy,
+        connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
+        schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
+    }
+}
+
+/// The credentials: `basic.auth.credentials.source` `URL` (the default: from the URL, if it
+/// has any) or `USER_INFO` (`basic.auth.user.info`), or a bearer token with
+/// `bearer.auth.credentials.source=STATIC_TOKEN`.
+fn auth(c: &mut Checker<'_>, prefix: &str, url_credentials: Option<String>) -> RegistryAuth {
+    let key = |s: &str| format!("{prefix}{s}");
+    let user_info = c
+        .get(&key(setting::BASIC_USER_INFO))
+        .or_else(|| c.get(&key(setting::REGISTRY_BASIC_USER_INFO)))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let bearer_source = c
+        .get(&key(setting::BEARER_SOURCE))
+        .filter(|s| !s.is_empty());
+    if let Some(source) = bearer_source {
+        if source != "STATIC_TOKEN" {
+            c.problem(format!(
+                "{}={source} is not implemented: pgcdc sends a static token (STATIC_TOKEN with {})",
+                key(setting::BEARER_SOURCE),
+                key(setting::BEARER_TOKEN)
+            ));
+            return RegistryAuth::None;
+        }
+        let token = c.required(&key(setting::BEARER_TOKEN), "the token to send");
+        return RegistryAuth::Bearer(token);
+    }
+    let source = c.string(&key(setting::BASIC_SOURCE), "URL");
+    match source.as_str() {
+        "URL" => url_credentials.map_or(RegistryAuth::None, RegistryAuth::Basic),
+        "USER_INFO" => match user_info {
+            Some(u) if u.contains(':') => RegistryAuth::Basic(u),
+            Some(_) => {
+                c.problem(format!(
+                    "{} must be user:password",
+                    key(setting::BASIC_USER_INFO)
+                ));
+                RegistryAuth::None
+            }
+            None => {
+                c.problem(format!(
+                    "{}=USER_INFO needs {} (user:password)",
+                    key(setting::BASIC_SOURCE),
+                    key(setting::BASIC_USER_INFO)
+                ));
+                RegistryAuth::None
+            }
+        },
+        other => {
+            c.problem(format!(
+                "{}={other} is not implemented: use URL or USER_INFO",
+                key(setting::BASIC_SOURCE)
+            ));
+            RegistryAuth::None
+        }
+    }
+}
+
+/// Splits `http(s)://[user:password@]host[:port][/path]` into the URL without credentials
+/// (and without a trailing `/`) and the `user:password`, percent-decoded.
+fn split_url(u: &str) -> Result<(String, Option<String>), String> {
+    let Some((scheme, rest)) = u.split_once("://") else {
+        return Err("it needs a scheme, http:// or https://".into());
+    };
+    if scheme != "http" && scheme != "https" {
+        return Err(format!("the scheme {scheme} is not http or https"));
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (userinfo, host) = match authority.rsplit_once('@') {
+        Some((ui, h)) => (Some(percent_decode(ui)), h),
+        None => (None, authority),
+    };
+    if host.is_empty() {
+        return Err("it has no host".into());
+    }
+    Ok((
+        format!("{scheme}://{host}{}", path.trim_end_matches('/')),
+        userinfo,
+    ))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_credentials_and_trailing_slash() {
+        assert_eq!(
+            split_url("http://u%40x:p%3Aw@reg:8081/apis/ccompat/v7/").unwrap(),
+            (
+                "http://reg:8081/apis/ccompat/v7".to_string(),
+                Some("u@x:p:w".to_string())
+            )
+        );
+        assert_eq!(
+            split_url("https://reg").unwrap(),
+            ("https://reg".to_string(), None)
+        );
+        assert!(split_url("reg:8081").is_err());
+        assert!(split_url("ftp://reg").is_err());
+    }
+
+    #[test]
+    fn percent_decoding_keeps_what_is_not_an_escape() {
+        assert_eq!(percent_decode("a%2"), "a%2");
+        assert_eq!(percent_decode("a%zz%41"), "a%zzA");
+    }
+}

@@ -1,0 +1,395 @@
+//! The schema registry: a client of the Confluent schema registry REST API (Confluent Schema
+//! Registry, or Apicurio Registry's `/apis/ccompat/v7`) that registers a schema under a
+//! subject, or looks up the id of one already registered.
+//!
+//! The Avro converter caches ids, so a call happens once per subject and schema version.
+//! [`Registries::schema_id`] runs the blocking HTTP call off the async runtime and classifies
+//! the outcome: the registry's answer to a request it refuses (an incompatible schema, a
+//! subject that does not hold the schema, wrong credentials) is an error naming the subject
+//! and its compatibility level, which retrying cannot fix; anything else (no connection, a
+//! timeout, a 5xx) is waited out, retrying with a growing pause, so that a registry that is
+//! down is backpressure: nothing new is sent or confirmed until it answers.
+
+use std::time::Duration;
+
+use base64::Engine;
+
+use crate::config::{AvroConverterConfig, ConverterConfig, RegistryAuth};
+use crate::error::{classify_registry, Error, ErrorKind, Result};
+
+/// The first wait after a registry did not answer; doubled up to [`MAX_RETRY_WAIT`].
+const FIRST_RETRY_WAIT: Duration = Duration::from_millis(500);
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
+
+/// The registry clients of the key and value converters (`None` for a JSON converter).
+#[derive(Debug, Clone, Default)]
+pub struct Registries {
+    key: Option<Part>,
+    value: Option<Part>,
+}
+
+#[derive(Debug, Clone)]
+struct Part {
+    client: RegistryClient,
+    auto_register: bool,
+}
+
+impl Registries {
+    /// Clients for the Avro converters among `key` and `value`.
+    pub fn new(key: &ConverterConfig, value: &ConverterConfig) -> Self {
+        let part = |c: &ConverterConfig| match c {
+            ConverterConfig::Avro(a) => Some(Part {
+                client: RegistryClient::new(a),
+                auto_register: a.auto_register,
+            }),
+            ConverterConfig::Json { .. } => None,
+        };
+        Registries {
+            key: part(key),
+            value: part(value),
+        }
+    }
+
+    /// The id of `schema` (Avro JSON text) under `subject`, for the key converter (`is_key`)
+    /// or the value converter: registered (`auto.register.schemas=true`) or looked up. Waits
+    /// and retries while the registry does not answer. Errors: the registry refused
+    /// ([`ErrorKind::Registry`], or [`ErrorKind::Auth`] for credentials), naming the subject
+    /// and its compatibility level; a converter without a registry ([`ErrorKind::Internal`]).
+    pub async fn schema_id(&self, is_key: bool, subject: &str, schema: &str) -> Result<u32> {
+        let part_name = if is_key { "key" } else { "value" };
+        let part = if is_key { &self.key } else { &self.value };
+        let part = part.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("the {part_name} converter has no schema registry"),
+            )
+        })?;
+        let mut wait = FIRST_RETRY_WAIT;
+        let mut attempts = 0u32;
+        loop {
+            let (client, s, t) = (part.client.clone(), subject.to_string(), schema.to_string());
+            let register = part.auto_register;
+            let outcome = tokio::task::spawn_blocking(move || {
+                if register {
+                    client.register(&s, &t)
+                } else {
+                    client.lookup(&s, &t)
+                }
+            })
+            .await
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("the schema registry call failed: {e}"),
+                )
+            })?;
+            match outcome {
+                Ok(id) => {
+                    tracing::info!(
+                        subject,
+                        id,
+                        attempts,
+                        "schema id obtained from the registry"
+                    );
+                    return Ok(id);
+                }
+                Err(RegistryError::Unavailable(why)) => {
+                    attempts += 1;
+                    tracing::warn!(
+                        subject,
+                        attempts,
+                        wait_ms = wait.as_millis() as u64,
+                        "the schema registry did not answer ({why}); trying again after the wait (nothing new is sent or confirmed meanwhile)"
+                    );
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(MAX_RETRY_WAIT);
+                }
+                Err(RegistryError::Refused {
+                    status,
+                    code,
+                    message,
+                }) => {
+                    let client = part.client.clone();
+                    let s = subject.to_string();
+                    let level = tokio::task::spawn_blocking(move || client.compatibility(&s))
+                        .await
+                        .ok()
+                        .flatten();
+                    return Err(refusal(
+                        part_name,
+                        part.auto_register,
+                        subject,
+                        level.as_deref(),
+                        (status, code, &message),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The error for a refusal: names the part, the subject, the compatibility level, the
+/// registry's answer and what to do.
+fn refusal(
+    part: &str,
+    auto_register: bool,
+    subject: &str,
+    level: Option<&str>,
+    (status, code, message): (u16, i64, &str),
+) -> Error {
+    let what = if auto_register {
+        "refused to register"
+    } else {
+        "does not hold"
+    };
+    let hint = match (status, auto_register) {
+        (409, _) => "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
+        (404, false) => "register the schema first, or set the converter's auto.register.schemas=true",
+        (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token",
+        _ => "see the registry's message",
+    };
+    Error::new(
+        classify_registry(status),
+        format!(
+            "the schema registry {what} the {part} schema under subject {subject} (compatibility {}): {message} (HTTP {status}, error_code {code}); {hint}",
+            level.unwrap_or("unknown")
+        ),
+    )
+}
+
+/// Why a registry call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryError {
+    /// The registry answered and refused: HTTP status, the registry's `error_code` and
+    /// message.
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// The registry's `error_code` (Confluent's: 409 incompatible, 40401 subject not
+        /// found, 40403 schema not found, 42201 invalid schema), or the HTTP status.
+        code: i64,
+        /// The registry's message.
+        message: String,
+    },
+    /// No registry answered usefully (connection refused, timeout, 5xx); worth retrying.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegistryError::Refused {
+                status,
+                code,
+                message,
+            } => write!(f, "HTTP {status}, error_code {code}: {message}"),
+            RegistryError::Unavailable(why) => write!(f, "unavailable: {why}"),
+        }
+    }
+}
+
+/// A registry client for one converter's settings.
+#[derive(Debug, Clone)]
+pub struct RegistryClient {
+    urls: Vec<String>,
+    authorization: Option<String>,
+    agent: ureq::Agent,
+}
+
+/// How long one HTTP call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl RegistryClient {
+    /// A client for `config`'s URLs and credentials.
+    pub fn new(config: &AvroConverterConfig) -> Self {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(CALL_TIMEOUT))
+            .http_status_as_error(false)
+            .user_agent(concat!("pgcdc/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        let authorization = match &config.auth {
+            RegistryAuth::None => None,
+            RegistryAuth::Basic(user_info) => Some(format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(user_info)
+            )),
+            RegistryAuth::Bearer(token) => Some(format!("Bearer {token}")),
+        };
+        RegistryClient {
+            urls: config.registry_urls.clone(),
+            authorization,
+            agent,
+        }
+    }
+
+    /// Registers `schema` (Avro JSON text) under `subject` and returns its id
+    /// (`POST /subjects/{subject}/versions`). A schema already registered there gets its
+    /// existing id back.
+    pub fn register(&self, subject: &str, schema: &str) -> Result<u32, RegistryError> {
+        let path = format!("/subjects/{}/versions", encode_path(subject));
+        self.post_for_id(&path, schema)
+    }
+
+    /// The id of `schema` as registered under `subject` (`POST /subjects/{subject}`), for
+    /// `auto.register.schemas=false`.
+    pub fn lookup(&self, subject: &str, schema: &str) -> Result<u32, RegistryError> {
+        let path = format!("/subjects/{}", encode_path(subject));
+        self.post_for_id(&path, schema)
+    }
+
+    /// The compatibility level of `subject`, or the registry's global one: for error messages.
+    pub fn compatibility(&self, subject: &str) -> Option<String> {
+        let read = |path: &str| -> Option<String> {
+            let body = self.call("GET", path, None).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+            v.get("compatibilityLevel")
+                .or_else(|| v.get("compatibility"))
+                .and_then(|c| c.as_str())
+                .map(str::to_string)
+        };
+        read(&format!(
+            "/config/{}?defaultToGlobal=true",
+            encode_path(subject)
+        ))
+        .or_else(|| read("/config"))
+    }
+
+    fn post_for_id(&self, path: &str, schema: &str) -> Result<u32, RegistryError> {
+        let body = serde_json::json!({ "schema": schema }).to_string();
+        let answer = self.call("POST", path, Some(&body))?;
+        let v: serde_json::Value = serde_json::from_str(&answer).map_err(|e| {
+            RegistryError::Unavailable(format!("the registry's answer is not JSON ({e})"))
+        })?;
+        v.get("id")
+            .and_then(|i| i.as_u64())
+            .and_then(|i| u32::try_from(i).ok())
+            .ok_or_else(|| {
+                RegistryError::Unavailable(format!(
+                    "the registry's answer has no schema id: {:.200}",
+                    answer
+                ))
+            })
+    }
+
+    /// One call, trying each URL in turn until one answers.
+    fn call(&self, method: &str, path: &str, body: Option<&str>) -> Result<String, RegistryError> {
+        let mut last = RegistryError::Unavailable("no schema registry URL".into());
+        for base in &self.urls {
+            match self.call_one(method, &format!("{base}{path}"), body) {
+                Err(RegistryError::Unavailable(why)) => {
+                    last = RegistryError::Unavailable(format!("{base}: {why}"));
+                }
+                other => return other,
+            }
+        }
+        Err(last)
+    }
+
+    fn call_one(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&str>,
+    ) -> Result<String, RegistryError> {
+        const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
+        let result = match body {
+            Some(b) => {
+                let mut req = self
+                    .agent
+                    .post(url)
+                    .header("Content-Type", CONTENT_TYPE)
+                    .header("Accept", CONTENT_TYPE);
+                if let Some(a) = &self.authorization {
+                    req = req.header("Authorization", a);
+                }
+                req.send(b)
+            }
+            None => {
+                debug_assert_eq!(method, "GET");
+                let mut req = self.agent.get(url).header("Accept", CONTENT_TYPE);
+                if let Some(a) = &self.authorization {
+                    req = req.header("Authorization", a);
+                }
+                req.call()
+            }
+        };
+        let mut response = result.map_err(|e| RegistryError::Unavailable(e.to_string()))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| RegistryError::Unavailable(format!("reading the answer: {e}")))?;
+        match status {
+            200..=299 => Ok(text),
+            408 | 429 | 500..=599 => Err(RegistryError::Unavailable(format!(
+                "HTTP {status}: {:.300}",
+                text
+            ))),
+            _ => {
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                Err(RegistryError::Refused {
+                    status,
+                    code: v
+                        .get("error_code")
+                        .and_then(|c| c.as_i64())
+                        .unwrap_or(status as i64),
+                    message: v
+                        .get("message")
+                        .and_then(|m| m.as_str())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("{:.300}", text)),
+                })
+            }
+        }
+    }
+}
+
+/// Percent-encodes a subject for a URL path (everything but unreserved characters).
+fn encode_path(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_subject_level_and_fix() {
+        let e = refusal(
+            "value",
+            true,
+            "srv.public.t-value",
+            Some("BACKWARD"),
+            (409, 409, "Schema being registered is incompatible"),
+        );
+        assert_eq!(e.kind(), ErrorKind::Registry);
+        let m = e.message();
+        for want in [
+            "srv.public.t-value",
+            "BACKWARD",
+            "incompatible",
+            "nullable or have a default",
+        ] {
+            assert!(m.contains(want), "{want}: {m}");
+        }
+        assert_eq!(
+            refusal("key", true, "s", None, (401, 401, "no")).kind(),
+            ErrorKind::Auth
+        );
+    }
+
+    #[test]
+    fn subjects_are_percent_encoded_in_paths() {
+        assert_eq!(encode_path("srv.public.t-value"), "srv.public.t-value");
+        assert_eq!(encode_path("a/b c"), "a%2Fb%20c");
+    }
+}

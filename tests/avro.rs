@@ -1,0 +1,352 @@
+//! The Avro converter against a real schema registry (Apicurio Registry's Confluent-compatible
+//! API, started by `scripts/services.sh`): records in Confluent's wire format whose schemas
+//! the registry holds, decoded by an independent Avro implementation (`apache-avro`) into the
+//! same values the JSON converter writes, for every type pgcdc maps; one registry call per
+//! subject and schema version; schema evolution accepted and refused; a registry that stops
+//! answering is waited for, and nothing is lost.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value as J};
+
+use crate::binary_tuples::{DDL, ROWS};
+use crate::harness::*;
+use pgcdc::config::RawConfig;
+
+const T: Duration = Duration::from_secs(90);
+const AVRO: &str = "io.confluent.connect.avro.AvroConverter";
+
+/// An Avro connector config: both converters Avro with the test registry at `url`.
+fn avro_config(db: &TestDb, prefix: &str, dir: &std::path::Path, url: &str) -> RawConfig {
+    let mut raw = base_config(db, prefix, &env().kafka, dir);
+    for part in ["key", "value"] {
+        raw.insert(format!("{part}.converter"), AVRO.into());
+        raw.insert(format!("{part}.converter.schema.registry.url"), url.into());
+    }
+    raw
+}
+
+/// GETs `path` from the test registry as JSON.
+fn registry_get(path: &str) -> J {
+    let url = format!("{}{path}", env().registry);
+    let mut resp = ureq::get(&url)
+        .call()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap()
+}
+
+/// The schema the registry holds under `id`, parsed by apache-avro (cached).
+fn schema_by_id(id: u32) -> apache_avro::Schema {
+    static CACHE: Mutex<Option<HashMap<u32, String>>> = Mutex::new(None);
+    let text = {
+        let mut c = CACHE.lock().unwrap();
+        let c = c.get_or_insert_with(HashMap::new);
+        c.entry(id)
+            .or_insert_with(|| {
+                registry_get(&format!("/schemas/ids/{id}"))["schema"]
+                    .as_str()
+                    .expect("schema text")
+                    .to_string()
+            })
+            .clone()
+    };
+    apache_avro::Schema::parse_str(&text)
+        .unwrap_or_else(|e| panic!("apache-avro refuses schema {id}: {e}\n{text}"))
+}
+
+/// A record part in Confluent's wire format, decoded: (schema id, value as the JSON converter
+/// would write its payload).
+fn decode(bytes: &[u8]) -> (u32, J) {
+    assert!(bytes.len() >= 5 && bytes[0] == 0, "magic byte 0 and an id");
+    let id = u32::from_be_bytes(bytes[1..5].try_into().unwrap());
+    let schema = schema_by_id(id);
+    let mut body = &bytes[5..];
+    let v = apache_avro::from_avro_datum(&schema, &mut body, None)
+        .unwrap_or_else(|e| panic!("apache-avro cannot decode a record of schema {id}: {e}"));
+    assert!(body.is_empty(), "{} bytes left after the value", body.len());
+    (id, json_of(&v))
+}
+
+/// An Avro value in the JSON converter's payload form: bytes and decimals as base64,
+/// float and double as numbers (`"NaN"`, `"Infinity"` as strings), unions unwrapped.
+fn json_of(v: &apache_avro::types::Value) -> J {
+    use apache_avro::types::Value as A;
+    let b64 = |b: &[u8]| J::String(base64::engine::general_purpose::STANDARD.encode(b));
+    let float = |text: String, f: f64| {
+        if f.is_nan() {
+            json!("NaN")
+        } else if f.is_infinite() {
+            json!(if f > 0.0 { "Infinity" } else { "-Infinity" })
+        } else {
+            json!(text.parse::<f64>().unwrap())
+        }
+    };
+    match v {
+        A::Null => J::Null,
+        A::Boolean(b) => json!(b),
+        A::Int(i) | A::Date(i) | A::TimeMillis(i) => json!(i),
+        A::Long(i) | A::TimestampMillis(i) => json!(i),
+        A::Float(f) => float(f.to_string(), *f as f64),
+        A::Double(f) => float(f.to_string(), *f),
+        A::Bytes(b) => b64(b),
+        A::Decimal(d) => b64(&minimal(<Vec<u8>>::try_from(d).expect("decimal bytes"))),
+        A::String(s) => json!(s),
+        A::Union(_, inner) => json_of(inner),
+        A::Array(items) => J::Array(items.iter().map(json_of).collect()),
+        A::Map(m) => J::Object(m.iter().map(|(k, x)| (k.clone(), json_of(x))).collect()),
+        A::Record(fields) => J::Object(
+            fields
+                .iter()
+                .map(|(k, x)| (k.clone(), json_of(x)))
+                .collect(),
+        ),
+        other => panic!("an Avro value pgcdc should not write: {other:?}"),
+    }
+}
+
+/// Two's-complement bytes without redundant sign bytes (how Java's BigInteger writes them).
+fn minimal(mut b: Vec<u8>) -> Vec<u8> {
+    while b.len() > 1 && ((b[0] == 0 && b[1] & 0x80 == 0) || (b[0] == 0xff && b[1] & 0x80 != 0)) {
+        b.remove(0);
+    }
+    b
+}
+
+/// A JSON-converter record part's payload with `prefix` made neutral, and without the
+/// processing times (which differ between two connectors).
+fn comparable(v: J, prefix: &str) -> J {
+    let mut v = serde_json::from_str::<J>(&v.to_string().replace(prefix, "<prefix>")).unwrap();
+    if let Some(o) = v.as_object_mut() {
+        for k in ["ts_ms", "ts_us", "ts_ns"] {
+            o.remove(k);
+        }
+    }
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn avro_records_decode_to_the_values_of_the_json_records_for_every_type() {
+    let db = TestDb::create("avro").await;
+    for sql in DDL {
+        db.exec(sql).await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let modes: &[&[(&str, &str)]] = &[
+        &[],
+        &[
+            ("decimal.handling.mode", "string"),
+            ("time.precision.mode", "connect"),
+            ("hstore.handling.mode", "map"),
+            ("interval.handling.mode", "string"),
+        ],
+    ];
+    let mut runs = Vec::new();
+    for (m, mode) in modes.iter().enumerate() {
+        for avro in [false, true] {
+            let prefix = unique(&format!("avro{m}{}", if avro { "a" } else { "j" }));
+            let offsets = dir.path().join(&prefix);
+            std::fs::create_dir_all(&offsets).unwrap();
+            let mut raw = if avro {
+                avro_config(&db, &prefix, &offsets, &env().registry)
+            } else {
+                base_config(&db, &prefix, &env().kafka, &offsets)
+            };
+            raw.insert("snapshot.mode".into(), "no_data".into());
+            raw.insert(
+                "schema.exclude.list".into(),
+                "postgis,tiger,topology".into(),
+            );
+            raw.insert(
+                "event.converting.failure.handling.mode".into(),
+                "warn".into(),
+            );
+            raw.insert("publication.name".into(), prefix.clone());
+            for (k, v) in mode.iter() {
+                raw.insert(k.to_string(), v.to_string());
+            }
+            let running = start(&raw);
+            db.wait_for_slot(&prefix).await;
+            runs.push((m, avro, prefix, running));
+        }
+    }
+    for sql in ROWS {
+        db.exec(sql).await;
+    }
+    let expected = [("all_types", 11), ("toasted", 4)];
+    for (table, n) in expected {
+        let mut json_run: HashMap<usize, (String, Vec<Rec>)> = HashMap::new();
+        for (m, avro, prefix, running) in &runs {
+            running.assert_running();
+            let recs = read_n(&env().kafka, &format!("{prefix}.public.{table}"), n, T).await;
+            assert_eq!(recs.len(), n, "{table}: records of {prefix}");
+            if !avro {
+                json_run.insert(*m, (prefix.clone(), recs));
+                continue;
+            }
+            let (json_prefix, json_recs) = &json_run[m];
+            for (i, (j, a)) in json_recs.iter().zip(&recs).enumerate() {
+                let what = format!("{table} record {i} in mode {:?}", modes[*m]);
+                let want_key = j
+                    .key_json()
+                    .map(|k| comparable(k["payload"].clone(), json_prefix));
+                let got_key = a.key.as_deref().map(|k| comparable(decode(k).1, prefix));
+                assert_eq!(got_key, want_key, "{what}: key");
+                let want = j
+                    .value_json()
+                    .map(|v| comparable(v["payload"].clone(), json_prefix));
+                let got = a.value.as_deref().map(|v| comparable(decode(v).1, prefix));
+                if got != want {
+                    let (g, w) = (got.unwrap_or_default(), want.unwrap_or_default());
+                    let diff: Vec<String> = ["before", "after", "source"]
+                        .iter()
+                        .flat_map(|image| {
+                            let (gi, wi) = (&g[image], &w[image]);
+                            wi.as_object()
+                                .into_iter()
+                                .flatten()
+                                .filter(|(k, v)| gi.get(k.as_str()) != Some(v))
+                                .map(|(k, v)| {
+                                    format!("{image}.{k}: json {v} avro {}", gi[k.as_str()])
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                        .collect();
+                    panic!("{what}: value differs: {diff:?}\navro {g}\njson {w}");
+                }
+            }
+        }
+    }
+    // Each subject got one schema: key and value of the two tables, one version each.
+    for (_, avro, prefix, running) in runs {
+        let stats = running.stop().await.expect("clean stop");
+        if !avro {
+            continue;
+        }
+        assert_eq!(stats.registry_calls, 4, "registry calls of {prefix}");
+        for table in ["all_types", "toasted"] {
+            for part in ["key", "value"] {
+                let versions = registry_get(&format!(
+                    "/subjects/{prefix}.public.{table}-{part}/versions"
+                ));
+                assert_eq!(versions, json!([1]), "{prefix}.public.{table}-{part}");
+            }
+        }
+    }
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compatible_column_is_a_new_version_and_an_incompatible_change_stops_the_connector() {
+    let db = TestDb::create("avroevo").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY, a int)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("avroevo");
+    let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO public.t VALUES (1, 1)").await;
+    db.exec("ALTER TABLE public.t ADD COLUMN b text").await;
+    db.exec("INSERT INTO public.t VALUES (2, 2, 'x')").await;
+    let topic = format!("{prefix}.public.t");
+    let recs = read_n(&env().kafka, &topic, 2, T).await;
+    let (first, _) = decode(recs[0].value.as_deref().unwrap());
+    let (second, v) = decode(recs[1].value.as_deref().unwrap());
+    assert_ne!(first, second, "the added column is a new schema");
+    assert_eq!(v["after"], json!({"id": 2, "a": 2, "b": "x"}));
+    let subject = format!("{topic}-value");
+    assert_eq!(
+        registry_get(&format!("/subjects/{subject}/versions")),
+        json!([1, 2])
+    );
+    let before_refusal = db.current_lsn().await;
+    db.wait_confirmed(&prefix, before_refusal, "the accepted changes")
+        .await;
+    // int to text: a reader of the new schema cannot read the old records (BACKWARD).
+    db.exec("ALTER TABLE public.t ALTER COLUMN a TYPE text")
+        .await;
+    db.exec("INSERT INTO public.t VALUES (3, 'three', 'y')")
+        .await;
+    let after_refusal = db.current_lsn().await;
+    let err = running.expect_error(T).await;
+    let msg = err.message();
+    assert_eq!(err.kind(), pgcdc::ErrorKind::Registry, "{msg}");
+    for want in [subject.as_str(), "BACKWARD", "not compatible"] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+    assert!(
+        db.confirmed_flush(&prefix).await < after_refusal,
+        "nothing past the refused change is confirmed"
+    );
+    assert_eq!(
+        read_n(&env().kafka, &topic, 2, T).await.len(),
+        2,
+        "the refused record is not in the topic"
+    );
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_stops_answering_is_waited_for_and_nothing_is_lost() {
+    let db = TestDb::create("avrodown").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY, v text)")
+        .await;
+    let upstream = env()
+        .registry
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let proxy = CutProxy::start(upstream).await;
+    let path = env().registry.splitn(4, '/').nth(3).unwrap_or("");
+    // The first URL refuses connections: the client goes on to the next.
+    let url = format!(
+        "http://127.0.0.1:1/{path},http://127.0.0.1:{}/{path}",
+        proxy.port
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("avrodown");
+    let mut raw = avro_config(&db, &prefix, dir.path(), &url);
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    proxy.cut(true);
+    for i in 0..20 {
+        db.exec(&format!("INSERT INTO public.t VALUES ({i}, 'v{i}')"))
+            .await;
+    }
+    let written = db.current_lsn().await;
+    // While the registry does not answer, nothing is published or confirmed (polled for a
+    // few seconds: the connector is blocked on its first registration).
+    let topic = format!("{prefix}.public.t");
+    for _ in 0..30 {
+        running.assert_running();
+        assert!(db.confirmed_flush(&prefix).await < written);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ends = end_offsets(&env().kafka, std::slice::from_ref(&topic)).await;
+    assert!(
+        ends.values().all(|n| *n == 0),
+        "nothing published while the registry is cut: {ends:?}"
+    );
+    proxy.cut(false);
+    let recs = read_n(&env().kafka, &topic, 20, T).await;
+    let ids: Vec<i64> = recs
+        .iter()
+        .map(|r| {
+            decode(r.value.as_deref().unwrap()).1["after"]["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ids, (0..20).collect::<Vec<_>>(), "every row, in order");
+    db.wait_confirmed(&prefix, written, "the rows after the registry returned")
+        .await;
+    running.stop().await.expect("clean stop");
+    db.cleanup().await;
+}
