@@ -1,11 +1,74 @@
 //! Small helpers shared across layers, with no knowledge of any of them: SQL quoting,
 //! Java-style whole-name regular expressions, comma lists, "did you mean" suggestions, hex
-//! decoding, and the iteration order of a Java `HashMap` (which Debezium's JSON follows).
+//! decoding, the iteration order of a Java `HashMap` (which Debezium's JSON follows), and
+//! Debezium's name adjustment (`field.name.adjustment.mode`, `schema.name.adjustment.mode`).
 //!
 //! This module sits at the bottom of the dependency order, next to [`crate::error`] and
 //! [`crate::lsn`]: it imports nothing from the crate.
 
 use regex::{Regex, RegexBuilder};
+
+/// Debezium's `*.name.adjustment.mode`: how names are made valid Avro names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameAdjustment {
+    /// Names are kept as they are.
+    None,
+    /// Every character outside `[A-Za-z0-9_]` (schema names: also `.`) becomes `_`; a name
+    /// that starts with a digit gets `_` in front.
+    Avro,
+    /// Every character outside `[A-Za-z0-9]` (schema names: also `.`), and a leading digit,
+    /// becomes `_u` and its UTF-16 code in hex (at least four digits).
+    AvroUnicode,
+}
+
+impl NameAdjustment {
+    /// The adjusted field name (a struct field: `.` is not kept).
+    pub fn field(self, name: &str) -> String {
+        self.adjust(name, false)
+    }
+
+    /// The adjusted schema name (a full name: `.` is kept).
+    pub fn schema(self, name: &str) -> String {
+        self.adjust(name, true)
+    }
+
+    fn adjust(self, name: &str, keep_dots: bool) -> String {
+        if name.is_empty() {
+            return String::new();
+        }
+        let mut out = String::with_capacity(name.len());
+        for (i, unit) in name.encode_utf16().enumerate() {
+            let c = char::from_u32(unit as u32).filter(|c| c.is_ascii());
+            let letter = c.is_some_and(|c| c.is_ascii_alphabetic());
+            let digit = c.is_some_and(|c| c.is_ascii_digit());
+            let underscore = c == Some('_');
+            let dot = c == Some('.');
+            match self {
+                NameAdjustment::None => return name.to_string(),
+                NameAdjustment::Avro => {
+                    let valid = letter || underscore || (i > 0 && (digit || (keep_dots && dot)));
+                    if i == 0 && digit {
+                        out.push('_');
+                        out.push(c.unwrap_or('_'));
+                    } else if valid {
+                        out.push(c.unwrap_or('_'));
+                    } else {
+                        out.push('_');
+                    }
+                }
+                NameAdjustment::AvroUnicode => {
+                    let valid = letter || (i > 0 && (digit || (keep_dots && dot)));
+                    if valid {
+                        out.push(c.unwrap_or('_'));
+                    } else {
+                        out.push_str(&format!("_u{unit:04x}"));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
 
 /// Quotes an SQL identifier: `a"b` becomes `"a""b"`.
 pub fn quote_ident(s: &str) -> String {
@@ -162,6 +225,23 @@ pub fn java_hash_map_order<'a>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn avro_name_adjustment_follows_debezium() {
+        use super::NameAdjustment::*;
+        assert_eq!(Avro.schema("test-server.db.t.Key"), "test_server.db.t.Key");
+        assert_eq!(Avro.field("my.col-1"), "my_col_1");
+        assert_eq!(Avro.field("24ColumnName"), "_24ColumnName");
+        assert_eq!(Avro.field("été"), "_t_");
+        assert_eq!(Avro.field("ok_name"), "ok_name");
+        assert_eq!(
+            AvroUnicode.schema("_hello_语言."),
+            "_u005fhello_u005f_u8bed_u8a00."
+        );
+        assert_eq!(AvroUnicode.field("a.b"), "a_u002eb");
+        assert_eq!(AvroUnicode.field("1a"), "_u0031a");
+        assert_eq!(None.field("a-b"), "a-b");
+    }
+
     use super::*;
 
     #[test]

@@ -6,9 +6,10 @@ use regex::Regex;
 use super::checker::Checker;
 use super::converters::{self, ConverterConfig};
 use super::keys::{
-    self, EXTENDED_HEADERS_ENABLED, HEADER_CONVERTER, NAME, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER,
-    TOPIC_PREFIX,
+    self, EXTENDED_HEADERS_ENABLED, FIELD_NAME_ADJUSTMENT_MODE, HEADER_CONVERTER, NAME,
+    SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER, TOPIC_PREFIX,
 };
+use crate::util::NameAdjustment;
 
 /// The only `connector.class` accepted.
 pub const CONNECTOR_CLASS: &str = "io.debezium.connector.postgresql.PostgresConnector";
@@ -23,6 +24,8 @@ pub(super) struct Connector {
     pub(super) tombstones_on_delete: bool,
     pub(super) key_converter: ConverterConfig,
     pub(super) value_converter: ConverterConfig,
+    pub(super) field_name_adjustment: NameAdjustment,
+    pub(super) schema_name_adjustment: NameAdjustment,
     pub(super) extended_headers: bool,
 }
 
@@ -59,6 +62,23 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
     }
     let (key_converter, value_converter) = converters::parse(c);
     header_converter(c);
+    let modes = [
+        ("none", NameAdjustment::None),
+        ("avro", NameAdjustment::Avro),
+        ("avro_unicode", NameAdjustment::AvroUnicode),
+    ];
+    let mut field_name_adjustment =
+        c.choice(FIELD_NAME_ADJUSTMENT_MODE, NameAdjustment::None, &modes);
+    // Debezium makes field names valid Avro names when the connector's own config names an
+    // Avro converter and the mode is left at none.
+    let avro = |conv: &ConverterConfig| matches!(conv, ConverterConfig::Avro(_));
+    if field_name_adjustment == NameAdjustment::None
+        && (avro(&key_converter) || avro(&value_converter))
+    {
+        field_name_adjustment = NameAdjustment::Avro;
+    }
+    let schema_name_adjustment =
+        c.choice(SCHEMA_NAME_ADJUSTMENT_MODE, NameAdjustment::None, &modes);
     Connector {
         name,
         topic_prefix,
@@ -66,6 +86,8 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
         tombstones_on_delete: c.boolean(TOMBSTONES_ON_DELETE, true),
         key_converter,
         value_converter,
+        field_name_adjustment,
+        schema_name_adjustment,
         extended_headers: c.boolean(EXTENDED_HEADERS_ENABLED, true),
     }
 }

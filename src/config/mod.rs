@@ -139,6 +139,11 @@ pub struct ConnectorConfig {
     pub key_converter: ConverterConfig,
     /// `value.converter` and its settings.
     pub value_converter: ConverterConfig,
+    /// `field.name.adjustment.mode` (`avro` when it is `none` and a converter is Avro, as
+    /// Debezium does): how column names become field names.
+    pub field_name_adjustment: crate::util::NameAdjustment,
+    /// `schema.name.adjustment.mode`: how the Key, Value and Envelope schema names are made.
+    pub schema_name_adjustment: crate::util::NameAdjustment,
     /// `extended.headers.enabled`
     pub extended_headers: bool,
     /// Transforms in `transforms` order, as Kafka Connect reads them: class names and option
@@ -229,6 +234,8 @@ impl ConnectorConfig {
             include_unknown_datatypes: values.include_unknown_datatypes,
             key_converter: connector.key_converter,
             value_converter: connector.value_converter,
+            field_name_adjustment: connector.field_name_adjustment,
+            schema_name_adjustment: connector.schema_name_adjustment,
             extended_headers: connector.extended_headers,
             transforms,
             predicates,

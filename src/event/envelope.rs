@@ -1,6 +1,7 @@
 //! The Debezium envelope: schemas of `source` and `<topic>.Envelope`, and the records made
 //! from one change event (change, tombstone, primary-key change split).
 
+use crate::util::NameAdjustment;
 use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -83,35 +84,58 @@ pub fn table_descriptor(
 ) -> TableDescriptor {
     let key_fields: Vec<(String, Schema)> = key.iter().map(|&i| columns[i].clone()).collect();
     table_descriptor_from_fields(
-        prefix,
-        delimiter,
-        schema_name,
-        table_name,
+        TableNames {
+            prefix,
+            delimiter,
+            schema_name,
+            table_name,
+            schema_names: NameAdjustment::None,
+        },
         columns,
         &key_fields,
     )
+}
+
+/// What names a table's topic and schemas.
+#[derive(Debug, Clone, Copy)]
+pub struct TableNames<'a> {
+    /// `topic.prefix`.
+    pub prefix: &'a str,
+    /// `topic.delimiter`.
+    pub delimiter: &'a str,
+    /// The table's schema (namespace).
+    pub schema_name: &'a str,
+    /// The table's name.
+    pub table_name: &'a str,
+    /// `schema.name.adjustment.mode`, applied to the Key, Value and Envelope names.
+    pub schema_names: NameAdjustment,
 }
 
 /// Like [`table_descriptor`], with the value fields and the key fields given apart (the
 /// value may leave out key columns, and its field schemas may carry mapper parameters that
 /// the key's do not). An empty `key_fields` is a table without a key.
 pub fn table_descriptor_from_fields(
-    prefix: &str,
-    delimiter: &str,
-    schema_name: &str,
-    table_name: &str,
+    names: TableNames<'_>,
     value_fields: &[(String, Schema)],
     key_fields: &[(String, Schema)],
 ) -> TableDescriptor {
+    let TableNames {
+        prefix,
+        delimiter,
+        schema_name,
+        table_name,
+        schema_names,
+    } = names;
     let topic = sanitize_topic(&format!(
         "{prefix}{delimiter}{schema_name}{delimiter}{table_name}"
     ));
+    let schema_base = schema_names.schema(&topic);
     let row_fields: Vec<Field> = value_fields
         .iter()
         .map(|(n, s)| Field::new(n.clone(), s.clone()))
         .collect();
     let row_schema = Arc::new(Schema::structure(
-        format!("{topic}.Value"),
+        format!("{schema_base}.Value"),
         true,
         row_fields,
     ));
@@ -123,12 +147,12 @@ pub fn table_descriptor_from_fields(
             .map(|(n, s)| Field::new(n.clone(), s.clone()))
             .collect();
         Some(Arc::new(Schema::structure(
-            format!("{topic}.Key"),
+            format!("{schema_base}.Key"),
             false,
             fields,
         )))
     };
-    let envelope_schema = Arc::new(envelope_schema(&topic, &row_schema));
+    let envelope_schema = Arc::new(envelope_schema(&schema_base, &row_schema));
     TableDescriptor {
         schema: Arc::from(schema_name),
         table: Arc::from(table_name),

@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 use crate::config::values::{DecimalMode, ValueOptions};
 use crate::config::{ConnectorConfig, ConvertingFailureMode};
 use crate::error::{Error, Result};
-use crate::event::envelope::table_descriptor_from_fields;
+use crate::event::envelope::{table_descriptor_from_fields, TableNames};
 use crate::event::{Schema, TableDescriptor, Value};
 use crate::pg::columns::{self, PlanColumn, SourceColumn, ValueMapper};
 use crate::pg::pgoutput::{Tuple, TupleValue};
@@ -308,22 +308,30 @@ pub fn build_table(
         })
         .collect();
     let plan = columns::plan(rules, namespace, name, &plan_columns, &default_key);
-    let key_fields: Vec<(String, Schema)> =
-        plan.key.iter().map(|&i| field_schemas[i].clone()).collect();
+    let adjust = |n: &str| config.field_name_adjustment.field(n);
+    let key_fields: Vec<(String, Schema)> = plan
+        .key
+        .iter()
+        .map(|&i| (adjust(&field_schemas[i].0), field_schemas[i].1.clone()))
+        .collect();
     let value_fields: Vec<(String, Schema)> = plan
         .value
         .iter()
         .zip(&plan.parameters)
         .map(|(&i, params)| {
             let (n, s) = &field_schemas[i];
-            (n.clone(), columns::with_parameters(s.clone(), params))
+            (adjust(n), columns::with_parameters(s.clone(), params))
         })
         .collect();
+    check_adjusted_names(&field_schemas, &plan.value, &value_fields, namespace, name)?;
     let descriptor = table_descriptor_from_fields(
-        &config.topic_prefix,
-        &config.topic_delimiter,
-        namespace,
-        name,
+        TableNames {
+            prefix: &config.topic_prefix,
+            delimiter: &config.topic_delimiter,
+            schema_name: namespace,
+            table_name: name,
+            schema_names: config.schema_name_adjustment,
+        },
         &value_fields,
         &key_fields,
     );
@@ -344,6 +352,27 @@ pub fn build_table(
         mappers: plan.mappers,
         identity_value,
     })
+}
+
+/// An error when `field.name.adjustment.mode` gives two columns the same field name (as
+/// Debezium refuses them), naming both columns and the field.
+fn check_adjusted_names(
+    columns: &[(String, Schema)],
+    used: &[usize],
+    fields: &[(String, Schema)],
+    namespace: &str,
+    name: &str,
+) -> Result<()> {
+    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for (&i, (field, _)) in used.iter().zip(fields) {
+        let column = columns[i].0.as_str();
+        if let Some(other) = seen.insert(field, column) {
+            return Err(Error::config(format!(
+                "columns {other:?} and {column:?} of table {namespace}.{name} both become field {field:?} under field.name.adjustment.mode (which is avro whenever a converter is Avro): rename one, or leave one out with column.exclude.list"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// With binary tuples: an error naming every column a record uses (key or value) whose
