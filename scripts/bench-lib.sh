@@ -64,6 +64,7 @@ bench_services() {
   PG_USER=$PGCDC_TEST_PG_SUPERUSER
   export PGPASSWORD=$PGCDC_TEST_PG_PASSWORD
   KAFKA=$PGCDC_TEST_KAFKA
+  REGISTRY=$PGCDC_TEST_REGISTRY
 }
 
 # Builds $PGCDC (cargo build --release --bin pgcdc) when it is missing or older than the sources,

@@ -62,6 +62,10 @@
 #                                   (watermarks also count transaction markers).
 #                                   scripts/bench-eos.sh runs both modes and compares
 #   BENCH_TRANSACTION_BOUNDARY [poll]  transaction.boundary in exactly-once mode
+#   BENCH_CONVERTER [json]          json: JsonConverter with schemas; avro: Confluent's
+#                                   AvroConverter for key and value, with the registry of
+#                                   scripts/services.sh (started with BENCH_SERVICES=start); the
+#                                   report counts pgcdc's registry calls
 #   PGCDC_LOG [info]                pgcdc log filter
 # shellcheck disable=SC2015  # "check && check || die" is intended: die exits
 set -euo pipefail
@@ -110,6 +114,7 @@ KEEP_TOPIC=${BENCH_KEEP_TOPIC:-0}
 WORKLOAD=${BENCH_WORKLOAD:-core}
 EOS=${BENCH_EXACTLY_ONCE:-0}
 BOUNDARY=${BENCH_TRANSACTION_BOUNDARY:-poll}
+CONVERTER=${BENCH_CONVERTER:-json}
 SERVICES=${BENCH_SERVICES:-start}
 KAFKA_LIB=${BENCH_KAFKA_LIB:-$ROOT/target/services/kafka/lib}
 export PGCDC_LOG=${PGCDC_LOG:-info}
@@ -125,6 +130,7 @@ case "$SERVICES" in start|running) ;; *) die "BENCH_SERVICES=$SERVICES: expected
 case "$WORKLOAD" in core|outbox) ;; *) die "BENCH_WORKLOAD=$WORKLOAD: expected core or outbox" ;; esac
 case "$EOS" in 0|1) ;; *) die "BENCH_EXACTLY_ONCE=$EOS: expected 0 or 1" ;; esac
 case "$BOUNDARY" in poll|interval|connector) ;; *) die "BENCH_TRANSACTION_BOUNDARY=$BOUNDARY: expected poll, interval or connector" ;; esac
+case "$CONVERTER" in json|avro) ;; *) die "BENCH_CONVERTER=$CONVERTER: expected json or avro" ;; esac
 [ "$WORKLOAD" = core ] || [ "$VERIFY" = offsets ] || die "BENCH_VERIFY=full is for the core workload only"
 case "$SSLMODE" in disable|allow|prefer|require) ;; *) die "BENCH_PG_SSLMODE=$SSLMODE: expected disable, allow, prefer or require" ;; esac
 
@@ -370,6 +376,13 @@ if [ "$EOS" = 1 ]; then
     "offsets.storage.topic": ($prefix + "-offsets"), "offset.storage.partitions": "1"})' \
     "$RUN/connector.json" >"$RUN/connector.json.tmp" && mv "$RUN/connector.json.tmp" "$RUN/connector.json"
 fi
+if [ "$CONVERTER" = avro ]; then
+  [ "$SERVICES" = running ] || "$ROOT/scripts/services.sh" start registry
+  jq --arg url "$REGISTRY" '.config += {
+    "key.converter": "io.confluent.connect.avro.AvroConverter", "key.converter.schema.registry.url": $url,
+    "value.converter": "io.confluent.connect.avro.AvroConverter", "value.converter.schema.registry.url": $url}' \
+    "$RUN/connector.json" >"$RUN/connector.json.tmp" && mv "$RUN/connector.json.tmp" "$RUN/connector.json"
+fi
 chmod 600 "$RUN/connector.json"   # holds the (local test) database password
 
 SET_ARGS=()
@@ -510,6 +523,9 @@ PGCDC_USER=$(time_field "$RUN/pgcdc.time" "User time (seconds)")
 PGCDC_SYS=$(time_field "$RUN/pgcdc.time" "System time (seconds)")
 PGCDC_WARN=$(strip_ansi "$RUN/pgcdc.log" | grep -c ' WARN ' || true)
 PGCDC_ERR=$(strip_ansi "$RUN/pgcdc.log" | grep -cE ' ERROR |pgcdc: error' || true)
+# Schema registry calls, from pgcdc's last log line ("stopped ... registry_calls=N").
+REGISTRY_CALLS=$(strip_ansi "$RUN/pgcdc.log" | grep -o 'registry_calls=[0-9]*' | tail -n 1 | cut -d= -f2)
+REGISTRY_CALLS=${REGISTRY_CALLS:-null}
 RATIO=$(fratio "$PGCDC_RATE" "$RECV_RATE")
 
 if [ "$PERF" = 1 ] && [ -s "$RUN/perf.data" ]; then
@@ -561,6 +577,7 @@ jq -n \
   --argjson k_records "$(jnum "$KAFKA_RECORDS")" --argjson k_distinct "$(jnum "$DISTINCT_KEYS")" \
   --argjson verified "$VERIFIED" --arg eos "$EOS" --arg boundary "$BOUNDARY" \
   --argjson avg_key "$(jnum "$AVG_KEY")" --argjson avg_value "$(jnum "$AVG_VALUE")" \
+  --arg converter "$CONVERTER" --argjson registry_calls "$(jnum "$REGISTRY_CALLS")" \
   --argjson ratio "$(jnum "$RATIO")" --arg run_dir "$RUN" '
 {
   bench: $workload, date: $date, run_dir: $run_dir,
@@ -571,7 +588,8 @@ jq -n \
   settings: {producer: $producer, forced: {acks: "all", "enable.idempotence": "true"},
              status_update_interval_ms: $status, topic_creation_default_partitions: $parts_setting,
              snapshot_mode: "no_data", pg_sslmode: $ssl, extra_set: $extra,
-             exactly_once: ($eos == "1"), transaction_boundary: (if $eos == "1" then $boundary else null end)},
+             exactly_once: ($eos == "1"), transaction_boundary: (if $eos == "1" then $boundary else null end),
+             converter: $converter},
   lsn: {recvlogical_slot_start: $lsn_recv, pgcdc_slot_start: $lsn_pgcdc, slots_equal: $equal,
         last_commit_end: $end_lsn, pg_current_wal_lsn_after_load: $end_wal, wal_bytes: $wal_bytes},
   load_seconds: $load_s,
@@ -582,7 +600,8 @@ jq -n \
           startup_seconds: $p_startup, events_per_s_after_startup: $p_stream_rate,
           peak_rss_mib: $p_rss, vmhwm_at_last_ack_mib: $p_hwm,
           cpu_s_at_last_ack: $p_cpu_ack, runqueue_wait_s_at_last_ack: $p_wait, cpu_user_s_total: $p_user, cpu_sys_s_total: $p_sys,
-          exit_code: $p_rc, log_warnings: $p_warn, log_errors: $p_err, threads_cpu: $threads},
+          exit_code: $p_rc, log_warnings: $p_warn, log_errors: $p_err, threads_cpu: $threads,
+          registry_calls: $registry_calls},
   during_pgcdc_run: {walsender_cpu_s: $ws_cpu, walsender_runqueue_wait_s: $ws_wait,
                      kafka_broker_cpu_s: $k_cpu, kafka_broker_runqueue_wait_s: $k_wait,
                      host_busy_pct: $host_busy,
@@ -601,7 +620,7 @@ slots         $SLOT_RECV starts at $LSN_RECV_START, $SLOT_PGCDC at $LSN_PGCDC_ST
 end LSN       last commit ends at $END_LSN (pg_current_wal_lsn after load: $END_WAL_LSN); $WAL_BYTES WAL bytes
 settings      producer: ${fmt_producer:-pgcdc defaults} (acks=all, idempotence forced)
               status.update.interval.ms=$STATUS_MS, partitions=$KAFKA_PARTITIONS, sslmode=$SSLMODE${EXTRA_SET:+, extra: $EXTRA_SET}
-              delivery: $([ "$EOS" = 1 ] && echo "exactly-once (transaction.boundary=$BOUNDARY)" || echo "at-least-once")
+              delivery: $([ "$EOS" = 1 ] && echo "exactly-once (transaction.boundary=$BOUNDARY)" || echo "at-least-once"); converter: $CONVERTER$([ "$CONVERTER" = avro ] && echo " ($REGISTRY_CALLS schema registry calls)")
 pgcdc build   $GIT_COMMIT (+$GIT_DIRTY uncommitted source files), binary $BIN_MTIME
 host          $(nproc) cpus, load average $LOADAVG_START at start, $LOADAVG at end
 

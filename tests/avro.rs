@@ -12,7 +12,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value as J};
 
-use crate::binary_tuples::{DDL, ROWS};
+use crate::binary_tuples::{matrix_config, DDL, ROWS};
 use crate::harness::*;
 use pgcdc::config::RawConfig;
 
@@ -149,24 +149,12 @@ async fn avro_records_decode_to_the_values_of_the_json_records_for_every_type() 
             let prefix = unique(&format!("avro{m}{}", if avro { "a" } else { "j" }));
             let offsets = dir.path().join(&prefix);
             std::fs::create_dir_all(&offsets).unwrap();
-            let mut raw = if avro {
+            let base = if avro {
                 avro_config(&db, &prefix, &offsets, &env().registry)
             } else {
                 base_config(&db, &prefix, &env().kafka, &offsets)
             };
-            raw.insert("snapshot.mode".into(), "no_data".into());
-            raw.insert(
-                "schema.exclude.list".into(),
-                "postgis,tiger,topology".into(),
-            );
-            raw.insert(
-                "event.converting.failure.handling.mode".into(),
-                "warn".into(),
-            );
-            raw.insert("publication.name".into(), prefix.clone());
-            for (k, v) in mode.iter() {
-                raw.insert(k.to_string(), v.to_string());
-            }
+            let raw = matrix_config(base, &prefix, mode);
             let running = start(&raw);
             db.wait_for_slot(&prefix).await;
             runs.push((m, avro, prefix, running));

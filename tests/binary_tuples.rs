@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::harness::*;
+use pgcdc::config::RawConfig;
 
 const T: Duration = Duration::from_secs(90);
 
@@ -109,6 +110,25 @@ const MODES: &[&[(&str, &str)]] = &[
     &[("time.precision.mode", "microseconds")],
 ];
 
+/// `base` set up for the type matrix: streaming only (no snapshot), PostGIS's own schemas left
+/// out, values Debezium cannot convert as nulls (warn), its own publication, and `mode`.
+pub(crate) fn matrix_config(mut raw: RawConfig, prefix: &str, mode: &[(&str, &str)]) -> RawConfig {
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert(
+        "schema.exclude.list".into(),
+        "postgis,tiger,topology".into(),
+    );
+    raw.insert(
+        "event.converting.failure.handling.mode".into(),
+        "warn".into(),
+    );
+    raw.insert("publication.name".into(), prefix.to_string());
+    for (k, v) in mode {
+        raw.insert(k.to_string(), v.to_string());
+    }
+    raw
+}
+
 /// A text connector's prefix and its records as (key, value) text.
 type TextRun = (String, Vec<(String, String)>);
 
@@ -164,21 +184,12 @@ async fn binary_tuples_give_the_records_text_tuples_give() {
             let prefix = unique(&format!("bin{m}{}", if binary { "b" } else { "t" }));
             let offsets = dir.path().join(&prefix);
             std::fs::create_dir_all(&offsets).unwrap();
-            let mut raw = base_config(&db, &prefix, &env().kafka, &offsets);
-            raw.insert("snapshot.mode".into(), "no_data".into());
-            raw.insert(
-                "schema.exclude.list".into(),
-                "postgis,tiger,topology".into(),
+            let mut raw = matrix_config(
+                base_config(&db, &prefix, &env().kafka, &offsets),
+                &prefix,
+                mode,
             );
-            raw.insert(
-                "event.converting.failure.handling.mode".into(),
-                "warn".into(),
-            );
-            raw.insert("publication.name".into(), prefix.clone());
             raw.insert("pgcdc.pgoutput.binary".into(), binary.to_string());
-            for (k, v) in mode.iter() {
-                raw.insert(k.to_string(), v.to_string());
-            }
             let running = start(&raw);
             db.wait_for_slot(&prefix).await;
             runs.push((m, binary, prefix, running));
