@@ -339,3 +339,96 @@ async fn a_registry_that_stops_answering_is_waited_for_and_nothing_is_lost() {
     running.stop().await.expect("clean stop");
     db.cleanup().await;
 }
+
+/// Runs Confluent's Python client with its AvroDeserializer (`scripts/avro/consumer.sh`) on
+/// `topics` (name, records) and returns the records it decoded, as JSON.
+async fn python_consumer(topics: &[(String, usize)]) -> Vec<J> {
+    let mut args = vec![env().kafka.clone(), env().registry.clone()];
+    args.extend(topics.iter().map(|(t, n)| format!("{t}={n}")));
+    let out = tokio::task::spawn_blocking(move || {
+        // Bounded: a client stuck on the network fails the test instead of hanging it.
+        std::process::Command::new("timeout")
+            .arg("180")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/avro/consumer.sh"
+            ))
+            .args(&args)
+            .output()
+    })
+    .await
+    .unwrap()
+    .expect("scripts/avro/consumer.sh runs");
+    assert!(
+        out.status.success(),
+        "the Python consumer failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seed_config_with_avro_is_read_by_confluents_python_deserializer() {
+    let db = TestDb::create("seedavro").await;
+    let migration = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/migrations/001_loja.sql"
+    ))
+    .unwrap();
+    db.exec(&migration).await;
+    // The seed file with the converter lines of its S3 sink (Confluent's AvroConverter).
+    let file = pgcdc::config::load_file(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/pedidos-cdc.json"
+    )))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("lojaavro");
+    let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
+    raw.remove("name");
+    for (k, v) in file {
+        raw.entry(k).or_insert(v);
+    }
+    let aggregate = unique("pedidoavro");
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec(&format!(
+        "BEGIN;
+         INSERT INTO pedidos (id, cliente_id, total) VALUES (1, 42, 99.90);
+         INSERT INTO outbox VALUES ('6f1c2d3e-0000-4000-8000-000000000001', '{aggregate}', '1', 'PedidoCriado',
+                                    '{{\"pedido\": 1, \"total\": 99.90}}');
+         COMMIT;
+         UPDATE pedidos SET status = 'pago' WHERE id = 1;
+         DELETE FROM pedidos WHERE id = 1;"
+    ))
+    .await;
+    let orders = format!("{prefix}.public.pedidos");
+    let outbox = format!("outbox.event.{aggregate}");
+    read_n(&env().kafka, &orders, 4, T).await;
+    read_n(&env().kafka, &outbox, 1, T).await;
+    let got = python_consumer(&[(orders.clone(), 4), (outbox.clone(), 1)]).await;
+    let ops: Vec<&str> = got[..4]
+        .iter()
+        .map(|r| r["value"]["op"].as_str().unwrap_or("tombstone"))
+        .collect();
+    assert_eq!(ops, ["c", "u", "d", "tombstone"]);
+    let after = &got[0]["value"]["after"];
+    assert_eq!(after["cliente_id"], json!(42));
+    assert_eq!(after["status"], json!("novo"));
+    assert_eq!(after["total"], json!("99.90"), "a Decimal of scale 2");
+    assert_eq!(got[0]["key"], json!({"id": 1}));
+    assert_eq!(got[0]["value"]["source"]["table"], json!("pedidos"));
+    let event = &got[4];
+    assert_eq!(event["key"], json!("1"), "the outbox key is an Avro string");
+    assert_eq!(
+        event["value"],
+        json!("{\"total\": 99.90, \"pedido\": 1}"),
+        "the payload is an io.debezium.data.Json string"
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
