@@ -142,10 +142,12 @@ fn refusal(
     } else {
         "does not hold"
     };
-    let hint = match (status, auto_register) {
+    let hint = match (status, code) {
         (409, _) => "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
-        (404, false) => "register the schema first, or set the converter's auto.register.schemas=true",
+        (_, 40401 | 40403) if !auto_register => "register the schema first, or set the converter's auto.register.schemas=true",
         (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token",
+        (404, _) => "check schema.registry.url: it must be the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7)",
+        (422, _) => "the registry found the schema invalid: a name with characters Avro refuses (a topic prefix or table name with '-': schema.name.adjustment.mode=avro) or a default it does not accept",
         _ => "see the registry's message",
     };
     Error::new(
@@ -258,18 +260,23 @@ impl RegistryClient {
     fn post_for_id(&self, path: &str, schema: &str) -> Result<u32, RegistryError> {
         let body = serde_json::json!({ "schema": schema }).to_string();
         let answer = self.call("POST", path, Some(&body))?;
-        let v: serde_json::Value = serde_json::from_str(&answer).map_err(|e| {
-            RegistryError::Unavailable(format!("the registry's answer is not JSON ({e})"))
-        })?;
+        // An answer without an id is not a registry that is down: it is not a Confluent
+        // schema registry API (a wrong path, a login page), which waiting cannot fix.
+        let not_an_id = |why: String| {
+            RegistryError::Refused {
+            status: 200,
+            code: 200,
+            message: format!(
+                "{why}: is schema.registry.url the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7)?"
+            ),
+        }
+        };
+        let v: serde_json::Value = serde_json::from_str(&answer)
+            .map_err(|e| not_an_id(format!("the answer is not JSON ({e})")))?;
         v.get("id")
             .and_then(|i| i.as_u64())
             .and_then(|i| u32::try_from(i).ok())
-            .ok_or_else(|| {
-                RegistryError::Unavailable(format!(
-                    "the registry's answer has no schema id: {:.200}",
-                    answer
-                ))
-            })
+            .ok_or_else(|| not_an_id(format!("the answer has no schema id: {:.200}", answer)))
     }
 
     /// One call, trying each URL in turn until one answers.

@@ -17,7 +17,7 @@ pub enum NameAdjustment {
     /// that starts with a digit gets `_` in front.
     Avro,
     /// Every character outside `[A-Za-z0-9]` (schema names: also `.`), and a leading digit,
-    /// becomes `_u` and its UTF-16 code in hex (at least four digits).
+    /// becomes `_u` and its UTF-16 code in lower-case hex (`00` in front of one or two digits).
     AvroUnicode,
 }
 
@@ -61,7 +61,13 @@ impl NameAdjustment {
                     if valid {
                         out.push(c.unwrap_or('_'));
                     } else {
-                        out.push_str(&format!("_u{unit:04x}"));
+                        // Debezium pads a code of one or two hex digits with "00" and no other.
+                        let hex = format!("{unit:x}");
+                        out.push_str("_u");
+                        if hex.len() <= 2 {
+                            out.push_str("00");
+                        }
+                        out.push_str(&hex);
                     }
                 }
             }
@@ -240,6 +246,8 @@ mod tests {
         assert_eq!(AvroUnicode.field("a.b"), "a_u002eb");
         assert_eq!(AvroUnicode.field("1a"), "_u0031a");
         assert_eq!(None.field("a-b"), "a-b");
+        assert_eq!(AvroUnicode.field("xāи"), "x_u101_u438");
+        assert_eq!(AvroUnicode.field("a\tb"), "a_u009b");
     }
 
     use super::*;

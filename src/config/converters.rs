@@ -213,6 +213,9 @@ fn avro(
             Err(why) => c.problem(format!("{} has an invalid URL: {why}", key(setting::URL))),
         }
     }
+    if registry_urls.is_empty() && !urls.is_empty() {
+        c.problem(format!("{} lists no URL", key(setting::URL)));
+    }
     let auth = auth(c, prefix, url_credentials);
     let auto_register = c.boolean(&key(setting::AUTO_REGISTER), true);
     if c.boolean(&key(setting::USE_LATEST_VERSION), false) {
@@ -270,6 +273,15 @@ fn auth(c: &mut Checker<'_>, prefix: &str, url_credentials: Option<String>) -> R
         .get(&key(setting::BEARER_SOURCE))
         .filter(|s| !s.is_empty());
     if let Some(source) = bearer_source {
+        if c.get(&key(setting::BASIC_SOURCE))
+            .is_some_and(|s| !s.is_empty())
+        {
+            c.problem(format!(
+                "{} and {} are both set: choose basic or bearer credentials",
+                key(setting::BASIC_SOURCE),
+                key(setting::BEARER_SOURCE)
+            ));
+        }
         if source != "STATIC_TOKEN" {
             c.problem(format!(
                 "{}={source} is not implemented: pgcdc sends a static token (STATIC_TOKEN with {})",

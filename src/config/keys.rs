@@ -305,6 +305,8 @@ pub fn is_secret(key: &str) -> bool {
         || k.contains("sasl.jaas.config")
         || k.contains("basic.auth.user.info")
         || k.ends_with("bearer.auth.token")
+        // May carry user:password.
+        || k.ends_with("schema.registry.url")
         // Private keys as PEM text (Java's and librdkafka's names).
         || k.ends_with("ssl.keystore.key")
         || k.ends_with("ssl.key.pem")

@@ -63,9 +63,10 @@ pub fn avro_schema_json(s: &Schema, opts: AvroSchemaOptions) -> Result<String, S
 }
 
 /// The full name of the Avro record a top-level struct schema becomes (what
-/// `RecordNameStrategy` uses as the subject), or `None` when `s` is not a struct.
+/// `RecordNameStrategy` uses as the subject), or `None` when `s` is not a record: not a
+/// struct, or an optional one (a union with null).
 pub fn record_full_name(s: &Schema) -> Option<String> {
-    (s.ty == SchemaType::Struct).then(|| {
+    (s.ty == SchemaType::Struct && !s.optional).then(|| {
         s.name
             .clone()
             .unwrap_or_else(|| format!("{AVRO_NAMESPACE}.ConnectDefault"))
@@ -169,7 +170,7 @@ impl<'a> Writer<'a> {
         if self.reference(s, &full, space)? {
             return Ok(());
         }
-        let ns = self.open_record(&full, space, s.doc.as_deref())?;
+        let ns = self.open_record(&full, space)?;
         for (i, f) in s.fields.iter().enumerate() {
             if i > 0 {
                 self.out.push(',');
@@ -184,17 +185,14 @@ impl<'a> Writer<'a> {
     }
 
     /// Writes a reference when a record called `full` was written before (the short name
-    /// inside the same namespace), and says so; a different record under that name is an
-    /// error, as in Avro.
+    /// inside the same namespace), and says so. As in AvroData, the first record built under a
+    /// name stands for every later struct of that name (Debezium's `VariableScaleDecimal` or
+    /// `Point` with each column's own parameters, an envelope whose before and after differ
+    /// only by a NaN default).
     fn reference(&mut self, s: &'a Schema, full: &str, space: &str) -> Result<bool, String> {
-        let Some(earlier) = self.defined.get(full) else {
+        if !self.defined.contains_key(full) {
             self.defined.insert(full.to_string(), s);
             return Ok(false);
-        };
-        if !same_record(earlier, s) {
-            return Err(format!(
-                "two different records are called {full:?} in one schema, which Avro cannot write"
-            ));
         }
         let (namespace, name) = split_name(full);
         let r = if namespace.unwrap_or("") == space {
@@ -207,12 +205,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Writes a record's opening up to its `fields` array, and returns its namespace.
-    fn open_record(
-        &mut self,
-        full: &str,
-        space: &str,
-        doc: Option<&str>,
-    ) -> Result<String, String> {
+    fn open_record(&mut self, full: &str, space: &str) -> Result<String, String> {
         let (namespace, name) = split_name(full);
         check_name(name).map_err(|e| format!("record name {e} ({full})"))?;
         let ns = namespace.unwrap_or("");
@@ -221,10 +214,6 @@ impl<'a> Writer<'a> {
         if ns != space {
             self.out.push_str(",\"namespace\":");
             push_json_string(&mut self.out, ns);
-        }
-        if let Some(doc) = doc {
-            self.out.push_str(",\"doc\":");
-            push_json_string(&mut self.out, doc);
         }
         self.out.push_str(",\"fields\":[");
         Ok(ns.to_string())
@@ -240,7 +229,7 @@ impl<'a> Writer<'a> {
         match &schema.default {
             // An optional struct is ["null", record]: a record default does not fit its first
             // branch, and AvroData leaves such a default out.
-            Some(d) if !d.is_null() && !optional_struct(schema) => {
+            Some(d) if !d.is_null() && !optional_struct(schema) && finite(d) => {
                 self.out.push_str(",\"default\":");
                 default_json(schema, d, &mut self.out);
             }
@@ -267,7 +256,7 @@ impl<'a> Writer<'a> {
         if self.reference(map, &full, space)? {
             return Ok(());
         }
-        let ns = self.open_record(&full, space, None)?;
+        let ns = self.open_record(&full, space)?;
         self.field("key", keys, &ns)?;
         self.out.push(',');
         self.field("value", values, &ns)?;
@@ -285,11 +274,11 @@ impl<'a> Writer<'a> {
         if !self.opts.connect_meta_data {
             return;
         }
-        if s.ty != SchemaType::Struct {
-            if let Some(doc) = &s.doc {
-                self.out.push_str(",\"connect.doc\":");
-                push_json_string(&mut self.out, doc);
-            }
+        // A record's Connect doc is a property too: AvroData takes a record's Avro `doc` only
+        // from a parameter Debezium never sets.
+        if let Some(doc) = &s.doc {
+            self.out.push_str(",\"connect.doc\":");
+            push_json_string(&mut self.out, doc);
         }
         if let Some(v) = s.version {
             self.out.push_str(",\"connect.version\":");
@@ -307,7 +296,7 @@ impl<'a> Writer<'a> {
             }
             self.out.push('}');
         }
-        if let Some(d) = s.default.as_ref().filter(|d| !d.is_null()) {
+        if let Some(d) = s.default.as_ref().filter(|d| !d.is_null() && finite(d)) {
             self.out.push_str(",\"connect.default\":");
             default_json(s, d, &mut self.out);
         }
@@ -329,6 +318,16 @@ pub(super) fn default_first(s: &Schema) -> bool {
     s.ty != SchemaType::Struct && s.default.as_ref().is_some_and(|d| !d.is_null())
 }
 
+/// `false` for a NaN or infinite float default, which JSON cannot hold: AvroData's field
+/// then gets no default (Avro refuses the one it would write).
+fn finite(d: &Value) -> bool {
+    match d {
+        Value::Float32(f) => f.is_finite(),
+        Value::Float64(f) => f.is_finite(),
+        _ => true,
+    }
+}
+
 fn optional_struct(s: &Schema) -> bool {
     s.optional && s.ty == SchemaType::Struct
 }
@@ -340,18 +339,6 @@ fn connect_type(s: &Schema) -> Option<&'static str> {
         SchemaType::Int16 => Some("int16"),
         _ => None,
     }
-}
-
-/// Two struct schemas that make the same record (optionality and default aside, which
-/// belong to where the record is used).
-fn same_record(a: &Schema, b: &Schema) -> bool {
-    a.name == b.name
-        && a.version == b.version
-        && a.doc == b.doc
-        && a.parameters == b.parameters
-        && a.fields == b.fields
-        && a.items == b.items
-        && a.keys == b.keys
 }
 
 /// `true` when `s` has any of the attributes written as `connect.*` properties.
@@ -454,8 +441,9 @@ fn default_json(s: &Schema, v: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
-        Value::Float32(f) => out.push_str(&json_float(*f as f64)),
-        Value::Float64(f) => out.push_str(&json_float(*f)),
+        // The shortest text that reads back as the same value, as Java's toString writes it.
+        Value::Float32(f) => out.push_str(&format!("{f:?}")),
+        Value::Float64(f) => out.push_str(&format!("{f:?}")),
         Value::String(t) => push_json_string(out, t),
         Value::Shared(t) => push_json_string(out, t),
         Value::Bytes(b) => {
@@ -503,15 +491,6 @@ fn default_json(s: &Schema, v: &Value, out: &mut String) {
             }
             out.push('}');
         }
-    }
-}
-
-fn json_float(f: f64) -> String {
-    if f.is_finite() {
-        serde_json::to_string(&f).unwrap_or_else(|_| "0".into())
-    } else {
-        // JSON has no NaN or infinity: Avro's Java library writes them as strings.
-        serde_json::to_string(&f.to_string()).unwrap_or_default()
     }
 }
 
@@ -610,20 +589,36 @@ mod tests {
     }
 
     #[test]
-    fn two_different_records_under_one_name_are_an_error() {
+    fn a_second_struct_under_a_name_already_written_is_a_reference_to_the_first() {
         let a = Schema::structure(
             "n.R",
             false,
             vec![Field::new("x", Schema::new(SchemaType::Int32, false))],
-        );
-        let b = Schema::structure(
-            "n.R",
-            false,
-            vec![Field::new("y", Schema::new(SchemaType::Int32, false))],
-        );
+        )
+        .param("p", "1");
+        let b = a.clone().param("q", "2");
         let top = Schema::structure("n.Top", false, vec![Field::new("a", a), Field::new("b", b)]);
-        let e = avro_schema_json(&top, META).unwrap_err();
-        assert!(e.contains("\"n.R\""), "{e}");
+        let j = json(&top);
+        assert_eq!(j["fields"][1]["type"], "R");
+    }
+
+    #[test]
+    fn a_record_doc_is_a_connect_property_and_odd_defaults_are_left_out() {
+        let mut v = Schema::structure("io.debezium.data.VariableScaleDecimal", false, vec![])
+            .named("io.debezium.data.VariableScaleDecimal");
+        v.doc = Some("Variable scaled decimal".into());
+        assert_eq!(
+            avro_schema_json(&v, META).unwrap(),
+            r#"{"type":"record","name":"VariableScaleDecimal","namespace":"io.debezium.data","fields":[],"connect.doc":"Variable scaled decimal","connect.version":1,"connect.name":"io.debezium.data.VariableScaleDecimal"}"#
+        );
+        let mut f = Schema::new(SchemaType::Float64, true);
+        f.default = Some(Value::Float64(f64::NAN));
+        let mut g = Schema::new(SchemaType::Float32, false);
+        g.default = Some(Value::Float32(0.1));
+        let rec = Schema::structure("a.R", false, vec![Field::new("f", f), Field::new("g", g)]);
+        let text = avro_schema_json(&rec, META).unwrap();
+        assert!(!text.contains("NaN"), "{text}");
+        assert!(text.contains(r#""default":0.1"#), "{text}");
     }
 
     #[test]
