@@ -14,6 +14,7 @@ use serde_json::{json, Value as J};
 
 use crate::binary_tuples::{matrix_config, DDL, ROWS};
 use crate::harness::*;
+use crate::seed::{seed_db, with_seed_file};
 use pgcdc::config::RawConfig;
 
 const T: Duration = Duration::from_secs(90);
@@ -373,26 +374,11 @@ async fn python_consumer(topics: &[(String, usize)]) -> Vec<J> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_seed_config_with_avro_is_read_by_confluents_python_deserializer() {
-    let db = TestDb::create("seedavro").await;
-    let migration = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/migrations/001_loja.sql"
-    ))
-    .unwrap();
-    db.exec(&migration).await;
-    // The seed file with the converter lines of its S3 sink (Confluent's AvroConverter).
-    let file = pgcdc::config::load_file(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/config/pedidos-cdc.json"
-    )))
-    .unwrap();
+    let db = seed_db("seedavro").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("lojaavro");
-    let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
-    raw.remove("name");
-    for (k, v) in file {
-        raw.entry(k).or_insert(v);
-    }
+    // The seed file with the converter lines of its S3 sink (Confluent's AvroConverter).
+    let raw = with_seed_file(avro_config(&db, &prefix, dir.path(), &env().registry));
     let aggregate = unique("pedidoavro");
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;

@@ -6,32 +6,43 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::*;
+use pgcdc::config::RawConfig;
 
 const T: Duration = Duration::from_secs(60);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seed_config_publishes_orders_and_routes_outbox_events_written_in_one_transaction() {
-    let db = TestDb::create("seed").await;
+/// A test database with the seed's schema (`migrations/001_loja.sql`).
+pub(crate) async fn seed_db(tag: &str) -> TestDb {
+    let db = TestDb::create(tag).await;
     let migration = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/migrations/001_loja.sql"
     ))
     .unwrap();
     db.exec(&migration).await;
-    // The seed file, unchanged; only connection keys, the cluster-wide slot name and a per-test
-    // topic prefix are supplied from outside, as a user would with --set.
+    db
+}
+
+/// `base` (connection keys, the cluster-wide slot name, a per-test topic prefix: what a user
+/// supplies with --set) with the seed file `config/pedidos-cdc.json` under it, unchanged.
+pub(crate) fn with_seed_file(mut base: RawConfig) -> RawConfig {
     let file = pgcdc::config::load_file(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/config/pedidos-cdc.json"
     )))
     .unwrap();
+    base.remove("name");
+    for (k, v) in file {
+        base.entry(k).or_insert(v);
+    }
+    base
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_config_publishes_orders_and_routes_outbox_events_written_in_one_transaction() {
+    let db = seed_db("seed").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("loja");
-    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
-    raw.remove("name");
-    for (k, v) in file {
-        raw.entry(k).or_insert(v);
-    }
+    let raw = with_seed_file(base_config(&db, &prefix, &env().kafka, dir.path()));
     assert_eq!(
         raw["transforms.outbox.type"],
         "io.debezium.transforms.outbox.EventRouter"
