@@ -45,8 +45,11 @@ KAFKA_TEST_USER=pgcdc
 KAFKA_TEST_PASSWORD=pgcdc-secret
 
 REGISTRY_VERSION=3.3.3
-REGISTRY_PORT=58081
-REGISTRY_HOME="$STATE/registry"
+# PGCDC_REGISTRY_PORT and PGCDC_REGISTRY_HOME run a further, separate instance (the Debezium
+# harness's Avro pass runs one per side); the application is fetched once for all.
+REGISTRY_PORT="${PGCDC_REGISTRY_PORT:-58081}"
+REGISTRY_HOME="${PGCDC_REGISTRY_HOME:-$STATE/registry}"
+REGISTRY_APP="$STATE/registry/app-$REGISTRY_VERSION"
 
 log() { printf 'services: %s\n' "$*" >&2; }
 die() { printf 'services: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -775,20 +778,20 @@ registry_java() {
 
 # Fetch the registry's Quarkus application from Maven Central once.
 registry_app() {
-  local app="$REGISTRY_HOME/app-$REGISTRY_VERSION"
+  local app="$REGISTRY_APP" dl="$STATE/registry/dl"
   [ -f "$app/.complete" ] && return 0
   command -v mvn >/dev/null 2>&1 || die "missing: mvn (needed once to fetch Apicurio Registry; apt-get install maven)"
   log "registry: resolving io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all from Maven Central"
-  mkdir -p "$REGISTRY_HOME/dl"
+  mkdir -p "$dl"
   mvn -q -B dependency:copy -Dartifact="io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all" \
-      -DoutputDirectory="$REGISTRY_HOME/dl" >"$REGISTRY_HOME/mvn.log" 2>&1 9>&- \
-    || { tail -n 30 "$REGISTRY_HOME/mvn.log" >&2; die "mvn could not fetch Apicurio Registry (log: $REGISTRY_HOME/mvn.log)"; }
+      -DoutputDirectory="$dl" >"$dl/mvn.log" 2>&1 9>&- \
+    || { tail -n 30 "$dl/mvn.log" >&2; die "mvn could not fetch Apicurio Registry (log: $dl/mvn.log)"; }
   rm -rf "$app.new"; mkdir -p "$app.new"
-  tar -xzf "$REGISTRY_HOME/dl/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz" -C "$app.new"
+  tar -xzf "$dl/apicurio-registry-app-$REGISTRY_VERSION-all.tar.gz" -C "$app.new"
   [ -f "$app.new/quarkus-run.jar" ] || die "registry: quarkus-run.jar missing from the archive"
   touch "$app.new/.complete"
   rm -rf "$app"; mv "$app.new" "$app"
-  rm -f "$REGISTRY_HOME/dl/"*.tar.gz
+  rm -f "$dl/"*.tar.gz
 }
 
 registry_pid() {
@@ -824,8 +827,9 @@ registry_start() {
       "-Djava.io.tmpdir=$REGISTRY_HOME/tmp" \
       -Dquarkus.http.host=127.0.0.1 "-Dquarkus.http.port=$REGISTRY_PORT" \
       -Dquarkus.management.enabled=false \
+      -Dquarkus.management.host=127.0.0.1 "-Dquarkus.management.port=$((REGISTRY_PORT - 1000))" \
       -Dapicurio.rules.global.compatibility=BACKWARD \
-      -jar "$REGISTRY_HOME/app-$REGISTRY_VERSION/quarkus-run.jar" \
+      -jar "$REGISTRY_APP/quarkus-run.jar" \
       </dev/null >>"$REGISTRY_HOME/logs/stdout.log" 2>&1 9>&- &
   deadline=$(( $(date +%s) + 10 ))
   until [ -s "$REGISTRY_HOME/registry.pid" ]; do

@@ -1,6 +1,8 @@
-//! The schema registry: a client of the Confluent schema registry REST API (Confluent Schema
-//! Registry, or Apicurio Registry's `/apis/ccompat/v7`) that registers a schema under a
-//! subject, or looks up the id of one already registered.
+//! The schema registry: a client that registers a schema under a subject, or looks up the id
+//! of one already registered, through the Confluent schema registry REST API (Confluent Schema
+//! Registry, or Apicurio Registry's `/apis/ccompat/v7`) or through Apicurio Registry's v2 API
+//! as Apicurio's converter calls it (an artifact of the default group per subject, its content
+//! id as the schema id).
 //!
 //! The Avro converter caches ids, so a call happens once per subject and schema version.
 //! [`Registries::schema_id`] runs the blocking HTTP call off the async runtime and classifies
@@ -14,7 +16,7 @@ use std::time::Duration;
 
 use base64::Engine;
 
-use crate::config::{AvroConverterConfig, ConverterConfig, RegistryAuth};
+use crate::config::{AvroConverterConfig, ConverterConfig, RegistryApi, RegistryAuth};
 use crate::error::{classify_registry, Error, ErrorKind, Result};
 
 /// The first wait after a registry did not answer; doubled up to [`MAX_RETRY_WAIT`].
@@ -146,7 +148,7 @@ fn refusal(
         (409, _) => "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
         (_, 40401 | 40403) if !auto_register => "register the schema first, or set the converter's auto.register.schemas=true",
         (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token",
-        (404, _) => "check schema.registry.url: it must be the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7)",
+        (404, _) => "check the converter's registry URL: schema.registry.url must be the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7), apicurio.registry.url Apicurio's .../apis/registry/v2",
         (422, _) => "the registry found the schema invalid: a name with characters Avro refuses (a topic prefix or table name with '-': schema.name.adjustment.mode=avro) or a default it does not accept",
         _ => "see the registry's message",
     };
@@ -193,6 +195,7 @@ impl std::fmt::Display for RegistryError {
 /// A registry client for one converter's settings.
 #[derive(Debug, Clone)]
 pub struct RegistryClient {
+    api: RegistryApi,
     urls: Vec<String>,
     authorization: Option<String>,
     agent: ureq::Agent,
@@ -219,71 +222,122 @@ impl RegistryClient {
             RegistryAuth::Bearer(token) => Some(format!("Bearer {token}")),
         };
         RegistryClient {
+            api: config.api.clone(),
             urls: config.registry_urls.clone(),
             authorization,
             agent,
         }
     }
 
-    /// Registers `schema` (Avro JSON text) under `subject` and returns its id
-    /// (`POST /subjects/{subject}/versions`). A schema already registered there gets its
-    /// existing id back.
+    /// Registers `schema` (Avro JSON text) under `subject` and returns its id. A schema
+    /// already registered there gets its existing id back. Confluent's API:
+    /// `POST /subjects/{subject}/versions`; Apicurio's v2:
+    /// `POST /groups/default/artifacts?ifExists=..&canonical=false` with the artifact id and
+    /// type in headers.
     pub fn register(&self, subject: &str, schema: &str) -> Result<u32, RegistryError> {
-        let path = format!("/subjects/{}/versions", encode_path(subject));
-        self.post_for_id(&path, schema)
+        match &self.api {
+            RegistryApi::Confluent => {
+                let path = format!("/subjects/{}/versions", encode_path(subject));
+                self.post_for_id(&path, &confluent_body(schema), &[], "id")
+            }
+            RegistryApi::ApicurioV2 { if_exists } => {
+                let path =
+                    format!("/groups/default/artifacts?ifExists={if_exists}&canonical=false");
+                let headers = [
+                    ("X-Registry-ArtifactId", subject),
+                    ("X-Registry-ArtifactType", "AVRO"),
+                ];
+                self.post_for_id(&path, schema, &headers, "contentId")
+            }
+        }
     }
 
-    /// The id of `schema` as registered under `subject` (`POST /subjects/{subject}`), for
-    /// `auto.register.schemas=false`.
+    /// The id of `schema` as registered under `subject`, for `auto.register.schemas=false`
+    /// (Confluent's `POST /subjects/{subject}`; Apicurio's search by content,
+    /// `POST /groups/default/artifacts/{subject}/meta?canonical=true`).
     pub fn lookup(&self, subject: &str, schema: &str) -> Result<u32, RegistryError> {
-        let path = format!("/subjects/{}", encode_path(subject));
-        self.post_for_id(&path, schema)
+        match &self.api {
+            RegistryApi::Confluent => {
+                let path = format!("/subjects/{}", encode_path(subject));
+                self.post_for_id(&path, &confluent_body(schema), &[], "id")
+            }
+            RegistryApi::ApicurioV2 { .. } => {
+                let path = format!(
+                    "/groups/default/artifacts/{}/meta?canonical=true",
+                    encode_path(subject)
+                );
+                self.post_for_id(&path, schema, &[], "contentId")
+            }
+        }
     }
 
     /// The compatibility level of `subject`, or the registry's global one: for error messages.
     pub fn compatibility(&self, subject: &str) -> Option<String> {
-        let read = |path: &str| -> Option<String> {
-            let body = self.call("GET", path, None).ok()?;
+        let read = |path: &str, field: &str| -> Option<String> {
+            let body = self.call("GET", path, None, &[]).ok()?;
             let v: serde_json::Value = serde_json::from_str(&body).ok()?;
-            v.get("compatibilityLevel")
+            v.get(field)
                 .or_else(|| v.get("compatibility"))
                 .and_then(|c| c.as_str())
                 .map(str::to_string)
         };
-        read(&format!(
-            "/config/{}?defaultToGlobal=true",
-            encode_path(subject)
-        ))
-        .or_else(|| read("/config"))
+        match &self.api {
+            RegistryApi::Confluent => read(
+                &format!("/config/{}?defaultToGlobal=true", encode_path(subject)),
+                "compatibilityLevel",
+            )
+            .or_else(|| read("/config", "compatibilityLevel")),
+            // Apicurio's rules: the artifact's, else the global one, else none (no check).
+            RegistryApi::ApicurioV2 { .. } => read(
+                &format!(
+                    "/groups/default/artifacts/{}/rules/COMPATIBILITY",
+                    encode_path(subject)
+                ),
+                "config",
+            )
+            .or_else(|| read("/admin/rules/COMPATIBILITY", "config"))
+            .or_else(|| Some("NONE (no compatibility rule)".into())),
+        }
     }
 
-    fn post_for_id(&self, path: &str, schema: &str) -> Result<u32, RegistryError> {
-        let body = serde_json::json!({ "schema": schema }).to_string();
-        let answer = self.call("POST", path, Some(&body))?;
-        // An answer without an id is not a registry that is down: it is not a Confluent
-        // schema registry API (a wrong path, a login page), which waiting cannot fix.
+    fn post_for_id(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+        id_field: &str,
+    ) -> Result<u32, RegistryError> {
+        let answer = self.call("POST", path, Some(body), headers)?;
+        // An answer without an id is not a registry that is down: it is not the API the
+        // converter expects (a wrong path, a login page), which waiting cannot fix.
         let not_an_id = |why: String| {
             RegistryError::Refused {
             status: 200,
             code: 200,
             message: format!(
-                "{why}: is schema.registry.url the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7)?"
+                "{why}: is the URL the base of the registry's API (Confluent-compatible: .../apis/ccompat/v7; Apicurio's: .../apis/registry/v2)?"
             ),
         }
         };
         let v: serde_json::Value = serde_json::from_str(&answer)
             .map_err(|e| not_an_id(format!("the answer is not JSON ({e})")))?;
-        v.get("id")
+        v.get(id_field)
             .and_then(|i| i.as_u64())
             .and_then(|i| u32::try_from(i).ok())
-            .ok_or_else(|| not_an_id(format!("the answer has no schema id: {:.200}", answer)))
+            .ok_or_else(|| not_an_id(format!("the answer has no {id_field}: {:.200}", answer)))
     }
 
     /// One call, trying each URL in turn until one answers.
-    fn call(&self, method: &str, path: &str, body: Option<&str>) -> Result<String, RegistryError> {
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Result<String, RegistryError> {
         let mut last = RegistryError::Unavailable("no schema registry URL".into());
         for base in &self.urls {
-            match self.call_one(method, &format!("{base}{path}"), body) {
+            match self.call_one(method, &format!("{base}{path}"), body, headers) {
                 Err(RegistryError::Unavailable(why)) => {
                     last = RegistryError::Unavailable(format!("{base}: {why}"));
                 }
@@ -298,15 +352,22 @@ impl RegistryClient {
         method: &str,
         url: &str,
         body: Option<&str>,
+        headers: &[(&str, &str)],
     ) -> Result<String, RegistryError> {
-        const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
+        let content_type = match self.api {
+            RegistryApi::Confluent => "application/vnd.schemaregistry.v1+json",
+            RegistryApi::ApicurioV2 { .. } => "application/json",
+        };
         let result = match body {
             Some(b) => {
                 let mut req = self
                     .agent
                     .post(url)
-                    .header("Content-Type", CONTENT_TYPE)
-                    .header("Accept", CONTENT_TYPE);
+                    .header("Content-Type", content_type)
+                    .header("Accept", content_type);
+                for (k, v) in headers {
+                    req = req.header(*k, *v);
+                }
                 if let Some(a) = &self.authorization {
                     req = req.header("Authorization", a);
                 }
@@ -314,7 +375,7 @@ impl RegistryClient {
             }
             None => {
                 debug_assert_eq!(method, "GET");
-                let mut req = self.agent.get(url).header("Accept", CONTENT_TYPE);
+                let mut req = self.agent.get(url).header("Accept", content_type);
                 if let Some(a) = &self.authorization {
                     req = req.header("Authorization", a);
                 }
@@ -350,6 +411,11 @@ impl RegistryClient {
             }
         }
     }
+}
+
+/// Confluent's request body: `{"schema": "<the schema text>"}`.
+fn confluent_body(schema: &str) -> String {
+    serde_json::json!({ "schema": schema }).to_string()
 }
 
 /// Percent-encodes a subject for a URL path (everything but unreserved characters).

@@ -372,8 +372,47 @@ async fn python_consumer(topics: &[(String, usize)]) -> Vec<J> {
         .collect()
 }
 
+/// The lines a Kafka Connect sink task (FileStreamSink, with Apicurio's AvroConverter in
+/// Confluent compatibility mode as key and value converter) writes for `topics`: each
+/// record's decoded value as Connect prints it (scripts/avro/connect-sink.sh).
+async fn connect_sink(topics: &[(String, usize)]) -> Vec<String> {
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let registry_v2 = env()
+        .registry
+        .replace("/apis/ccompat/v7", "/apis/registry/v2");
+    let mut args = vec![
+        env().kafka.clone(),
+        registry_v2,
+        out.path().display().to_string(),
+    ];
+    args.extend(topics.iter().map(|(t, n)| format!("{t}={n}")));
+    let status = tokio::task::spawn_blocking(move || {
+        // Bounded: a worker that never gets there fails the test instead of hanging it.
+        std::process::Command::new("timeout")
+            .arg("300")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/avro/connect-sink.sh"
+            ))
+            .args(&args)
+            .status()
+    })
+    .await
+    .unwrap()
+    .expect("scripts/avro/connect-sink.sh runs");
+    assert!(
+        status.success(),
+        "the Connect sink failed (its log is above)"
+    );
+    std::fs::read_to_string(out.path())
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_seed_config_with_avro_is_read_by_confluents_python_deserializer() {
+async fn the_seed_config_with_avro_is_read_by_confluents_python_deserializer_and_a_connect_sink() {
     let db = seed_db("seedavro").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("lojaavro");
@@ -415,6 +454,30 @@ async fn the_seed_config_with_avro_is_read_by_confluents_python_deserializer() {
         json!("{\"total\": 99.90, \"pedido\": 1}"),
         "the payload is an io.debezium.data.Json string"
     );
+    // The seed's S3 sink reads these topics with an Avro converter; its stand-in here is the
+    // FileStreamSink that ships with Kafka Connect (the S3 sink is not on Maven Central).
+    let lines = connect_sink(&[(orders.clone(), 4), (outbox.clone(), 1)]).await;
+    assert_eq!(lines.len(), 5, "{lines:#?}");
+    let payload = "{\"total\": 99.90, \"pedido\": 1}";
+    assert_eq!(
+        lines.iter().filter(|l| *l == payload).count(),
+        1,
+        "the outbox payload: {lines:#?}"
+    );
+    // The orders topic's records, in their order (the outbox's may come anywhere between).
+    let order_lines: Vec<&String> = lines.iter().filter(|l| *l != payload).collect();
+    for (line, op) in order_lines[..3].iter().zip(["c", "u", "d"]) {
+        assert!(line.starts_with("Struct{"), "{line}");
+        assert!(line.contains(&format!(",op={op},")), "{op}: {line}");
+        assert!(line.contains("table=pedidos"), "{line}");
+    }
+    assert!(
+        order_lines[0]
+            .starts_with("Struct{after=Struct{id=1,cliente_id=42,status=novo,total=99.90,"),
+        "the row, with its Decimal: {}",
+        order_lines[0]
+    );
+    assert_eq!(order_lines[3], "null", "the tombstone");
     c.stop().await.unwrap();
     db.cleanup().await;
 }

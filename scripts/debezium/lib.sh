@@ -17,6 +17,10 @@ PLUGINS="$DBZ/plugins"
 DBZ_BROKER_PORT=59096
 DBZ_CONTROLLER_PORT=59097
 DBZ_REST_PORT=58083
+# The Avro pass's two schema registries (Apicurio, in-memory), one per side, state under
+# target/debezium/registry-{dbz,pgcdc}/.
+REGISTRY_PORT_DBZ=58085
+REGISTRY_PORT_PGCDC=58084
 BROKER_RUN="$DBZ/broker"
 CONNECT_RUN="$DBZ/connect"
 # The Connect worker's broker and heap. scripts/bench-compare.sh sources this file and then sets
@@ -342,6 +346,15 @@ stop_all() {
   rm -f "$RUN/pgcdc.pid"
   connect_stop
   broker_stop
+  registries_stop
+}
+registries_stop() {
+  local side port
+  for side in dbz pgcdc; do
+    [ -d "$DBZ/registry-$side" ] || continue
+    port=$REGISTRY_PORT_DBZ; [ $side = pgcdc ] && port=$REGISTRY_PORT_PGCDC
+    PGCDC_REGISTRY_PORT=$port PGCDC_REGISTRY_HOME="$DBZ/registry-$side" "$ROOT/scripts/services.sh" stop registry 2>/dev/null || true
+  done
 }
 drop_slots() {
   local s

@@ -78,41 +78,71 @@ psql_db "$DB" -f "$W-setup.sql" >/dev/null
 # ------------------------------------------------------------------------------ connectors
 # One connector config for both sides. Only slot.name, publication.name (here: Debezium's) and the
 # worker-level bootstrap.servers / offset.storage.file.filename differ; pgcdc gets those with --set.
+# k=v entries of DBZ_EXTRA_CONFIG, separated by commas, or by newlines when a value itself holds
+# a comma. A key given there replaces the default below.
+kvs=()
+if [ -n "${DBZ_EXTRA_CONFIG:-}" ]; then
+  if [[ "$DBZ_EXTRA_CONFIG" == *$'\n'* ]]; then
+    mapfile -t kvs < <(printf '%s\n' "$DBZ_EXTRA_CONFIG" | sed '/^[[:space:]]*$/d')
+  else
+    IFS=',' read -r -a kvs <<<"$DBZ_EXTRA_CONFIG"
+  fi
+fi
+declare -A extra_keys=()
+for kv in "${kvs[@]}"; do extra_keys["${kv%%=*}"]=1; done
+defaults=(
+  connector.class io.debezium.connector.postgresql.PostgresConnector
+  tasks.max 1
+  database.hostname "$PG_HOST"
+  database.port "$PG_PORT"
+  database.user "$PG_USER"
+  database.password "$PG_PASSWORD"
+  database.dbname "$DB"
+  plugin.name pgoutput
+  slot.name "$SLOT_DBZ"
+  publication.name "$SLOT_DBZ"
+  publication.autocreate.mode all_tables
+  topic.prefix "$PREFIX"
+  snapshot.mode initial
+  schema.exclude.list postgis
+  event.converting.failure.handling.mode warn
+  skipped.operations none
+  key.converter org.apache.kafka.connect.json.JsonConverter
+  key.converter.schemas.enable true
+  value.converter org.apache.kafka.connect.json.JsonConverter
+  value.converter.schemas.enable true
+  header.converter org.apache.kafka.connect.storage.SimpleHeaderConverter
+)
 {
   printf '{\n  "name": "%s",\n  "config": {\n' "$NAME"
-  printf '    "%s": "%s",\n' \
-    connector.class io.debezium.connector.postgresql.PostgresConnector \
-    tasks.max 1 \
-    database.hostname "$PG_HOST" \
-    database.port "$PG_PORT" \
-    database.user "$PG_USER" \
-    database.password "$PG_PASSWORD" \
-    database.dbname "$DB" \
-    plugin.name pgoutput \
-    slot.name "$SLOT_DBZ" \
-    publication.name "$SLOT_DBZ" \
-    publication.autocreate.mode all_tables \
-    topic.prefix "$PREFIX" \
-    snapshot.mode initial \
-    schema.exclude.list postgis \
-    event.converting.failure.handling.mode warn \
-    skipped.operations none \
-    key.converter org.apache.kafka.connect.json.JsonConverter \
-    key.converter.schemas.enable true \
-    value.converter org.apache.kafka.connect.json.JsonConverter \
-    value.converter.schemas.enable true \
-    header.converter org.apache.kafka.connect.storage.SimpleHeaderConverter
-  if [ -n "${DBZ_EXTRA_CONFIG:-}" ]; then
-    # k=v entries separated by commas, or by newlines when a value itself holds a comma.
-    if [[ "$DBZ_EXTRA_CONFIG" == *$'\n'* ]]; then
-      mapfile -t kvs < <(printf '%s\n' "$DBZ_EXTRA_CONFIG" | sed '/^[[:space:]]*$/d')
-    else
-      IFS=',' read -r -a kvs <<<"$DBZ_EXTRA_CONFIG"
-    fi
-    for kv in "${kvs[@]}"; do printf '    "%s": "%s",\n' "${kv%%=*}" "${kv#*=}"; done
-  fi
+  for ((i = 0; i < ${#defaults[@]}; i += 2)); do
+    [ -n "${extra_keys[${defaults[i]}]:-}" ] || printf '    "%s": "%s",\n' "${defaults[i]}" "${defaults[i+1]}"
+  done
+  for kv in "${kvs[@]}"; do printf '    "%s": "%s",\n' "${kv%%=*}" "${kv#*=}"; done
   printf '    "name": "%s"\n  }\n}\n' "$NAME"
 } >"$RUN/connector.json"
+
+# The Avro pass: a config whose converters name the registry as @REGISTRY@ gets one fresh
+# Apicurio Registry per side (both sides register the same subjects): Debezium's URL goes into
+# the shared config, pgcdc's replaces it with --set. Both are in-memory, so each run starts empty.
+registry_sets=() compare_registries=() wait_registries=()
+if grep -q '@REGISTRY@' "$RUN/connector.json"; then
+  DBZ_REGISTRY_URL="http://127.0.0.1:$REGISTRY_PORT_DBZ/apis/registry/v2"
+  PGCDC_REGISTRY_URL="http://127.0.0.1:$REGISTRY_PORT_PGCDC/apis/registry/v2"
+  # (stop_all, above, stopped the previous run's.)
+  for side in dbz pgcdc; do
+    port=$REGISTRY_PORT_DBZ; [ $side = pgcdc ] && port=$REGISTRY_PORT_PGCDC
+    PGCDC_REGISTRY_PORT=$port PGCDC_REGISTRY_HOME="$DBZ/registry-$side" "$ROOT/scripts/services.sh" start registry
+  done
+  sed -i "s|@REGISTRY@|$DBZ_REGISTRY_URL|g" "$RUN/connector.json"
+  for k in $(grep -o '"[a-z.]*converter\.apicurio\.registry\.url"' "$RUN/connector.json" | tr -d '"'); do
+    registry_sets+=(--set "$k=$PGCDC_REGISTRY_URL")
+  done
+  compare_registries=(--registry-a "http://127.0.0.1:$REGISTRY_PORT_DBZ/apis/ccompat/v7"
+                      --registry-b "http://127.0.0.1:$REGISTRY_PORT_PGCDC/apis/ccompat/v7")
+  wait_registries=(--registry "debezium=http://127.0.0.1:$REGISTRY_PORT_DBZ/apis/ccompat/v7"
+                   --registry "pgcdc=http://127.0.0.1:$REGISTRY_PORT_PGCDC/apis/ccompat/v7")
+fi
 
 pgcdc_sets=()
 if [ -n "${DBZ_PGCDC_SET:-}" ]; then
@@ -121,7 +151,7 @@ if [ -n "${DBZ_PGCDC_SET:-}" ]; then
 fi
 phase "starting pgcdc ($PGCDC_BIN${DBZ_PGCDC_SET:+, $DBZ_PGCDC_SET}) -> $PGCDC_KAFKA"
 PGCDC_PID=$(PGCDC_LOG=info launch "$RUN/pgcdc.pid" "$RUN/pgcdc.log" \
-  "$PGCDC_BIN" run --config "$RUN/connector.json" "${pgcdc_sets[@]}" \
+  "$PGCDC_BIN" run --config "$RUN/connector.json" "${pgcdc_sets[@]}" "${registry_sets[@]}" \
     --set slot.name="$SLOT_PGCDC" --set publication.name="$SLOT_PGCDC" \
     --set bootstrap.servers="$PGCDC_KAFKA" \
     --set offset.storage.file.filename="$RUN/pgcdc-offsets.json")
@@ -174,7 +204,7 @@ mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT '$PREFIX.' || n.nspname || '.' 
 TOPICS+=("$PREFIX.message")
 phase "waiting for transaction $XID on ${#TOPICS[@]} topics on both sides"
 targs=(); for t in "${TOPICS[@]}"; do targs+=(--topic "$t"); done
-"$COMPARE" wait --side "debezium=$DBZ_KAFKA" --side "pgcdc=$PGCDC_KAFKA" --txid "$XID" --timeout "$TIMEOUT" "${targs[@]}" \
+"$COMPARE" wait --side "debezium=$DBZ_KAFKA" --side "pgcdc=$PGCDC_KAFKA" --txid "$XID" --timeout "$TIMEOUT" "${targs[@]}" "${wait_registries[@]}" \
   || die "the sentinel did not arrive everywhere (logs: $CONNECT_RUN/logs/connect.log, $RUN/pgcdc.log)"
 
 # ------------------------------------------------------------------------------ compare
@@ -186,10 +216,10 @@ phase "comparing (normalisation as in docs/debezium-harness.md)"
 } | tee "$RUN/report-header.txt"
 set +e
 DELIBERATE="$(dirname "$W")/../deliberate.tsv"
-"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" \
+"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" "${compare_registries[@]}" \
   --deliberate "$DELIBERATE" --dump "$RUN/diffs.jsonl" --json-out "$RUN/summary.json" | tee "$RUN/report.txt"
 RC=${PIPESTATUS[0]}
-"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" --strict-source --deliberate "$DELIBERATE" \
+"$COMPARE" compare --a "debezium=$DBZ_KAFKA" --b "pgcdc=$PGCDC_KAFKA" --prefix "$PREFIX" "${compare_registries[@]}" --strict-source --deliberate "$DELIBERATE" \
   --dump "$RUN/diffs-strict.jsonl" --json-out "$RUN/summary-strict.json" >"$RUN/report-strict.txt"
 cat "$RUN/report-header.txt" "$RUN/report.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report.txt"
 cat "$RUN/report-header.txt" "$RUN/report-strict.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report-strict.txt"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fetches what the Debezium side of the differential harness needs, from Maven Central, once:
 #   target/debezium/connect-lib   Kafka Connect worker (connect-runtime 4.3.0) + log4j2 + slf4j binding
-#   target/debezium/plugins       debezium-connector-postgres 3.6.1.Final plugin archive, unpacked
+#   target/debezium/plugins       debezium-connector-postgres 3.6.1.Final plugin archive, unpacked,
+#                                 and Apicurio Registry's Avro converter 2.6.13.Final with its
+#                                 dependencies (plugins/apicurio-converter), for the Avro pass
 # The Kafka broker jars are not fetched here: the third broker reuses target/services/kafka/lib
 # (scripts/services.sh start kafka fills it).
 #
@@ -13,6 +15,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 DBZ="$ROOT/target/debezium"
 KAFKA_VERSION="${DBZ_KAFKA_VERSION:-4.3.0}"
 DEBEZIUM_VERSION="${DBZ_DEBEZIUM_VERSION:-3.6.1.Final}"
+APICURIO_CONVERTER_VERSION=2.6.13.Final
 LOG4J_VERSION=2.25.3          # the same as scripts/services.sh uses for the brokers
 CONNECT_LIB="$DBZ/connect-lib"
 PLUGINS="$DBZ/plugins"
@@ -91,6 +94,50 @@ debezium_plugin() {
   log "plugins: $(ls "$PLUGINS/debezium-connector-postgres" | wc -l) files in $PLUGINS/debezium-connector-postgres"
 }
 
+# Apicurio's Avro converter as a Connect plugin: its jars without the Kafka and slf4j jars the
+# worker provides, plus a service manifest (the jar has none, and the worker discovers plugins
+# with plugin.discovery=service_load).
+apicurio_converter() {
+  local want="apicurio-registry-utils-converter:$APICURIO_CONVERTER_VERSION" dir="$PLUGINS/apicurio-converter"
+  if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$want" ]; then
+    log "apicurio converter: cached ($(ls "$dir" | wc -l) files)"; return 0
+  fi
+  log "apicurio converter: resolving io.apicurio:apicurio-registry-utils-converter:$APICURIO_CONVERTER_VERSION"
+  command -v jar >/dev/null 2>&1 || die "missing: jar (a JDK)"
+  cat >"$DBZ/apicurio-pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Throw-away pom written by scripts/debezium/setup.sh: only used to copy Apicurio's converter jars. -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.pgcdc</groupId>
+  <artifactId>apicurio-converter</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>io.apicurio</groupId><artifactId>apicurio-registry-utils-converter</artifactId><version>$APICURIO_CONVERTER_VERSION</version></dependency>
+  </dependencies>
+  <build><pluginManagement><plugins>
+    <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version></plugin>
+  </plugins></pluginManagement></build>
+</project>
+EOF
+  rm -rf "$dir.new"
+  mvn -B -f "$DBZ/apicurio-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$dir.new" >"$DBZ/mvn-apicurio.log" 2>&1 \
+    || { tail -n 30 "$DBZ/mvn-apicurio.log" >&2; die "mvn could not resolve Apicurio's converter (log: $DBZ/mvn-apicurio.log)"; }
+  [ -f "$dir.new/apicurio-registry-utils-converter-$APICURIO_CONVERTER_VERSION.jar" ] || die "the converter jar is missing after mvn"
+  rm -f "$dir.new"/kafka-clients-*.jar "$dir.new"/connect-*.jar "$dir.new"/slf4j-*.jar \
+        "$dir.new"/lz4-java-*.jar "$dir.new"/snappy-java-*.jar "$dir.new"/zstd-jni-*.jar
+  rm -rf "$DBZ/apicurio-manifest"; mkdir -p "$DBZ/apicurio-manifest/META-INF/services"
+  echo io.apicurio.registry.utils.converter.AvroConverter \
+    >"$DBZ/apicurio-manifest/META-INF/services/org.apache.kafka.connect.storage.Converter"
+  jar cf "$dir.new/apicurio-converter-services.jar" -C "$DBZ/apicurio-manifest" META-INF
+  echo "$want" >"$dir.new/.complete"
+  rm -rf "$dir"; mv "$dir.new" "$dir"
+  log "apicurio converter: $(ls "$dir" | wc -l) files in $dir"
+}
+
 connect_libs
 debezium_plugin
+apicurio_converter
 log "ready: connect-lib=$CONNECT_LIB plugin.path=$PLUGINS"

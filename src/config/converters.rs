@@ -1,7 +1,10 @@
 //! `key.converter` and `value.converter` with their `key.converter.*` / `value.converter.*`
 //! settings: Kafka Connect's `JsonConverter` (`schemas.enable`), or an Avro converter with a
-//! Confluent-compatible schema registry (Confluent's `io.confluent.connect.avro.AvroConverter`,
-//! with the setting names of Confluent's serializers).
+//! Confluent-compatible schema registry: Confluent's `io.confluent.connect.avro.AvroConverter`
+//! with the setting names of Confluent's serializers, or Apicurio's
+//! `io.apicurio.registry.utils.converter.AvroConverter` in its Confluent compatibility mode
+//! (`apicurio.registry.*` settings; the same wire format, with Apicurio's content ids as schema
+//! ids, registered through Apicurio's own v2 API as that converter does).
 //!
 //! Every setting under a converter's prefix is checked: one pgcdc does not implement is a
 //! problem, never silently ignored, because it would change the bytes written.
@@ -16,6 +19,8 @@ use super::keys::{
 pub const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 /// Confluent's Avro converter class name.
 pub const CONFLUENT_AVRO_CONVERTER: &str = "io.confluent.connect.avro.AvroConverter";
+/// Apicurio Registry's Avro converter class name.
+pub const APICURIO_AVRO_CONVERTER: &str = "io.apicurio.registry.utils.converter.AvroConverter";
 
 /// Confluent's subject name strategies (`key.subject.name.strategy`,
 /// `value.subject.name.strategy`), by class name.
@@ -42,6 +47,24 @@ mod setting {
     pub const CACHE: &str = "schemas.cache.config";
     /// JsonConverter's one setting; meaningless for Avro, accepted there as Connect does.
     pub const SCHEMAS_ENABLE: &str = "schemas.enable";
+}
+
+/// Setting names of Apicurio's Avro converter (its `SerdeConfig`), after the prefix.
+mod apicurio {
+    pub const URL: &str = "apicurio.registry.url";
+    pub const AUTO_REGISTER: &str = "apicurio.registry.auto-register";
+    pub const IF_EXISTS: &str = "apicurio.registry.auto-register.if-exists";
+    pub const FIND_LATEST: &str = "apicurio.registry.find-latest";
+    pub const AS_CONFLUENT: &str = "apicurio.registry.as-confluent";
+    pub const USE_ID: &str = "apicurio.registry.use-id";
+    pub const HEADERS_ENABLED: &str = "apicurio.registry.headers.enabled";
+    pub const STRATEGY: &str = "apicurio.registry.artifact-resolver-strategy";
+    pub const USERNAME: &str = "apicurio.auth.username";
+    pub const PASSWORD: &str = "apicurio.auth.password";
+    /// Apicurio's default artifact resolver strategy: `<topic>-key` / `<topic>-value`.
+    pub const TOPIC_ID_STRATEGY: &str = "io.apicurio.registry.serde.strategy.TopicIdStrategy";
+    /// The base path of Apicurio's v2 REST API, which its 2.6 converter (and pgcdc) calls.
+    pub const V2_PATH: &str = "/apis/registry/v2";
 }
 
 /// How a record part is converted to bytes.
@@ -88,11 +111,28 @@ impl std::fmt::Debug for RegistryAuth {
     }
 }
 
+/// Which REST API the registry is called through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryApi {
+    /// Confluent Schema Registry's (also Apicurio's `/apis/ccompat/v7`): subjects, versions,
+    /// schema ids.
+    Confluent,
+    /// Apicurio Registry's v2 API (`/apis/registry/v2`), as Apicurio's converter calls it:
+    /// artifacts of the default group named like subjects, content ids as schema ids.
+    ApicurioV2 {
+        /// `apicurio.registry.auto-register.if-exists`: `RETURN_OR_UPDATE` or
+        /// `FIND_OR_CREATE_VERSION`.
+        if_exists: String,
+    },
+}
+
 /// An Avro converter's settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AvroConverterConfig {
     /// The converter class as written.
     pub class: String,
+    /// The registry's API.
+    pub api: RegistryApi,
     /// `schema.registry.url`: base URLs (comma-separated in the config), tried in order;
     /// credentials written in a URL are moved to [`Self::auth`].
     pub registry_urls: Vec<String>,
@@ -151,9 +191,12 @@ fn one(c: &mut Checker<'_>, is_key: bool) -> ConverterConfig {
         CONFLUENT_AVRO_CONVERTER => {
             ConverterConfig::Avro(avro(c, &class, prefix, is_key, &settings))
         }
+        APICURIO_AVRO_CONVERTER => {
+            ConverterConfig::Avro(apicurio_avro(c, &class, prefix, &settings))
+        }
         _ => {
             c.problem(format!(
-                "{class_key}={class} is not implemented: pgcdc writes {JSON_CONVERTER} or {CONFLUENT_AVRO_CONVERTER} output"
+                "{class_key}={class} is not implemented: pgcdc writes {JSON_CONVERTER}, {CONFLUENT_AVRO_CONVERTER} or {APICURIO_AVRO_CONVERTER} output"
             ));
             ConverterConfig::Json {
                 schemas_enable: true,
@@ -250,10 +293,146 @@ fn avro(
     );
     AvroConverterConfig {
         class: class.to_string(),
+        api: RegistryApi::Confluent,
         registry_urls,
         auth,
         auto_register,
         subject_strategy,
+        connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
+        schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
+    }
+}
+
+/// Apicurio's converter in Confluent compatibility mode, the mode Debezium's documentation
+/// gives for Confluent consumers: `apicurio.registry.as-confluent=true` (a 4-byte id),
+/// `apicurio.registry.use-id=contentId` and `apicurio.registry.headers.enabled=false` (the id
+/// in the value, not in headers). Its other modes write other bytes and are problems.
+/// `apicurio.registry.url` names Apicurio's v2 API (`.../apis/registry/v2`), which pgcdc calls
+/// as the converter does: artifacts of the default group named by `TopicIdStrategy`, content
+/// ids in the records.
+fn apicurio_avro(
+    c: &mut Checker<'_>,
+    class: &str,
+    prefix: &str,
+    settings: &[String],
+) -> AvroConverterConfig {
+    let known = [
+        apicurio::URL,
+        apicurio::AUTO_REGISTER,
+        apicurio::IF_EXISTS,
+        apicurio::FIND_LATEST,
+        apicurio::AS_CONFLUENT,
+        apicurio::USE_ID,
+        apicurio::HEADERS_ENABLED,
+        apicurio::STRATEGY,
+        apicurio::USERNAME,
+        apicurio::PASSWORD,
+        setting::ENHANCED,
+        setting::CONNECT_META_DATA,
+        setting::CACHE,
+        setting::SCHEMAS_ENABLE,
+    ];
+    for s in settings.iter().filter(|s| !known.contains(&s.as_str())) {
+        c.problem(format!(
+            "{prefix}{s} is not implemented for {class}: pgcdc reads {}",
+            known
+                .iter()
+                .map(|k| format!("{prefix}{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let key = |s: &str| format!("{prefix}{s}");
+    let url = c.required(
+        &key(apicurio::URL),
+        "Apicurio Registry's API URL, e.g. http://registry:8080/apis/registry/v2",
+    );
+    let mut registry_urls = Vec::new();
+    let mut url_credentials = None;
+    if !url.is_empty() {
+        match split_url(url.trim()) {
+            Ok((base, userinfo)) if base.ends_with(apicurio::V2_PATH) => {
+                url_credentials = userinfo;
+                registry_urls.push(base);
+            }
+            Ok((base, _)) => c.problem(format!(
+                "{}={base} does not end with {}: pgcdc calls Apicurio Registry's v2 API, as its converter does (for the Confluent-compatible API at .../apis/ccompat/v7, use {CONFLUENT_AVRO_CONVERTER})",
+                key(apicurio::URL),
+                apicurio::V2_PATH
+            )),
+            Err(why) => c.problem(format!("{} has an invalid URL: {why}", key(apicurio::URL))),
+        }
+    }
+    let mode = [
+        (apicurio::AS_CONFLUENT, "false", "true"),
+        (apicurio::USE_ID, "globalId", "contentId"),
+        (apicurio::HEADERS_ENABLED, "true", "false"),
+    ];
+    for (setting, default, wanted) in mode {
+        let v = c.string(&key(setting), default);
+        if !v.eq_ignore_ascii_case(wanted) {
+            c.problem(format!(
+                "{}={v} is not implemented: pgcdc writes Apicurio's Confluent compatibility mode, {}=true, {}=contentId and {}=false (magic byte, 4-byte content id, Avro body), which Confluent's and Apicurio's consumers both read",
+                key(setting),
+                key(apicurio::AS_CONFLUENT),
+                key(apicurio::USE_ID),
+                key(apicurio::HEADERS_ENABLED)
+            ));
+        }
+    }
+    let auto_register = c.boolean(&key(apicurio::AUTO_REGISTER), false);
+    if !auto_register && c.boolean(&key(apicurio::FIND_LATEST), false) {
+        c.problem(format!(
+            "{}=true without {}=true is not implemented yet: pgcdc registers (or looks up) the schema of each record, not the latest version",
+            key(apicurio::FIND_LATEST),
+            key(apicurio::AUTO_REGISTER)
+        ));
+    }
+    let if_exists = c.string(&key(apicurio::IF_EXISTS), "RETURN_OR_UPDATE");
+    if !["RETURN_OR_UPDATE", "FIND_OR_CREATE_VERSION"].contains(&if_exists.as_str()) {
+        c.problem(format!(
+            "{}={if_exists} is not implemented: pgcdc returns an identical schema's id or registers a new version (RETURN_OR_UPDATE, FIND_OR_CREATE_VERSION)",
+            key(apicurio::IF_EXISTS)
+        ));
+    }
+    let strategy = c.string(&key(apicurio::STRATEGY), apicurio::TOPIC_ID_STRATEGY);
+    if strategy != apicurio::TOPIC_ID_STRATEGY {
+        c.problem(format!(
+            "{}={strategy} is not implemented: pgcdc names artifacts <topic>-key / <topic>-value ({})",
+            key(apicurio::STRATEGY),
+            apicurio::TOPIC_ID_STRATEGY
+        ));
+    }
+    if c.boolean(&key(setting::ENHANCED), false) {
+        c.problem(format!(
+            "{}=true is not implemented yet: pgcdc writes AvroData's default translation",
+            key(setting::ENHANCED)
+        ));
+    }
+    let user = c
+        .get(&key(apicurio::USERNAME))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let password = c.get(&key(apicurio::PASSWORD)).map(str::to_string);
+    let auth = match (user, password) {
+        (Some(u), Some(p)) => RegistryAuth::Basic(format!("{u}:{p}")),
+        (Some(_), None) => {
+            c.problem(format!(
+                "{} needs {}",
+                key(apicurio::USERNAME),
+                key(apicurio::PASSWORD)
+            ));
+            RegistryAuth::None
+        }
+        (None, _) => url_credentials.map_or(RegistryAuth::None, RegistryAuth::Basic),
+    };
+    AvroConverterConfig {
+        class: class.to_string(),
+        api: RegistryApi::ApicurioV2 { if_exists },
+        registry_urls,
+        auth,
+        auto_register,
+        subject_strategy: SubjectNameStrategy::TopicName,
         connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
         schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
     }

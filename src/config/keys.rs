@@ -307,6 +307,7 @@ pub fn is_secret(key: &str) -> bool {
         || k.ends_with("bearer.auth.token")
         // May carry user:password.
         || k.ends_with("schema.registry.url")
+        || k.ends_with("apicurio.registry.url")
         // Private keys as PEM text (Java's and librdkafka's names).
         || k.ends_with("ssl.keystore.key")
         || k.ends_with("ssl.key.pem")

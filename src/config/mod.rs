@@ -56,8 +56,8 @@ use values::ValueOptions;
 pub use connection::{DatabaseConfig, SslMode, DEFAULT_CONNECT_TIMEOUT_MS};
 pub use connector::CONNECTOR_CLASS;
 pub use converters::{
-    AvroConverterConfig, ConverterConfig, RegistryAuth, SubjectNameStrategy,
-    CONFLUENT_AVRO_CONVERTER, JSON_CONVERTER,
+    AvroConverterConfig, ConverterConfig, RegistryApi, RegistryAuth, SubjectNameStrategy,
+    APICURIO_AVRO_CONVERTER, CONFLUENT_AVRO_CONVERTER, JSON_CONVERTER,
 };
 pub use exactly_once::{ExactlyOnceConfig, TransactionBoundary, DEFAULT_TRANSACTION_TIMEOUT_MS};
 pub use filters::{MessageFilters, SkippedOperations, TableFilters};

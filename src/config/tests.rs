@@ -241,6 +241,90 @@ fn the_avro_converter_reads_confluents_settings() {
 }
 
 #[test]
+fn apicurio_avro_converter_in_confluent_mode_reads_apicurios_settings() {
+    let apicurio = "io.apicurio.registry.utils.converter.AvroConverter";
+    let mode = |p: &str| {
+        vec![
+            (format!("{p}converter"), apicurio.to_string()),
+            (
+                format!("{p}converter.apicurio.registry.url"),
+                "http://reg:8080/apis/registry/v2/".to_string(),
+            ),
+            (
+                format!("{p}converter.apicurio.registry.auto-register"),
+                "true".into(),
+            ),
+            (
+                format!("{p}converter.apicurio.registry.find-latest"),
+                "true".into(),
+            ),
+            (
+                format!("{p}converter.apicurio.registry.as-confluent"),
+                "true".into(),
+            ),
+            (
+                format!("{p}converter.apicurio.registry.use-id"),
+                "contentId".into(),
+            ),
+            (
+                format!("{p}converter.apicurio.registry.headers.enabled"),
+                "false".into(),
+            ),
+        ]
+    };
+    let mut kvs = mode("key.");
+    kvs.extend(mode("value."));
+    kvs.push((
+        "value.converter.apicurio.auth.username".into(),
+        "alice".into(),
+    ));
+    kvs.push(("value.converter.apicurio.auth.password".into(), "pw".into()));
+    let refs: Vec<(&str, &str)> = kvs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&refs)).unwrap();
+    let ConverterConfig::Avro(k) = &c.key_converter else {
+        panic!("{:?}", c.key_converter)
+    };
+    assert_eq!(k.registry_urls, ["http://reg:8080/apis/registry/v2"]);
+    assert_eq!(
+        k.api,
+        RegistryApi::ApicurioV2 {
+            if_exists: "RETURN_OR_UPDATE".into()
+        }
+    );
+    assert!(k.auto_register);
+    assert_eq!(k.auth, RegistryAuth::None);
+    assert_eq!(k.subject_strategy, SubjectNameStrategy::TopicName);
+    let ConverterConfig::Avro(v) = &c.value_converter else {
+        panic!("{:?}", c.value_converter)
+    };
+    assert_eq!(v.auth, RegistryAuth::Basic("alice:pw".into()));
+    // Field names are made valid Avro names, as Debezium does for this class too.
+    assert_eq!(c.field_name_adjustment, crate::util::NameAdjustment::Avro);
+
+    // Apicurio's defaults (ids in headers, 8-byte global ids) write other bytes: refused.
+    let msg = problems(&seed_with(&[
+        ("value.converter", apicurio),
+        (
+            "value.converter.apicurio.registry.url",
+            "http://reg:8080/apis/ccompat/v7",
+        ),
+        (
+            "value.converter.apicurio.registry.artifact-resolver-strategy",
+            "io.apicurio.registry.serde.strategy.RecordIdStrategy",
+        ),
+    ]));
+    for expected in [
+        "value.converter.apicurio.registry.url=http://reg:8080/apis/ccompat/v7 does not end with /apis/registry/v2",
+        "value.converter.apicurio.registry.as-confluent=false is not implemented",
+        "value.converter.apicurio.registry.use-id=globalId is not implemented",
+        "value.converter.apicurio.registry.headers.enabled=true is not implemented",
+        "value.converter.apicurio.registry.artifact-resolver-strategy=io.apicurio.registry.serde.strategy.RecordIdStrategy is not implemented",
+    ] {
+        assert!(msg.contains(expected), "{expected}\n{msg}");
+    }
+}
+
+#[test]
 fn avro_settings_pgcdc_does_not_implement_are_problems() {
     let avro = "io.confluent.connect.avro.AvroConverter";
     let msg = problems(&seed_with(&[("value.converter", avro)]));

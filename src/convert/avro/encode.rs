@@ -13,10 +13,17 @@
 
 use crate::event::{Schema, SchemaType, Value};
 
-/// Appends the Avro encoding of `v` (of Connect schema `s`) to `out`. The error names the
-/// field path (`after.id`) whose value does not fit its schema.
-pub fn encode(s: &Schema, v: &Value, out: &mut Vec<u8>) -> Result<(), String> {
-    value(s, v, out).map_err(|path| path.join("."))
+/// Appends the Avro encoding of `v` (of Connect schema `s`) to `out`; with `record_alone`, an
+/// optional struct `s` is encoded as its record, not as a union
+/// ([`super::schema::top_level_record_alone`]). The error names the field path (`after.id`)
+/// whose value does not fit its schema.
+pub fn encode(s: &Schema, v: &Value, out: &mut Vec<u8>, record_alone: bool) -> Result<(), String> {
+    let r = if record_alone && !v.is_null() {
+        base(s, v, out)
+    } else {
+        value(s, v, out)
+    };
+    r.map_err(|path| path.join("."))
 }
 
 /// The field path of a value that does not fit, innermost last (collected on the way out).
@@ -152,7 +159,7 @@ mod tests {
 
     fn enc(s: &Schema, v: &Value) -> Vec<u8> {
         let mut out = Vec::new();
-        encode(s, v, &mut out).unwrap();
+        encode(s, v, &mut out, false).unwrap();
         out
     }
 
@@ -202,10 +209,11 @@ mod tests {
             &s,
             &Value::Struct(vec![Value::String("x".into())]),
             &mut out,
+            false,
         )
         .unwrap_err();
         assert!(e.starts_with("id."), "{e}");
-        let e = encode(&s, &Value::Struct(vec![Value::Null]), &mut out).unwrap_err();
+        let e = encode(&s, &Value::Struct(vec![Value::Null]), &mut out, false).unwrap_err();
         assert!(e.contains("null in a required"), "{e}");
     }
 

@@ -15,11 +15,11 @@ pub mod schema;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::config::{AvroConverterConfig, SubjectNameStrategy};
+use crate::config::{AvroConverterConfig, RegistryApi, SubjectNameStrategy};
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Schema, Value};
 
-use schema::{avro_schema_json, record_full_name, AvroSchemaOptions};
+use schema::{avro_schema_json, record_full_name, top_level_record_alone, AvroSchemaOptions};
 
 /// A schema the converter needs an id for: its subject and its Avro JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,13 +70,7 @@ impl AvroConverter {
         {
             return Ok(None);
         }
-        let text = avro_schema_json(
-            schema,
-            AvroSchemaOptions {
-                connect_meta_data: self.config.connect_meta_data,
-            },
-        )
-        .map_err(|e| {
+        let text = avro_schema_json(schema, self.options()).map_err(|e| {
             Error::conversion(format!(
                 "the {} schema of topic {topic} has no Avro form: {e}",
                 self.part()
@@ -150,13 +144,23 @@ impl AvroConverter {
             })?;
         out.push(0);
         out.extend_from_slice(&id.to_be_bytes());
-        encode::encode(schema, value, out).map_err(|path| {
+        let record_alone = top_level_record_alone(schema, self.options());
+        encode::encode(schema, value, out, record_alone).map_err(|path| {
             Error::conversion(format!(
                 "the {} of a record for topic {topic} does not fit its schema at {path}",
                 self.part()
             ))
         })?;
         Ok(true)
+    }
+
+    /// The translation settings: `connect.meta.data`, and Apicurio's converter's choice of
+    /// the datum's schema.
+    fn options(&self) -> AvroSchemaOptions {
+        AvroSchemaOptions {
+            connect_meta_data: self.config.connect_meta_data,
+            datum_schema: matches!(self.config.api, RegistryApi::ApicurioV2 { .. }),
+        }
     }
 
     fn part(&self) -> &'static str {

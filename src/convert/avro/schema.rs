@@ -47,6 +47,17 @@ const AVRO_NAMESPACE: &str = "io.confluent.connect.avro";
 pub struct AvroSchemaOptions {
     /// `connect.meta.data`: write the `connect.*` properties.
     pub connect_meta_data: bool,
+    /// Register the schema of the datum rather than the schema derived for the part: an
+    /// optional top-level struct is then its record, not a union with null (Apicurio's
+    /// converter takes the schema from the Avro record it built; Confluent's registers the
+    /// union). A null value is a Kafka null either way.
+    pub datum_schema: bool,
+}
+
+/// Whether `s`, at the top of a record part, is written as its record alone (see
+/// [`AvroSchemaOptions::datum_schema`]).
+pub fn top_level_record_alone(s: &Schema, opts: AvroSchemaOptions) -> bool {
+    opts.datum_schema && s.optional && s.ty == SchemaType::Struct
 }
 
 /// The Avro schema of Connect schema `s`, as JSON text. Errors name the Connect schema whose
@@ -58,7 +69,11 @@ pub fn avro_schema_json(s: &Schema, opts: AvroSchemaOptions) -> Result<String, S
         unnamed: 0,
         out: String::with_capacity(1024),
     };
-    w.schema(s, "")?;
+    if top_level_record_alone(s, opts) {
+        w.base(s, "")?;
+    } else {
+        w.schema(s, "")?;
+    }
     Ok(w.out)
 }
 
@@ -229,7 +244,7 @@ impl<'a> Writer<'a> {
         match &schema.default {
             // An optional struct is ["null", record]: a record default does not fit its first
             // branch, and AvroData leaves such a default out.
-            Some(d) if !d.is_null() && !optional_struct(schema) && finite(d) => {
+            Some(d) if !d.is_null() && !optional_struct(schema) => {
                 self.out.push_str(",\"default\":");
                 default_json(schema, d, &mut self.out);
             }
@@ -296,7 +311,7 @@ impl<'a> Writer<'a> {
             }
             self.out.push('}');
         }
-        if let Some(d) = s.default.as_ref().filter(|d| !d.is_null() && finite(d)) {
+        if let Some(d) = s.default.as_ref().filter(|d| !d.is_null()) {
             self.out.push_str(",\"connect.default\":");
             default_json(s, d, &mut self.out);
         }
@@ -316,16 +331,6 @@ impl<'a> Writer<'a> {
 /// default value, unless it is a struct (always `["null", record]`).
 pub(super) fn default_first(s: &Schema) -> bool {
     s.ty != SchemaType::Struct && s.default.as_ref().is_some_and(|d| !d.is_null())
-}
-
-/// `false` for a NaN or infinite float default, which JSON cannot hold: AvroData's field
-/// then gets no default (Avro refuses the one it would write).
-fn finite(d: &Value) -> bool {
-    match d {
-        Value::Float32(f) => f.is_finite(),
-        Value::Float64(f) => f.is_finite(),
-        _ => true,
-    }
 }
 
 fn optional_struct(s: &Schema) -> bool {
@@ -434,6 +439,18 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// `"NaN"`, `"Infinity"` or `"-Infinity"`: Jackson quotes the numbers JSON cannot hold, so a
+/// NaN default is registered as that string (as AvroData's schemas carry it).
+fn push_non_finite(out: &mut String, f: f64) {
+    out.push_str(if f.is_nan() {
+        "\"NaN\""
+    } else if f > 0.0 {
+        "\"Infinity\""
+    } else {
+        "\"-Infinity\""
+    });
+}
+
 /// A default value as Avro's JSON encoding of `s`'s type: numbers, booleans, strings, bytes as
 /// a string of code points 0-255, records as objects, arrays and maps.
 fn default_json(s: &Schema, v: &Value, out: &mut String) {
@@ -441,7 +458,10 @@ fn default_json(s: &Schema, v: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
-        // The shortest text that reads back as the same value, as Java's toString writes it.
+        // The shortest text that reads back as the same value, as Java's toString writes it;
+        // NaN and the infinities as the strings Jackson writes for them.
+        Value::Float32(f) if !f.is_finite() => push_non_finite(out, f64::from(*f)),
+        Value::Float64(f) if !f.is_finite() => push_non_finite(out, *f),
         Value::Float32(f) => out.push_str(&format!("{f:?}")),
         Value::Float64(f) => out.push_str(&format!("{f:?}")),
         Value::String(t) => push_json_string(out, t),
@@ -505,6 +525,7 @@ mod tests {
 
     const META: AvroSchemaOptions = AvroSchemaOptions {
         connect_meta_data: true,
+        datum_schema: false,
     };
 
     fn json(s: &Schema) -> serde_json::Value {
@@ -552,6 +573,7 @@ mod tests {
         );
         let no_meta = AvroSchemaOptions {
             connect_meta_data: false,
+            datum_schema: false,
         };
         assert_eq!(
             avro_schema_json(&date, no_meta).unwrap(),
@@ -603,7 +625,7 @@ mod tests {
     }
 
     #[test]
-    fn a_record_doc_is_a_connect_property_and_odd_defaults_are_left_out() {
+    fn a_record_doc_is_a_connect_property_and_non_finite_defaults_are_strings() {
         let mut v = Schema::structure("io.debezium.data.VariableScaleDecimal", false, vec![])
             .named("io.debezium.data.VariableScaleDecimal");
         v.doc = Some("Variable scaled decimal".into());
@@ -617,8 +639,48 @@ mod tests {
         g.default = Some(Value::Float32(0.1));
         let rec = Schema::structure("a.R", false, vec![Field::new("f", f), Field::new("g", g)]);
         let text = avro_schema_json(&rec, META).unwrap();
-        assert!(!text.contains("NaN"), "{text}");
+        // As Debezium's registered schema has it (checked with the harness's Avro pass).
+        assert!(
+            text.contains(r#"{"name":"f","type":[{"type":"double","connect.default":"NaN"},"null"],"default":"NaN"}"#),
+            "{text}"
+        );
         assert!(text.contains(r#""default":0.1"#), "{text}");
+    }
+
+    #[test]
+    fn apicurio_registers_an_optional_top_level_struct_as_its_record() {
+        // EventRouter's expanded JSON payload is an optional struct: Confluent's converter
+        // registers ["null", record], Apicurio's the record (checked with the harness).
+        let payload = Schema::structure(
+            "payload",
+            true,
+            vec![Field::new("vip", Schema::new(SchemaType::Boolean, true))],
+        );
+        let union = avro_schema_json(&payload, META).unwrap();
+        assert!(
+            union.starts_with(r#"["null",{"type":"record","name":"payload""#),
+            "{union}"
+        );
+        let datum = AvroSchemaOptions {
+            datum_schema: true,
+            ..META
+        };
+        assert!(top_level_record_alone(&payload, datum));
+        assert_eq!(
+            avro_schema_json(&payload, datum).unwrap(),
+            &union[8..union.len() - 1]
+        );
+        let mut out = Vec::new();
+        let v = Value::Struct(vec![Value::Bool(true)]);
+        super::super::encode::encode(&payload, &v, &mut out, true).unwrap();
+        assert_eq!(
+            out,
+            [2, 1],
+            "no union index before the record: branch 1 (boolean) of vip, true"
+        );
+        // A primitive keeps its union: Apicurio's datum schema for it is the derived one.
+        let key = Schema::new(SchemaType::String, true);
+        assert!(!top_level_record_alone(&key, datum));
     }
 
     #[test]
@@ -678,6 +740,7 @@ mod tests {
             &ts,
             AvroSchemaOptions {
                 connect_meta_data: false,
+                datum_schema: false,
             },
         )
         .unwrap();

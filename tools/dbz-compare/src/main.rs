@@ -5,6 +5,9 @@
 //! partition in offset order (aligned on key and op, so a lone record does not shift the rest),
 //! and compares key bytes, value bytes and headers after blanking
 //! only volatile fields. Side A is the reference (Debezium), side B the candidate (pgcdc).
+//! With a schema registry per side (`--registry-a`, `--registry-b`), keys and values are Avro in
+//! Confluent's wire format and are compared as the schema each registry holds for them plus the
+//! decoded datum (see avro.rs).
 //!
 //! Subcommands:
 //!   compare        the comparison and its report (exit 1 when anything differs)
@@ -12,6 +15,7 @@
 //!   delete-topics  delete the topics with the given prefixes (clean slate on a shared broker)
 //!   switch-check   the verdict of the switch run (scripts/debezium/switch.sh), see switch.rs
 
+mod avro;
 mod json;
 mod switch;
 
@@ -73,6 +77,12 @@ enum Cmd {
         /// every difference is listed counts as deliberately different, not as a failure
         #[arg(long)]
         deliberate: Option<String>,
+        /// Side A's schema registry (Confluent-compatible API): keys and values are Avro
+        #[arg(long)]
+        registry_a: Option<String>,
+        /// Side B's schema registry
+        #[arg(long)]
+        registry_b: Option<String>,
     },
     /// Wait until every topic has, on every side, a record whose payload.source.txId is TXID.
     Wait {
@@ -85,6 +95,9 @@ enum Cmd {
         txid: String,
         #[arg(long, default_value_t = 180)]
         timeout: u64,
+        /// NAME=URL: that side's records are Avro, with their schemas in this registry
+        #[arg(long = "registry")]
+        registries: Vec<String>,
     },
     /// Check the switch run's topic: nothing lost, no new snapshot, order kept, and what each
     /// phase published again within its rule.
@@ -122,10 +135,34 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let rc = match cli.cmd {
-        Cmd::Compare { a, b, prefix, include_prefix, strict_source, dump, json_out, example_chars, timeout, deliberate } => {
-            compare(CompareArgs { a, b, prefix, include_prefix, strict_source, dump, json_out, example_chars, timeout, deliberate })
-        }
-        Cmd::Wait { sides, topics, txid, timeout } => wait(&sides, &topics, &txid, timeout),
+        Cmd::Compare {
+            a,
+            b,
+            prefix,
+            include_prefix,
+            strict_source,
+            dump,
+            json_out,
+            example_chars,
+            timeout,
+            deliberate,
+            registry_a,
+            registry_b,
+        } => compare(CompareArgs {
+            a,
+            b,
+            prefix,
+            include_prefix,
+            strict_source,
+            dump,
+            json_out,
+            example_chars,
+            timeout,
+            deliberate,
+            registry_a,
+            registry_b,
+        }),
+        Cmd::Wait { sides, topics, txid, timeout, registries } => wait(&sides, &topics, &txid, timeout, &registries),
         Cmd::DeleteTopics { brokers, prefixes, timeout } => delete_topics(&brokers, &prefixes, timeout),
         Cmd::SwitchCheck { brokers, topic, phases, rows, snapshot_rows, counter, timeout } => {
             switch::switch_check(switch::SwitchArgs { brokers, topic, phases, rows, snapshot_rows, counter, timeout })
@@ -244,6 +281,23 @@ fn read_all(c: &BaseConsumer, topics: &BTreeMap<String, Vec<i32>>, timeout: Dura
     Ok(out)
 }
 
+/// Replaces every Avro key and value by its JSON document (avro.rs), when the side has a
+/// registry.
+fn decode_avro(recs: &mut BTreeMap<Tp, Vec<Rec>>, registry: Option<&str>) -> Res<()> {
+    let Some(url) = registry else { return Ok(()) };
+    let mut reg = avro::Registry::new(url);
+    for ((t, p), rs) in recs.iter_mut() {
+        for r in rs.iter_mut() {
+            for part in [&mut r.key, &mut r.value] {
+                if let Some(b) = part.as_mut() {
+                    *b = reg.decode(b).map_err(|e| format!("{t}[{p}] offset {}: {e}", r.offset))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 // ------------------------------------------------------------------------------------------
 // wait
 // ------------------------------------------------------------------------------------------
@@ -259,11 +313,18 @@ fn txid_of(value: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(tx.raw(value)).into_owned())
 }
 
-fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64) -> Res<i32> {
+fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64, registries: &[String]) -> Res<i32> {
     let t0 = Instant::now();
     let deadline = t0 + Duration::from_secs(timeout);
     for s in sides {
         let (name, brokers) = side(s)?;
+        let mut registry = None;
+        for r in registries {
+            let (n, url) = side(r)?;
+            if n == name {
+                registry = Some(avro::Registry::new(&url));
+            }
+        }
         let c = consumer(&brokers)?;
         let mut missing: BTreeSet<String> = topics.iter().cloned().collect();
         let mut assigned: BTreeSet<String> = BTreeSet::new();
@@ -307,6 +368,14 @@ fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64) -> Res<i3
             };
             next.insert((m.topic().to_string(), m.partition()), m.offset() + 1);
             if let Some(v) = m.payload() {
+                let decoded;
+                let v = match registry.as_mut() {
+                    Some(reg) => {
+                        decoded = reg.decode(v).map_err(|e| format!("{name}: {}[{}] offset {}: {e}", m.topic(), m.partition(), m.offset()))?;
+                        &decoded[..]
+                    }
+                    None => v,
+                };
                 if txid_of(v).as_deref() == Some(txid) {
                     missing.remove(m.topic());
                 }
@@ -395,6 +464,8 @@ struct CompareArgs {
     example_chars: usize,
     timeout: u64,
     deliberate: Option<String>,
+    registry_a: Option<String>,
+    registry_b: Option<String>,
 }
 
 struct Diff {
@@ -471,9 +542,12 @@ fn blank(doc: &[u8], root: &Node, paths: &[String]) -> Vec<u8> {
     out
 }
 
-/// Name of an element of a Connect schema `fields` array, if it is one.
+/// Name of an element of a Connect schema's `fields` array (`field`) or of an Avro record's
+/// (`name`, beside its `type`), if it is one.
 fn field_name(n: &Node, doc: &[u8]) -> Option<String> {
-    n.get("field").and_then(|f| f.as_str(doc))
+    n.get("field")
+        .or_else(|| n.get("type").and(n.get("name")))
+        .and_then(|f| f.as_str(doc))
 }
 
 struct Walk<'a> {
@@ -773,8 +847,10 @@ fn compare(args: CompareArgs) -> Res<i32> {
     let cb = consumer(&bb)?;
     let ta = list_topics(&ca, &prefixes, &exact)?;
     let tb = list_topics(&cb, &prefixes, &exact)?;
-    let ra = read_all(&ca, &ta, timeout).map_err(|e| format!("{an}: {e}"))?;
-    let rb = read_all(&cb, &tb, timeout).map_err(|e| format!("{bn}: {e}"))?;
+    let mut ra = read_all(&ca, &ta, timeout).map_err(|e| format!("{an}: {e}"))?;
+    let mut rb = read_all(&cb, &tb, timeout).map_err(|e| format!("{bn}: {e}"))?;
+    decode_avro(&mut ra, args.registry_a.as_deref()).map_err(|e| format!("{an}: {e}"))?;
+    decode_avro(&mut rb, args.registry_b.as_deref()).map_err(|e| format!("{bn}: {e}"))?;
 
     let mut tps: BTreeSet<Tp> = ra.keys().cloned().collect();
     tps.extend(rb.keys().cloned());
