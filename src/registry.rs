@@ -145,6 +145,7 @@ fn refusal(
         "does not hold"
     };
     let hint = match (status, code) {
+        (0, _) => "the registry's certificate is not trusted or does not name its host: set the converter's schema.registry.ssl.truststore.type=PEM and schema.registry.ssl.truststore.location to the CA that signed it (Apicurio's converter: apicurio.registry.request.ssl.truststore.*)",
         (409, _) => "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
         (_, 40401 | 40403) if !auto_register => "register the schema first, or set the converter's auto.register.schemas=true",
         (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token",
@@ -155,8 +156,13 @@ fn refusal(
     Error::new(
         classify_registry(status),
         format!(
-            "the schema registry {what} the {part} schema under subject {subject} (compatibility {}): {message} (HTTP {status}, error_code {code}); {hint}",
-            level.unwrap_or("unknown")
+            "the schema registry {what} the {part} schema under subject {subject} (compatibility {}): {message} ({}); {hint}",
+            level.unwrap_or("unknown"),
+            if status == 0 {
+                "no HTTP answer".to_string()
+            } else {
+                format!("HTTP {status}, error_code {code}")
+            }
         ),
     )
 }
@@ -207,12 +213,14 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 impl RegistryClient {
     /// A client for `config`'s URLs and credentials.
     pub fn new(config: &AvroConverterConfig) -> Self {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let mut builder = ureq::Agent::config_builder()
             .timeout_global(Some(CALL_TIMEOUT))
             .http_status_as_error(false)
-            .user_agent(concat!("pgcdc/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+            .user_agent(concat!("pgcdc/", env!("CARGO_PKG_VERSION")));
+        if let Some(pem) = &config.trusted_certificates {
+            builder = builder.tls_config(trust_only(pem));
+        }
+        let agent: ureq::Agent = builder.build().into();
         let authorization = match &config.auth {
             RegistryAuth::None => None,
             RegistryAuth::Basic(user_info) => Some(format!(
@@ -382,7 +390,15 @@ impl RegistryClient {
                 req.call()
             }
         };
-        let mut response = result.map_err(|e| RegistryError::Unavailable(e.to_string()))?;
+        let mut response = result.map_err(|e| match tls_failure(&e) {
+            // A certificate the trust store does not vouch for is not waited out.
+            Some(why) => RegistryError::Refused {
+                status: 0,
+                code: 0,
+                message: format!("TLS with {url} failed: {why}"),
+            },
+            None => RegistryError::Unavailable(e.to_string()),
+        })?;
         let status = response.status().as_u16();
         let text = response
             .body_mut()
@@ -411,6 +427,34 @@ impl RegistryClient {
             }
         }
     }
+}
+
+/// The TLS failure in `e`, if it is one (a certificate not trusted, a host name it does not
+/// name, a handshake refused), as opposed to a registry that is down.
+fn tls_failure(e: &ureq::Error) -> Option<String> {
+    match e {
+        ureq::Error::Tls(why) => Some((*why).to_string()),
+        ureq::Error::Rustls(why) => Some(why.to_string()),
+        ureq::Error::Pem(why) => Some(why.to_string()),
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .map(|why| why.to_string()),
+        _ => None,
+    }
+}
+
+/// TLS that trusts the certificates in `pem` (the converter's trust store) and nothing else.
+fn trust_only(pem: &str) -> ureq::tls::TlsConfig {
+    let certs: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(pem.as_bytes())
+        .filter_map(|item| match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect();
+    ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+        .build()
 }
 
 /// Confluent's request body: `{"schema": "<the schema text>"}`.

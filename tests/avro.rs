@@ -6,7 +6,8 @@
 //! answering is waited for, and nothing is lost.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
@@ -479,5 +480,228 @@ async fn the_seed_config_with_avro_is_read_by_confluents_python_deserializer_and
     );
     assert_eq!(order_lines[3], "null", "the tombstone");
     c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// An HTTPS front for the test registry that asks for basic credentials, as a registry behind
+/// an authenticating reverse proxy does (Apicurio's own authentication needs an OIDC server):
+/// TLS with the test CA's certificate for localhost and 127.0.0.1, `401` without
+/// `Authorization: Basic <user:password>`, else the request goes to the registry over plain
+/// HTTP, one request per connection. Counts what it passed and what it refused.
+struct RegistryFront {
+    port: u16,
+    passed: Arc<AtomicUsize>,
+    refused: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RegistryFront {
+    async fn start(user_info: &str) -> RegistryFront {
+        let certs_dir = std::env::var("PGCDC_TEST_KAFKA_CERTS").map_or_else(
+            |_| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("target/services/kafka-certs")
+            },
+            std::path::PathBuf::from,
+        );
+        let pem = std::fs::read(certs_dir.join("broker.pem"))
+            .expect("the test CA's localhost certificate");
+        let chain: Vec<_> = rustls_pemfile::certs(&mut &pem[..])
+            .map(Result::unwrap)
+            .collect();
+        let key = rustls_pemfile::private_key(&mut &pem[..]).unwrap().unwrap();
+        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let upstream = env()
+            .registry
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let expected = format!(
+            "basic {}",
+            base64::engine::general_purpose::STANDARD.encode(user_info)
+        );
+        let (passed, refused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (p, r) = (passed.clone(), refused.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, upstream, expected) =
+                    (acceptor.clone(), upstream.clone(), expected.clone());
+                let (p, r) = (p.clone(), r.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let _ = front_one(tls, &upstream, &expected, &p, &r).await;
+                });
+            }
+        });
+        RegistryFront {
+            port,
+            passed,
+            refused,
+            task,
+        }
+    }
+}
+
+impl Drop for RegistryFront {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One request through [`RegistryFront`].
+async fn front_one(
+    mut tls: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    upstream: &str,
+    expected: &str,
+    passed: &AtomicUsize,
+    refused: &AtomicUsize,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::new();
+    let head_end = loop {
+        let mut chunk = [0u8; 4096];
+        let n = tls.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let header = |name: &str| {
+        head.lines()
+            .find_map(|l| {
+                l.split_once(':')
+                    .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            })
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let length: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        let mut chunk = [0u8; 4096];
+        let n = tls.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    if header("authorization").map(|a| a.to_ascii_lowercase())
+        != Some(expected.to_ascii_lowercase())
+    {
+        refused.fetch_add(1, Ordering::SeqCst);
+        let body = r#"{"error_code":401,"message":"Unauthorized"}"#;
+        let answer = format!(
+            "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        tls.write_all(answer.as_bytes()).await?;
+        return tls.shutdown().await;
+    }
+    passed.fetch_add(1, Ordering::SeqCst);
+    // The same request, asking the registry to close the connection after its answer.
+    let mut request: String = head
+        .trim_end()
+        .lines()
+        .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+        .map(|l| format!("{l}\r\n"))
+        .collect();
+    request.push_str("Connection: close\r\n\r\n");
+    let mut up = tokio::net::TcpStream::connect(upstream).await?;
+    up.write_all(request.as_bytes()).await?;
+    up.write_all(&buf[head_end..]).await?;
+    tokio::io::copy(&mut up, &mut tls).await?;
+    tls.shutdown().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_registry_over_tls_with_basic_auth_and_what_a_wrong_password_or_ca_gives() {
+    let db = TestDb::create("avrotls").await;
+    db.exec("CREATE TABLE t (id int PRIMARY KEY, v text)").await;
+    let front = RegistryFront::start("alice:s3cret").await;
+    let url = format!("https://localhost:{}/apis/ccompat/v7", front.port);
+    let ca = std::env::var("PGCDC_TEST_KAFKA_CERTS").map_or_else(
+        |_| {
+            format!(
+                "{}/target/services/kafka-certs/ca.pem",
+                env!("CARGO_MANIFEST_DIR")
+            )
+        },
+        |d| format!("{d}/ca.pem"),
+    );
+    let config = |prefix: &str, dir: &std::path::Path, password: &str, trust: bool| {
+        let mut raw = avro_config(&db, prefix, dir, &url);
+        for part in ["key", "value"] {
+            let mut set = |k: &str, v: &str| raw.insert(format!("{part}.converter.{k}"), v.into());
+            set("basic.auth.credentials.source", "USER_INFO");
+            set("basic.auth.user.info", &format!("alice:{password}"));
+            if trust {
+                set("schema.registry.ssl.truststore.type", "PEM");
+                set("schema.registry.ssl.truststore.location", &ca);
+            }
+        }
+        raw
+    };
+
+    // The right CA and password: records written, every registry call through the front.
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("avrotls");
+    let running = start(&config(&prefix, dir.path(), "s3cret", true));
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1, 'a')").await;
+    let topic = format!("{prefix}.public.t");
+    let recs = read_n(&env().kafka, &topic, 1, T).await;
+    let (_, v) = decode(recs[0].value.as_deref().unwrap());
+    assert_eq!(v["after"], json!({"id": 1, "v": "a"}));
+    assert!(
+        front.passed.load(Ordering::SeqCst) >= 2,
+        "key and value schemas registered through the front"
+    );
+    assert_eq!(front.refused.load(Ordering::SeqCst), 0);
+    running.stop().await.unwrap();
+
+    // A wrong password: an authentication error, not a wait.
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("avrotls");
+    let running = start(&config(&prefix, dir.path(), "wrong", true));
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (2, 'b')").await;
+    let err = running.expect_error(T).await;
+    assert_eq!(err.kind(), pgcdc::ErrorKind::Auth, "{}", err.message());
+    assert!(err.message().contains("HTTP 401"), "{}", err.message());
+    assert!(front.refused.load(Ordering::SeqCst) >= 1);
+
+    // No trust store: the test CA is not a public root, so TLS fails, and that is not waited out.
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("avrotls");
+    let running = start(&config(&prefix, dir.path(), "s3cret", false));
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (3, 'c')").await;
+    let err = running.expect_error(T).await;
+    let msg = err.message();
+    assert_eq!(err.kind(), pgcdc::ErrorKind::Registry, "{msg}");
+    for want in [
+        "TLS with https://localhost",
+        "schema.registry.ssl.truststore.location",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
     db.cleanup().await;
 }

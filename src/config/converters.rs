@@ -47,6 +47,12 @@ mod setting {
     pub const CACHE: &str = "schemas.cache.config";
     /// JsonConverter's one setting; meaningless for Avro, accepted there as Connect does.
     pub const SCHEMAS_ENABLE: &str = "schemas.enable";
+    pub const TRUSTSTORE_LOCATION: &str = "schema.registry.ssl.truststore.location";
+    pub const TRUSTSTORE_TYPE: &str = "schema.registry.ssl.truststore.type";
+    pub const TRUSTSTORE_CERTIFICATES: &str = "schema.registry.ssl.truststore.certificates";
+    pub const TRUSTSTORE_PASSWORD: &str = "schema.registry.ssl.truststore.password";
+    pub const ENDPOINT_IDENTIFICATION: &str =
+        "schema.registry.ssl.endpoint.identification.algorithm";
 }
 
 /// Setting names of Apicurio's Avro converter (its `SerdeConfig`), after the prefix.
@@ -61,6 +67,9 @@ mod apicurio {
     pub const STRATEGY: &str = "apicurio.registry.artifact-resolver-strategy";
     pub const USERNAME: &str = "apicurio.auth.username";
     pub const PASSWORD: &str = "apicurio.auth.password";
+    pub const TRUSTSTORE_LOCATION: &str = "apicurio.registry.request.ssl.truststore.location";
+    pub const TRUSTSTORE_TYPE: &str = "apicurio.registry.request.ssl.truststore.type";
+    pub const TRUSTSTORE_PASSWORD: &str = "apicurio.registry.request.ssl.truststore.password";
     /// Apicurio's default artifact resolver strategy: `<topic>-key` / `<topic>-value`.
     pub const TOPIC_ID_STRATEGY: &str = "io.apicurio.registry.serde.strategy.TopicIdStrategy";
     /// The base path of Apicurio's v2 REST API, which its 2.6 converter (and pgcdc) calls.
@@ -147,6 +156,9 @@ pub struct AvroConverterConfig {
     pub connect_meta_data: bool,
     /// `schemas.cache.config` (default 1000): schemas kept per converter.
     pub schemas_cache_size: usize,
+    /// The PEM certificates an `https` registry's certificate must chain to, from the trust
+    /// store settings; `None`: the usual public roots (Mozilla's), as Java uses its own.
+    pub trusted_certificates: Option<String>,
 }
 
 /// Reads `key.converter`, `value.converter` and their settings.
@@ -227,6 +239,11 @@ fn avro(
         setting::CONNECT_META_DATA,
         setting::CACHE,
         setting::SCHEMAS_ENABLE,
+        setting::TRUSTSTORE_LOCATION,
+        setting::TRUSTSTORE_TYPE,
+        setting::TRUSTSTORE_CERTIFICATES,
+        setting::TRUSTSTORE_PASSWORD,
+        setting::ENDPOINT_IDENTIFICATION,
     ];
     for s in settings.iter().filter(|s| !known.contains(&s.as_str())) {
         c.problem(format!(
@@ -291,6 +308,26 @@ fn avro(
             ),
         ],
     );
+    // Empty turns the check off in Java's clients.
+    let identification = c
+        .get(&key(setting::ENDPOINT_IDENTIFICATION))
+        .unwrap_or("https")
+        .to_string();
+    if !identification.eq_ignore_ascii_case("https") {
+        c.problem(format!(
+            "{}={identification} is not implemented: pgcdc always checks that the registry's certificate names its host (https)",
+            key(setting::ENDPOINT_IDENTIFICATION)
+        ));
+    }
+    let trusted_certificates = trust(
+        c,
+        TrustKeys {
+            location: key(setting::TRUSTSTORE_LOCATION),
+            ty: key(setting::TRUSTSTORE_TYPE),
+            certificates: Some(key(setting::TRUSTSTORE_CERTIFICATES)),
+            password: key(setting::TRUSTSTORE_PASSWORD),
+        },
+    );
     AvroConverterConfig {
         class: class.to_string(),
         api: RegistryApi::Confluent,
@@ -300,6 +337,7 @@ fn avro(
         subject_strategy,
         connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
         schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
+        trusted_certificates,
     }
 }
 
@@ -327,6 +365,9 @@ fn apicurio_avro(
         apicurio::STRATEGY,
         apicurio::USERNAME,
         apicurio::PASSWORD,
+        apicurio::TRUSTSTORE_LOCATION,
+        apicurio::TRUSTSTORE_TYPE,
+        apicurio::TRUSTSTORE_PASSWORD,
         setting::ENHANCED,
         setting::CONNECT_META_DATA,
         setting::CACHE,
@@ -426,6 +467,15 @@ fn apicurio_avro(
         }
         (None, _) => url_credentials.map_or(RegistryAuth::None, RegistryAuth::Basic),
     };
+    let trusted_certificates = trust(
+        c,
+        TrustKeys {
+            location: key(apicurio::TRUSTSTORE_LOCATION),
+            ty: key(apicurio::TRUSTSTORE_TYPE),
+            certificates: None,
+            password: key(apicurio::TRUSTSTORE_PASSWORD),
+        },
+    );
     AvroConverterConfig {
         class: class.to_string(),
         api: RegistryApi::ApicurioV2 { if_exists },
@@ -435,7 +485,68 @@ fn apicurio_avro(
         subject_strategy: SubjectNameStrategy::TopicName,
         connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
         schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
+        trusted_certificates,
     }
+}
+
+/// The full names of a converter's trust store settings.
+struct TrustKeys {
+    location: String,
+    ty: String,
+    /// Confluent's PEM text setting (Apicurio has none).
+    certificates: Option<String>,
+    password: String,
+}
+
+/// The registry's trust store: a PEM file (`...truststore.location` with `...truststore.type`
+/// PEM) or PEM text, read now so that a missing or empty file is a startup problem. JKS (the
+/// Java default type) and PKCS#12 stores are problems naming the command that converts them.
+fn trust(c: &mut Checker<'_>, keys: TrustKeys) -> Option<String> {
+    let location = c
+        .get(&keys.location)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let text = keys
+        .certificates
+        .as_deref()
+        .and_then(|k| c.get(k))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    if location.is_none() && text.is_none() {
+        return None;
+    }
+    let ty = c.string(&keys.ty, "JKS");
+    if !ty.eq_ignore_ascii_case("PEM") {
+        c.problem(format!(
+            "{}={ty}: pgcdc reads PEM trust stores: convert it, e.g. keytool -exportcert -rfc -keystore truststore.jks -alias <ca> -file ca.pem (or openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem), then set {}=PEM and point {} at ca.pem",
+            keys.ty, keys.ty, keys.location
+        ));
+        return None;
+    }
+    if c.get(&keys.password).is_some_and(|p| !p.is_empty()) {
+        c.problem(format!(
+            "{} cannot be set for a PEM trust store (the Java client refuses it too): remove it",
+            keys.password
+        ));
+    }
+    let (pem, from) = match (location, text) {
+        (Some(path), _) => match std::fs::read_to_string(path.trim()) {
+            Ok(pem) => (pem, format!("{}={path}", keys.location)),
+            Err(e) => {
+                c.problem(format!("{}={path} cannot be read: {e}", keys.location));
+                return None;
+            }
+        },
+        (None, Some(pem)) => (pem, keys.certificates.unwrap_or_default()),
+        (None, None) => return None,
+    };
+    if !pem.contains("-----BEGIN CERTIFICATE-----") {
+        c.problem(format!(
+            "{from} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+        return None;
+    }
+    Some(pem)
 }
 
 /// The credentials: `basic.auth.credentials.source` `URL` (the default: from the URL, if it

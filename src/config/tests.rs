@@ -339,6 +339,14 @@ fn avro_settings_pgcdc_does_not_implement_are_problems() {
             "value.converter.schema.registry.ssl.truststore.location",
             "/x",
         ),
+        (
+            "value.converter.schema.registry.ssl.keystore.location",
+            "/k",
+        ),
+        (
+            "value.converter.schema.registry.ssl.endpoint.identification.algorithm",
+            "",
+        ),
         ("value.converter.use.latest.version", "true"),
         (
             "value.converter.value.subject.name.strategy",
@@ -347,13 +355,63 @@ fn avro_settings_pgcdc_does_not_implement_are_problems() {
         ("value.converter.basic.auth.credentials.source", "USER_INFO"),
     ]));
     for want in [
-        "value.converter.schema.registry.ssl.truststore.location is not implemented",
+        // Java's default store type; pgcdc reads PEM.
+        "value.converter.schema.registry.ssl.truststore.type=JKS: pgcdc reads PEM trust stores: convert it",
+        "value.converter.schema.registry.ssl.keystore.location is not implemented",
+        "value.converter.schema.registry.ssl.endpoint.identification.algorithm= is not implemented",
         "value.converter.use.latest.version=true is not implemented",
         "value.converter.value.subject.name.strategy",
         "needs value.converter.basic.auth.user.info",
     ] {
         assert!(msg.contains(want), "{want}: {msg}");
     }
+}
+
+#[test]
+fn a_pem_trust_store_for_the_registry_is_read_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    std::fs::write(&ca, pem).unwrap();
+    let ca = ca.display().to_string();
+    let avro = "io.confluent.connect.avro.AvroConverter";
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("value.converter", avro),
+        ("value.converter.schema.registry.url", "https://r:8081"),
+        ("value.converter.schema.registry.ssl.truststore.type", "PEM"),
+        (
+            "value.converter.schema.registry.ssl.truststore.location",
+            &ca,
+        ),
+    ]))
+    .unwrap();
+    let ConverterConfig::Avro(v) = &c.value_converter else {
+        panic!()
+    };
+    assert_eq!(v.trusted_certificates.as_deref(), Some(pem));
+    let apicurio = "io.apicurio.registry.utils.converter.AvroConverter";
+    let msg = problems(&seed_with(&[
+        ("value.converter", apicurio),
+        (
+            "value.converter.apicurio.registry.url",
+            "https://r/apis/registry/v2",
+        ),
+        ("value.converter.apicurio.registry.as-confluent", "true"),
+        ("value.converter.apicurio.registry.use-id", "contentId"),
+        ("value.converter.apicurio.registry.headers.enabled", "false"),
+        (
+            "value.converter.apicurio.registry.request.ssl.truststore.type",
+            "PEM",
+        ),
+        (
+            "value.converter.apicurio.registry.request.ssl.truststore.location",
+            "/nonexistent/ca.pem",
+        ),
+    ]));
+    assert!(
+        msg.contains("value.converter.apicurio.registry.request.ssl.truststore.location=/nonexistent/ca.pem cannot be read"),
+        "{msg}"
+    );
 }
 
 #[test]
