@@ -705,3 +705,45 @@ async fn the_registry_over_tls_with_basic_auth_and_what_a_wrong_password_or_ca_g
     }
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subject_name_strategies_name_the_subjects_confluent_names() {
+    let db = TestDb::create("avrosubj").await;
+    db.exec("CREATE TABLE t (id int PRIMARY KEY, v text)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("avrosubj");
+    let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
+    let strategy = |s: &str| format!("io.confluent.kafka.serializers.subject.{s}");
+    raw.insert(
+        "key.converter.key.subject.name.strategy".into(),
+        strategy("RecordNameStrategy"),
+    );
+    raw.insert(
+        "value.converter.value.subject.name.strategy".into(),
+        strategy("TopicRecordNameStrategy"),
+    );
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1, 'a')").await;
+    let topic = format!("{prefix}.public.t");
+    let rec = read_n(&env().kafka, &topic, 1, T).await.remove(0);
+    let id = |bytes: &[u8]| u32::from_be_bytes(bytes[1..5].try_into().unwrap());
+    // RecordNameStrategy: the record's full name; TopicRecordNameStrategy: <topic>-<full name>.
+    for (subject, bytes) in [
+        (
+            format!("{prefix}.public.t.Key"),
+            rec.key.as_deref().unwrap(),
+        ),
+        (
+            format!("{topic}-{prefix}.public.t.Envelope"),
+            rec.value.as_deref().unwrap(),
+        ),
+    ] {
+        let latest = registry_get(&format!("/subjects/{subject}/versions/latest"));
+        assert_eq!(latest["id"], json!(id(bytes)), "{subject}: {latest}");
+    }
+    let (_, v) = decode(rec.value.as_deref().unwrap());
+    assert_eq!(v["after"], json!({"id": 1, "v": "a"}));
+    running.stop().await.unwrap();
+    db.cleanup().await;
+}

@@ -219,6 +219,8 @@ fn the_avro_converter_reads_confluents_settings() {
             "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy",
         ),
         ("value.converter.connect.meta.data", "false"),
+        // Accepted: no effect on the schemas pgcdc writes.
+        ("value.converter.enhanced.avro.schema.support", "true"),
     ]))
     .unwrap();
     let ConverterConfig::Avro(k) = &c.key_converter else {
