@@ -411,6 +411,8 @@ const NOT_KEYS: &[(&str, &str)] = &[
     ("src/event/envelope.rs", "name"),
     // The `name` option of the HasHeaderKey predicate (`predicates.<alias>.name`).
     ("src/transform/predicate.rs", "name"),
+    // The `name` attribute of Avro's named types and fields.
+    ("src/convert/avro/canonical.rs", "name"),
     // librdkafka's own property of that name, set on the clients.
     ("src/sink/kafka.rs", "bootstrap.servers"),
 ];

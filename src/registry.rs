@@ -34,6 +34,25 @@ pub struct Registries {
 struct Part {
     client: RegistryClient,
     auto_register: bool,
+    use_latest: bool,
+}
+
+/// What the registry gave for a schema: its id, and with `use.latest.version` the text of the
+/// latest version that id belongs to (for the caller to check against the record's schema).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Obtained {
+    /// The schema id records carry.
+    pub id: u32,
+    /// The latest version's schema, when that is what `id` names.
+    pub latest_schema: Option<String>,
+}
+
+/// How a part's schema id is obtained.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Register,
+    Lookup,
+    Latest,
 }
 
 impl Registries {
@@ -43,6 +62,7 @@ impl Registries {
             ConverterConfig::Avro(a) => Some(Part {
                 client: RegistryClient::new(a),
                 auto_register: a.auto_register,
+                use_latest: a.use_latest,
             }),
             ConverterConfig::Json { .. } => None,
         };
@@ -53,11 +73,12 @@ impl Registries {
     }
 
     /// The id of `schema` (Avro JSON text) under `subject`, for the key converter (`is_key`)
-    /// or the value converter: registered (`auto.register.schemas=true`) or looked up. Waits
+    /// or the value converter: registered (`auto.register.schemas=true`), looked up, or
+    /// (`use.latest.version`) the latest version's, with its text. Waits
     /// and retries while the registry does not answer. Errors: the registry refused
     /// ([`ErrorKind::Registry`], or [`ErrorKind::Auth`] for credentials), naming the subject
     /// and its compatibility level; a converter without a registry ([`ErrorKind::Internal`]).
-    pub async fn schema_id(&self, is_key: bool, subject: &str, schema: &str) -> Result<u32> {
+    pub async fn schema_id(&self, is_key: bool, subject: &str, schema: &str) -> Result<Obtained> {
         let part_name = if is_key { "key" } else { "value" };
         let part = if is_key { &self.key } else { &self.value };
         let part = part.as_ref().ok_or_else(|| {
@@ -70,13 +91,26 @@ impl Registries {
         let mut attempts = 0u32;
         loop {
             let (client, s, t) = (part.client.clone(), subject.to_string(), schema.to_string());
-            let register = part.auto_register;
-            let outcome = tokio::task::spawn_blocking(move || {
-                if register {
-                    client.register(&s, &t)
-                } else {
-                    client.lookup(&s, &t)
-                }
+            let mode = if part.auto_register {
+                Mode::Register
+            } else if part.use_latest {
+                Mode::Latest
+            } else {
+                Mode::Lookup
+            };
+            let outcome = tokio::task::spawn_blocking(move || match mode {
+                Mode::Register => client.register(&s, &t).map(|id| Obtained {
+                    id,
+                    latest_schema: None,
+                }),
+                Mode::Lookup => client.lookup(&s, &t).map(|id| Obtained {
+                    id,
+                    latest_schema: None,
+                }),
+                Mode::Latest => client.latest(&s).map(|(id, text)| Obtained {
+                    id,
+                    latest_schema: Some(text),
+                }),
             })
             .await
             .map_err(|e| {
@@ -86,14 +120,15 @@ impl Registries {
                 )
             })?;
             match outcome {
-                Ok(id) => {
+                Ok(obtained) => {
                     tracing::info!(
                         subject,
-                        id,
+                        id = obtained.id,
                         attempts,
+                        latest = obtained.latest_schema.is_some(),
                         "schema id obtained from the registry"
                     );
-                    return Ok(id);
+                    return Ok(obtained);
                 }
                 Err(RegistryError::Unavailable(why)) => {
                     attempts += 1;
@@ -275,6 +310,58 @@ impl RegistryClient {
                     encode_path(subject)
                 );
                 self.post_for_id(&path, schema, &[], "contentId")
+            }
+        }
+    }
+
+    /// The id and text of the latest version under `subject` (Confluent's
+    /// `GET /subjects/{subject}/versions/latest`; Apicurio's artifact metadata, then that
+    /// version's content).
+    pub fn latest(&self, subject: &str) -> Result<(u32, String), RegistryError> {
+        let json = |body: &str| -> Result<serde_json::Value, RegistryError> {
+            serde_json::from_str(body).map_err(|e| RegistryError::Refused {
+                status: 200,
+                code: 200,
+                message: format!("the answer is not JSON ({e})"),
+            })
+        };
+        let number = |v: &serde_json::Value, field: &str| -> Result<u64, RegistryError> {
+            v.get(field)
+                .and_then(|i| i.as_u64())
+                .ok_or_else(|| RegistryError::Refused {
+                    status: 200,
+                    code: 200,
+                    message: format!("the answer has no {field}: {v:.200}"),
+                })
+        };
+        let id = |n: u64| {
+            u32::try_from(n).map_err(|_| RegistryError::Refused {
+                status: 200,
+                code: 200,
+                message: format!("schema id {n} does not fit 4 bytes"),
+            })
+        };
+        match &self.api {
+            RegistryApi::Confluent => {
+                let path = format!("/subjects/{}/versions/latest", encode_path(subject));
+                let v = json(&self.call("GET", &path, None, &[])?)?;
+                let text = v.get("schema").and_then(|s| s.as_str()).unwrap_or_default();
+                Ok((id(number(&v, "id")?)?, text.to_string()))
+            }
+            RegistryApi::ApicurioV2 { .. } => {
+                let artifact = format!("/groups/default/artifacts/{}", encode_path(subject));
+                let meta = json(&self.call("GET", &format!("{artifact}/meta"), None, &[])?)?;
+                let version = meta
+                    .get("version")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("latest");
+                let text = self.call(
+                    "GET",
+                    &format!("{artifact}/versions/{}", encode_path(version)),
+                    None,
+                    &[],
+                )?;
+                Ok((id(number(&meta, "contentId")?)?, text))
             }
         }
     }

@@ -747,3 +747,79 @@ async fn subject_name_strategies_name_the_subjects_confluent_names() {
     running.stop().await.unwrap();
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn use_latest_version_writes_the_latest_versions_id_when_its_structure_is_the_records() {
+    let db = TestDb::create("avrolatest").await;
+    db.exec("CREATE TABLE t (id int PRIMARY KEY, v text)").await;
+    let prefix = unique("avrolatest");
+    let topic = format!("{prefix}.public.t");
+    let id = |bytes: &[u8]| u32::from_be_bytes(bytes[1..5].try_into().unwrap());
+
+    // Version 1 registered without the connect.* properties (connect.meta.data=false).
+    let dir = tempfile::tempdir().unwrap();
+    let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
+    for part in ["key", "value"] {
+        raw.insert(
+            format!("{part}.converter.connect.meta.data"),
+            "false".into(),
+        );
+    }
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1, 'a')").await;
+    let first = read_n(&env().kafka, &topic, 1, T).await.remove(0);
+    running.stop().await.unwrap();
+    let latest = registry_get(&format!("/subjects/{topic}-value/versions/latest"));
+    assert_eq!(latest["id"], json!(id(first.value.as_deref().unwrap())));
+    assert!(
+        !latest["schema"].as_str().unwrap().contains("connect."),
+        "{latest}"
+    );
+
+    // Now without registering, with the properties: the record's schema differs in text, not
+    // in structure, so records carry version 1's id and nothing new is registered.
+    let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
+    for part in ["key", "value"] {
+        raw.insert(
+            format!("{part}.converter.auto.register.schemas"),
+            "false".into(),
+        );
+        raw.insert(
+            format!("{part}.converter.use.latest.version"),
+            "true".into(),
+        );
+    }
+    let running = start(&raw);
+    db.exec("INSERT INTO t VALUES (2, 'b')").await;
+    let recs = read_n(&env().kafka, &topic, 2, T).await;
+    assert_eq!(
+        id(recs[1].value.as_deref().unwrap()),
+        id(first.value.as_deref().unwrap())
+    );
+    assert_eq!(
+        id(recs[1].key.as_deref().unwrap()),
+        id(first.key.as_deref().unwrap())
+    );
+    let (_, v) = decode(recs[1].value.as_deref().unwrap());
+    assert_eq!(v["after"], json!({"id": 2, "v": "b"}));
+    let versions = registry_get(&format!("/subjects/{topic}-value/versions"));
+    assert_eq!(versions, json!([1]), "nothing registered");
+
+    // A column the latest version lacks: a different structure, an error naming the subject.
+    db.exec("ALTER TABLE t ADD COLUMN w int; INSERT INTO t VALUES (3, 'c', 3)")
+        .await;
+    let err = running.expect_error(T).await;
+    let msg = err.message();
+    assert_eq!(err.kind(), pgcdc::ErrorKind::Registry, "{msg}");
+    let subject = format!("latest version of subject {topic}-value");
+    for want in [subject.as_str(), "structure"] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+    assert_eq!(
+        read_n(&env().kafka, &topic, 2, T).await.len(),
+        2,
+        "the third row not written"
+    );
+    db.cleanup().await;
+}

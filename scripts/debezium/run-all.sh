@@ -28,12 +28,15 @@ for f in scripts/debezium/configs/*.conf; do
   run_pass "$(basename "$f" .conf)" "$(conf "$f")"
 done
 # Avro with the transforms' schemas too: EventRouter (expanded JSON payload, headers) and
-# ExtractNewRecordState. (Not with metadata.conf: Debezium's side fails there, since Apicurio
-# cannot run its compatibility rule on a second version of a schema holding a NaN default.)
+# ExtractNewRecordState, and with transaction metadata (the envelope's transaction block and
+# the transaction topic). Not with metadata.conf's source-type propagation: Debezium's side fails
+# there, since Apicurio cannot run its compatibility rule on a second version of a schema that
+# holds a NaN default.
 # The unwrap pass also turns on enhanced.avro.schema.support on both sides (it must change
 # nothing for these schemas).
 enhanced=$'key.converter.enhanced.avro.schema.support=true\nvalue.converter.enhanced.avro.schema.support=true'
 run_pass avro-outbox "$(conf scripts/debezium/configs/avro.conf scripts/debezium/configs/outbox.conf)"
+run_pass avro-transactions "$(conf scripts/debezium/configs/avro.conf)"$'\n'"provide.transaction.metadata=true"
 run_pass avro-unwrap "$(conf scripts/debezium/configs/avro.conf scripts/debezium/configs/unwrap.conf)"$'\n'"$enhanced"
 # Switching from Debezium to pgcdc and back on one slot and one offsets topic.
 echo "== switch run"

@@ -40,6 +40,7 @@ mod setting {
     pub const BEARER_TOKEN: &str = "bearer.auth.token";
     pub const AUTO_REGISTER: &str = "auto.register.schemas";
     pub const USE_LATEST_VERSION: &str = "use.latest.version";
+    pub const LATEST_COMPATIBILITY_STRICT: &str = "latest.compatibility.strict";
     pub const KEY_STRATEGY: &str = "key.subject.name.strategy";
     pub const VALUE_STRATEGY: &str = "value.subject.name.strategy";
     pub const ENHANCED: &str = "enhanced.avro.schema.support";
@@ -149,6 +150,10 @@ pub struct AvroConverterConfig {
     pub auth: RegistryAuth,
     /// `auto.register.schemas` (default true): register new schemas, or only look them up.
     pub auto_register: bool,
+    /// `use.latest.version=true` with `auto.register.schemas=false` (Apicurio:
+    /// `find-latest` without `auto-register`): records carry the id of the subject's latest
+    /// version, which must have the structure of the schema derived for them.
+    pub use_latest: bool,
     /// `key.subject.name.strategy` for the key converter, `value.subject.name.strategy` for
     /// the value converter.
     pub subject_strategy: SubjectNameStrategy,
@@ -233,6 +238,7 @@ fn avro(
         setting::BEARER_TOKEN,
         setting::AUTO_REGISTER,
         setting::USE_LATEST_VERSION,
+        setting::LATEST_COMPATIBILITY_STRICT,
         setting::KEY_STRATEGY,
         setting::VALUE_STRATEGY,
         setting::ENHANCED,
@@ -278,13 +284,11 @@ fn avro(
     }
     let auth = auth(c, prefix, url_credentials);
     let auto_register = c.boolean(&key(setting::AUTO_REGISTER), true);
-    if c.boolean(&key(setting::USE_LATEST_VERSION), false) {
-        c.problem(format!(
-            "{}=true is not implemented yet: pgcdc registers (or, with {}=false, looks up) the schema of each record",
-            key(setting::USE_LATEST_VERSION),
-            key(setting::AUTO_REGISTER)
-        ));
-    }
+    // As Confluent's serializer: only without auto-registration.
+    let use_latest = c.boolean(&key(setting::USE_LATEST_VERSION), false) && !auto_register;
+    // pgcdc requires the latest version's structure to be the record's, stricter than both
+    // values of Confluent's check, so either is accepted.
+    c.boolean(&key(setting::LATEST_COMPATIBILITY_STRICT), true);
     // AvroData's enhanced support changes only Connect strings that carry its enum
     // parameters and Connect unions, which pgcdc's schemas never hold: the same output either
     // way (checked against Debezium with the harness), so the setting is read and accepted.
@@ -332,6 +336,7 @@ fn avro(
         registry_urls,
         auth,
         auto_register,
+        use_latest,
         subject_strategy,
         connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
         schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
@@ -420,13 +425,8 @@ fn apicurio_avro(
         }
     }
     let auto_register = c.boolean(&key(apicurio::AUTO_REGISTER), false);
-    if !auto_register && c.boolean(&key(apicurio::FIND_LATEST), false) {
-        c.problem(format!(
-            "{}=true without {}=true is not implemented yet: pgcdc registers (or looks up) the schema of each record, not the latest version",
-            key(apicurio::FIND_LATEST),
-            key(apicurio::AUTO_REGISTER)
-        ));
-    }
+    // As Apicurio's resolver: the latest version only without auto-registration.
+    let use_latest = !auto_register && c.boolean(&key(apicurio::FIND_LATEST), false);
     let if_exists = c.string(&key(apicurio::IF_EXISTS), "RETURN_OR_UPDATE");
     if !["RETURN_OR_UPDATE", "FIND_OR_CREATE_VERSION"].contains(&if_exists.as_str()) {
         c.problem(format!(
@@ -478,6 +478,7 @@ fn apicurio_avro(
         registry_urls,
         auth,
         auto_register,
+        use_latest,
         subject_strategy: SubjectNameStrategy::TopicName,
         connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
         schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),

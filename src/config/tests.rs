@@ -361,7 +361,6 @@ fn avro_settings_pgcdc_does_not_implement_are_problems() {
         "value.converter.schema.registry.ssl.truststore.type=JKS: pgcdc reads PEM trust stores: convert it",
         "value.converter.schema.registry.ssl.keystore.location is not implemented",
         "value.converter.schema.registry.ssl.endpoint.identification.algorithm= is not implemented",
-        "value.converter.use.latest.version=true is not implemented",
         "value.converter.value.subject.name.strategy",
         "needs value.converter.basic.auth.user.info",
     ] {

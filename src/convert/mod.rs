@@ -121,6 +121,20 @@ impl RecordConverter {
         self.value.missing(r.value_schema.as_ref(), &r.topic)
     }
 
+    /// Checks the latest version's schema `latest` (id `id`) against `request`
+    /// ([`avro::AvroConverter::check_latest`]).
+    pub fn check_latest(&self, request: &avro::SchemaRequest, id: u32, latest: &str) -> Result<()> {
+        let part = if request.is_key {
+            &self.key
+        } else {
+            &self.value
+        };
+        match part {
+            PartConverter::Avro(a) => a.check_latest(request, id, latest),
+            _ => Ok(()),
+        }
+    }
+
     /// Records the registry's `id` for `request`, which [`Self::missing_schema`] gave for `r`.
     pub fn set_schema_id(&mut self, r: &ConnectRecord, request: avro::SchemaRequest, id: u32) {
         let (part, schema) = if request.is_key {

@@ -448,12 +448,19 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
             self.output.check_topic(&record)?;
             while let Some(request) = self.output.converter.missing_schema(&record)? {
-                let id = self
+                let obtained = self
                     .output
                     .registries
                     .schema_id(request.is_key, &request.subject, &request.schema)
                     .await?;
-                self.output.converter.set_schema_id(&record, request, id);
+                if let Some(latest) = &obtained.latest_schema {
+                    self.output
+                        .converter
+                        .check_latest(&request, obtained.id, latest)?;
+                }
+                self.output
+                    .converter
+                    .set_schema_id(&record, request, obtained.id);
                 self.counters.add_registry_call();
             }
             let kafka_record = self.output.converter.convert(&record)?;

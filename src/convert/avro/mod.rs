@@ -9,6 +9,7 @@
 //! schema object and topic, then by subject and schema text, so that the hot path is one map
 //! lookup and the registry sees one call per subject and schema version.
 
+pub mod canonical;
 pub mod encode;
 pub mod schema;
 
@@ -103,6 +104,37 @@ impl AvroConverter {
         self.by_content
             .insert((request.subject, request.schema), id);
         self.remember(schema, topic, id);
+    }
+
+    /// Checks that `latest` (the text of the subject's latest version, whose id is `id`) has
+    /// the structure of the schema [`Self::missing`] derived in `request`
+    /// ([`canonical::structure`]): with `use.latest.version`, records are written with the
+    /// derived schema under the latest version's id, so its names, types, field order and
+    /// logical types must be the same (docs, defaults and properties may differ). Errors:
+    /// [`ErrorKind::Registry`], naming the subject, the id and what to do.
+    pub fn check_latest(&self, request: &SchemaRequest, id: u32, latest: &str) -> Result<()> {
+        let ours = canonical::structure(&request.schema).map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("the derived schema has no canonical form: {e}"),
+            )
+        })?;
+        let theirs = canonical::structure(latest);
+        if theirs.as_deref() == Ok(ours.as_str()) {
+            return Ok(());
+        }
+        let why = match theirs {
+            Err(e) => format!("it is not an Avro schema pgcdc can read ({e})"),
+            Ok(_) => "its structure (field names, types, their order, logical types) differs from the record's; docs, defaults and connect.* properties may differ, the rest may not".to_string(),
+        };
+        Err(Error::new(
+            ErrorKind::Registry,
+            format!(
+                "the latest version of subject {} (schema id {id}) cannot be used for the {} of these records: {why}. Register the record's schema as the latest version, or let the converter register it (auto.register.schemas=true; Apicurio: apicurio.registry.auto-register=true)",
+                request.subject,
+                self.part()
+            ),
+        ))
     }
 
     fn remember(&mut self, schema: &Arc<Schema>, topic: &Arc<str>, id: u32) {
