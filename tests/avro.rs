@@ -750,6 +750,17 @@ async fn subject_name_strategies_name_the_subjects_confluent_names() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn use_latest_version_writes_the_latest_versions_id_when_its_structure_is_the_records() {
+    use_latest(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apicurios_find_latest_through_its_v2_api_does_the_same() {
+    use_latest(true).await;
+}
+
+/// Records written with the latest version's id (Confluent's `use.latest.version`, or with
+/// `apicurio`, Apicurio's converter with `find-latest`, through Apicurio's v2 API).
+async fn use_latest(apicurio: bool) {
     let db = TestDb::create("avrolatest").await;
     db.exec("CREATE TABLE t (id int PRIMARY KEY, v text)").await;
     let prefix = unique("avrolatest");
@@ -781,14 +792,25 @@ async fn use_latest_version_writes_the_latest_versions_id_when_its_structure_is_
     // in structure, so records carry version 1's id and nothing new is registered.
     let mut raw = avro_config(&db, &prefix, dir.path(), &env().registry);
     for part in ["key", "value"] {
-        raw.insert(
-            format!("{part}.converter.auto.register.schemas"),
-            "false".into(),
-        );
-        raw.insert(
-            format!("{part}.converter.use.latest.version"),
-            "true".into(),
-        );
+        let mut set = |k: &str, v: &str| raw.insert(format!("{part}.converter{k}"), v.into());
+        if apicurio {
+            set("", "io.apicurio.registry.utils.converter.AvroConverter");
+            raw.remove(&format!("{part}.converter.schema.registry.url"));
+            let v2 = env()
+                .registry
+                .replace("/apis/ccompat/v7", "/apis/registry/v2");
+            let mut set = |k: &str, v: &str| {
+                raw.insert(format!("{part}.converter.apicurio.registry.{k}"), v.into())
+            };
+            set("url", &v2);
+            set("find-latest", "true");
+            set("as-confluent", "true");
+            set("use-id", "contentId");
+            set("headers.enabled", "false");
+        } else {
+            set(".auto.register.schemas", "false");
+            set(".use.latest.version", "true");
+        }
     }
     let running = start(&raw);
     db.exec("INSERT INTO t VALUES (2, 'b')").await;
