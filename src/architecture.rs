@@ -361,7 +361,9 @@ fn sqlstate_codes_are_written_only_in_the_error_classifier() {
                     .chars()
                     .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
                 && SQLSTATE_CLASSES.contains(&&piece[..2]);
-            if is_code {
+            // librdkafka's default queue bound (20,000 messages) is a number, not a code.
+            let not_code = rel == "sink/kafka.rs" && piece == "20000";
+            if is_code && !not_code {
                 found.push(format!("src/{rel}:{line}: \"{piece}\""));
             }
         }
