@@ -82,7 +82,7 @@ impl ErrorKind {
             ),
             ErrorKind::Auth => (
                 false,
-                "correct the credentials the message names: database.user / database.password (and pg_hba.conf) for PostgreSQL, sasl.jaas.config for Kafka, the converter's basic.auth.user.info or bearer.auth.token for the schema registry",
+                "correct the credentials the message names: database.user / database.password (and pg_hba.conf) for PostgreSQL, sasl.jaas.config for Kafka, the converter's basic.auth.user.info or bearer.auth.token (Apicurio's: apicurio.auth.username and apicurio.auth.password) for the schema registry",
             ),
             ErrorKind::Server => (
                 false,

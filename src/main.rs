@@ -123,6 +123,9 @@ fn main() -> ExitCode {
             }
         }
     });
+    // A blocking call the stop abandoned (a schema registry request that hangs, for up to its
+    // 30 s timeout) must not hold the exit: nothing waits for its answer any more.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

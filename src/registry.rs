@@ -141,6 +141,10 @@ impl Registries {
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(MAX_RETRY_WAIT);
                 }
+                // No HTTP answer: TLS failed, which the configuration must fix.
+                Err(RegistryError::Refused {
+                    status: 0, message, ..
+                }) => return Err(tls_failed(part_name, subject, &message)),
                 Err(RegistryError::Refused {
                     status,
                     code,
@@ -165,6 +169,13 @@ impl Registries {
     }
 }
 
+/// The error for a TLS failure with the registry (a [`ErrorKind::Config`] error).
+fn tls_failed(part: &str, subject: &str, message: &str) -> Error {
+    Error::config(format!(
+        "the schema registry could not be reached for the {part} schema under subject {subject}: {message}. If the registry speaks plain HTTP on that port, write http://. If its certificate is signed by a private CA, set the converter's schema.registry.ssl.truststore.type=PEM and schema.registry.ssl.truststore.location to that CA (Apicurio's converter: apicurio.registry.request.ssl.truststore.*); pgcdc needs the CA there, not a self-signed server certificate that is marked as a CA itself"
+    ))
+}
+
 /// The error for a refusal: names the part, the subject, the compatibility level, the
 /// registry's answer and what to do.
 fn refusal(
@@ -180,10 +191,9 @@ fn refusal(
         "does not hold"
     };
     let hint = match (status, code) {
-        (0, _) => "the registry's certificate is not trusted or does not name its host: set the converter's schema.registry.ssl.truststore.type=PEM and schema.registry.ssl.truststore.location to the CA that signed it (Apicurio's converter: apicurio.registry.request.ssl.truststore.*)",
         (409, _) => "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
-        (_, 40401 | 40403) if !auto_register => "register the schema first, or set the converter's auto.register.schemas=true",
-        (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token",
+        (404, _) | (_, 40401 | 40403) if !auto_register => "the subject does not hold this schema: register it first, or let the converter register it (auto.register.schemas=true; Apicurio's converter: apicurio.registry.auto-register=true); if it is registered, check the registry URL",
+        (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token (Apicurio's converter: apicurio.auth.username and apicurio.auth.password)",
         (404, _) => "check the converter's registry URL: schema.registry.url must be the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7), apicurio.registry.url Apicurio's .../apis/registry/v2",
         (422, _) => "the registry found the schema invalid: a name with characters Avro refuses (a topic prefix or table name with '-': schema.name.adjustment.mode=avro) or a default it does not accept",
         _ => "see the registry's message",
@@ -191,13 +201,8 @@ fn refusal(
     Error::new(
         classify_registry(status),
         format!(
-            "the schema registry {what} the {part} schema under subject {subject} (compatibility {}): {message} ({}); {hint}",
+            "the schema registry {what} the {part} schema under subject {subject} (compatibility {}): {message} (HTTP {status}, error_code {code}); {hint}",
             level.unwrap_or("unknown"),
-            if status == 0 {
-                "no HTTP answer".to_string()
-            } else {
-                format!("HTTP {status}, error_code {code}")
-            }
         ),
     )
 }
@@ -383,15 +388,32 @@ impl RegistryClient {
             )
             .or_else(|| read("/config", "compatibilityLevel")),
             // Apicurio's rules: the artifact's, else the global one, else none (no check).
-            RegistryApi::ApicurioV2 { .. } => read(
-                &format!(
+            // Apicurio's rules: the artifact's, else the global one; none when both answer
+            // 404 (no such rule), unknown when either does not answer.
+            RegistryApi::ApicurioV2 { .. } => {
+                let rule = |path: &str| match self.call("GET", path, None, &[]) {
+                    Ok(body) => serde_json::from_str::<serde_json::Value>(&body)
+                        .ok()
+                        .and_then(|v| v.get("config")?.as_str().map(str::to_string))
+                        .map(Some)
+                        .ok_or(()),
+                    Err(RegistryError::Refused { status: 404, .. }) => Ok(None),
+                    Err(_) => Err(()),
+                };
+                let artifact = format!(
                     "/groups/default/artifacts/{}/rules/COMPATIBILITY",
                     encode_path(subject)
-                ),
-                "config",
-            )
-            .or_else(|| read("/admin/rules/COMPATIBILITY", "config"))
-            .or_else(|| Some("NONE (no compatibility rule)".into())),
+                );
+                match rule(&artifact) {
+                    Ok(Some(level)) => Some(level),
+                    Ok(None) => match rule("/admin/rules/COMPATIBILITY") {
+                        Ok(Some(level)) => Some(level),
+                        Ok(None) => Some("NONE (no compatibility rule)".into()),
+                        Err(()) => None,
+                    },
+                    Err(()) => None,
+                }
+            }
         }
     }
 

@@ -680,9 +680,8 @@ async fn the_registry_over_tls_with_basic_auth_and_what_a_wrong_password_or_ca_g
     // A wrong password: an authentication error, not a wait.
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("avrotls");
+    // (The snapshot of row 1 needs the schemas: the run fails there, dropping the slot it made.)
     let running = start(&config(&prefix, dir.path(), "wrong", true));
-    db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO t VALUES (2, 'b')").await;
     let err = running.expect_error(T).await;
     assert_eq!(err.kind(), pgcdc::ErrorKind::Auth, "{}", err.message());
     assert!(err.message().contains("HTTP 401"), "{}", err.message());
@@ -692,11 +691,9 @@ async fn the_registry_over_tls_with_basic_auth_and_what_a_wrong_password_or_ca_g
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("avrotls");
     let running = start(&config(&prefix, dir.path(), "s3cret", false));
-    db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO t VALUES (3, 'c')").await;
     let err = running.expect_error(T).await;
     let msg = err.message();
-    assert_eq!(err.kind(), pgcdc::ErrorKind::Registry, "{msg}");
+    assert_eq!(err.kind(), pgcdc::ErrorKind::Config, "{msg}");
     for want in [
         "TLS with https://localhost",
         "schema.registry.ssl.truststore.location",

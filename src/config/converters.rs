@@ -527,8 +527,19 @@ fn trust(c: &mut Checker<'_>, keys: TrustKeys) -> Option<String> {
         ));
     }
     let (pem, from) = match (location, text) {
-        (Some(path), _) => match std::fs::read_to_string(path.trim()) {
-            Ok(pem) => (pem, format!("{}={path}", keys.location)),
+        (Some(_), Some(_)) => {
+            c.problem(format!(
+                "{} and {} are both set: give the trust store one way",
+                keys.location,
+                keys.certificates.unwrap_or_default()
+            ));
+            return None;
+        }
+        (Some(path), None) => match std::fs::read(path.trim()) {
+            Ok(bytes) => (
+                String::from_utf8_lossy(&bytes).into_owned(),
+                format!("{}={path}", keys.location),
+            ),
             Err(e) => {
                 c.problem(format!("{}={path} cannot be read: {e}", keys.location));
                 return None;
@@ -537,9 +548,23 @@ fn trust(c: &mut Checker<'_>, keys: TrustKeys) -> Option<String> {
         (None, Some(pem)) => (pem, keys.certificates.unwrap_or_default()),
         (None, None) => return None,
     };
-    if !pem.contains("-----BEGIN CERTIFICATE-----") {
+    // Every certificate block must decode: a truncated or damaged one would only show as an
+    // untrusted registry at the first call.
+    let mut certificates = 0;
+    for item in rustls_pemfile::certs(&mut pem.as_bytes()) {
+        match item {
+            Ok(_) => certificates += 1,
+            Err(e) => {
+                c.problem(format!(
+                    "{from} holds a certificate that cannot be decoded ({e})"
+                ));
+                return None;
+            }
+        }
+    }
+    if certificates == 0 {
         c.problem(format!(
-            "{from} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+            "{from} holds no PEM certificate (-----BEGIN CERTIFICATE-----); a DER file converts with openssl x509 -inform der -in ca.der -out ca.pem"
         ));
         return None;
     }

@@ -413,6 +413,35 @@ fn a_pem_trust_store_for_the_registry_is_read_at_startup() {
         msg.contains("value.converter.apicurio.registry.request.ssl.truststore.location=/nonexistent/ca.pem cannot be read"),
         "{msg}"
     );
+    // A truncated PEM text, a DER file, and both ways at once are problems at startup.
+    let der = dir.path().join("ca.der");
+    std::fs::write(&der, [0x30u8, 0x82, 0x01, 0xff, 0xfe]).unwrap();
+    let der = der.display().to_string();
+    let pem_setting = "value.converter.schema.registry.ssl.truststore.certificates";
+    let location_setting = "value.converter.schema.registry.ssl.truststore.location";
+    for (extra, want) in [
+        (
+            vec![(pem_setting, "-----BEGIN CERTIFICATE-----\nMIIB\n")],
+            "holds a certificate that cannot be decoded",
+        ),
+        (
+            vec![(location_setting, der.as_str())],
+            "holds no PEM certificate (-----BEGIN CERTIFICATE-----); a DER file converts with openssl x509 -inform der",
+        ),
+        (
+            vec![(location_setting, ca.as_str()), (pem_setting, pem)],
+            "are both set",
+        ),
+    ] {
+        let mut kvs = vec![
+            ("value.converter", avro),
+            ("value.converter.schema.registry.url", "https://r:8081"),
+            ("value.converter.schema.registry.ssl.truststore.type", "PEM"),
+        ];
+        kvs.extend(extra);
+        let msg = problems(&seed_with(&kvs));
+        assert!(msg.contains(want), "{want}\n{msg}");
+    }
 }
 
 #[test]

@@ -287,7 +287,7 @@ async fn handle_input<S: Sink, C: Catalog>(
             let r = tokio::select! {
                 biased;
                 _ = shutdown.changed() => {
-                    tracing::info!("stop requested while waiting on Kafka");
+                    tracing::info!("stop requested while a change waited on Kafka or the schema registry");
                     bytes.release(size);
                     return Ok(Turn::Stop);
                 }

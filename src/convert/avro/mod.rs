@@ -71,8 +71,10 @@ impl AvroConverter {
         {
             return Ok(None);
         }
+        // A name Avro refuses is no single value's problem: every record of the schema has it,
+        // and only the configuration (or the names) can change that.
         let text = avro_schema_json(schema, self.options()).map_err(|e| {
-            Error::conversion(format!(
+            Error::config(format!(
                 "the {} schema of topic {topic} has no Avro form: {e}",
                 self.part()
             ))

@@ -190,7 +190,11 @@ impl<'a> Writer<'a> {
             if i > 0 {
                 self.out.push(',');
             }
-            check_name(&f.name).map_err(|e| format!("field {e} of {full}"))?;
+            check_name(&f.name).map_err(|e| {
+                format!(
+                    "field {e} of {full}: column names are made valid by field.name.adjustment.mode=avro (what none means with an Avro converter); other field names, such as the keys of an expanded outbox payload, must be valid as they are"
+                )
+            })?;
             self.field(&f.name, &f.schema, &ns)?;
         }
         self.out.push(']');
@@ -222,7 +226,17 @@ impl<'a> Writer<'a> {
     /// Writes a record's opening up to its `fields` array, and returns its namespace.
     fn open_record(&mut self, full: &str, space: &str) -> Result<String, String> {
         let (namespace, name) = split_name(full);
-        check_name(name).map_err(|e| format!("record name {e} ({full})"))?;
+        let name_hint = |e: String| {
+            format!(
+                "{e} in the record name {full}: set schema.name.adjustment.mode=avro, and give the topic prefix dot-separated parts that start with a letter or '_'"
+            )
+        };
+        check_name(name).map_err(name_hint)?;
+        if let Some(ns) = namespace {
+            for part in ns.split('.') {
+                check_name(part).map_err(name_hint)?;
+            }
+        }
         let ns = namespace.unwrap_or("");
         self.out.push_str("{\"type\":\"record\",\"name\":");
         push_json_string(&mut self.out, name);
@@ -425,7 +439,8 @@ fn split_name(full: &str) -> (Option<&str>, &str) {
 }
 
 /// A name as Avro's Java library accepts it: a letter (any script) or `_`, then letters,
-/// digits and `_`. The error quotes the name and says what to do.
+/// digits and `_`. Avro 1.12 (Confluent 8, Apicurio 2.6.6 and later) checks each part of a
+/// namespace the same way. The error quotes the name.
 fn check_name(name: &str) -> Result<(), String> {
     let mut chars = name.chars();
     let ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
@@ -434,7 +449,7 @@ fn check_name(name: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{name:?} is not a valid Avro name (a letter or '_', then letters, digits and '_'): set field.name.adjustment.mode or schema.name.adjustment.mode to avro, or rename it"
+            "{name:?} is not a valid Avro name (a letter or '_', then letters, digits and '_')"
         ))
     }
 }
@@ -748,9 +763,9 @@ mod tests {
     }
 
     #[test]
-    fn invalid_names_are_errors_that_name_them_and_namespaces_are_not_checked() {
+    fn invalid_names_are_errors_that_name_them_namespace_parts_included() {
         let rec = Schema::structure(
-            "srv-1.public.t.Value",
+            "srv.public.t.Value",
             false,
             vec![Field::new("my-col", Schema::new(SchemaType::Int32, false))],
         );
@@ -760,7 +775,7 @@ mod tests {
             "{e}"
         );
         let rec = Schema::structure(
-            "srv.public.my-table.Value",
+            "srv.public.my_täble.Value",
             false,
             vec![Field::new("été", Schema::new(SchemaType::Int32, false))],
         );
@@ -768,6 +783,20 @@ mod tests {
             avro_schema_json(&rec, META).is_ok(),
             "Avro accepts letters of any script"
         );
+        // Avro 1.12 refuses each namespace part as it refuses a name (Java consumers with it
+        // cannot parse the schema): a topic prefix with '-', or a part that starts with a digit.
+        for (full, part) in [
+            ("srv-1.public.t.Value", "\"srv-1\""),
+            ("srv.public.my-table.Value", "\"my-table\""),
+            ("srv.30238.t.Value", "\"30238\""),
+        ] {
+            let rec = Schema::structure(full, false, vec![]);
+            let e = avro_schema_json(&rec, META).unwrap_err();
+            assert!(
+                e.contains(part) && e.contains("schema.name.adjustment.mode=avro"),
+                "{e}"
+            );
+        }
         let rec = Schema::structure("srv.public.1t", false, vec![]);
         assert!(avro_schema_json(&rec, META).unwrap_err().contains("\"1t\""));
     }
