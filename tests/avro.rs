@@ -342,25 +342,29 @@ async fn a_registry_that_stops_answering_is_waited_for_and_nothing_is_lost() {
     db.cleanup().await;
 }
 
-/// Runs Confluent's Python client with its AvroDeserializer (`scripts/avro/consumer.sh`) on
-/// `topics` (name, records) and returns the records it decoded, as JSON.
-async fn python_consumer(topics: &[(String, usize)]) -> Vec<J> {
-    let mut args = vec![env().kafka.clone(), env().registry.clone()];
-    args.extend(topics.iter().map(|(t, n)| format!("{t}={n}")));
-    let out = tokio::task::spawn_blocking(move || {
-        // Bounded: a client stuck on the network fails the test instead of hanging it.
+/// Runs `script` (under the repository root) with `args`, bounded by `timeout_secs` so that a
+/// client stuck on the network fails the test instead of hanging it. Returns its status and
+/// its captured stdout and stderr.
+async fn run_script(script: &str, timeout_secs: u32, args: Vec<String>) -> std::process::Output {
+    let path = format!("{}/{script}", env!("CARGO_MANIFEST_DIR"));
+    tokio::task::spawn_blocking(move || {
         std::process::Command::new("timeout")
-            .arg("180")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/scripts/avro/consumer.sh"
-            ))
+            .arg(timeout_secs.to_string())
+            .arg(&path)
             .args(&args)
             .output()
     })
     .await
     .unwrap()
-    .expect("scripts/avro/consumer.sh runs");
+    .unwrap_or_else(|e| panic!("{script} runs: {e}"))
+}
+
+/// Runs Confluent's Python client with its AvroDeserializer (`scripts/avro/consumer.sh`) on
+/// `topics` (name, records) and returns the records it decoded, as JSON.
+async fn python_consumer(topics: &[(String, usize)]) -> Vec<J> {
+    let mut args = vec![env().kafka.clone(), env().registry.clone()];
+    args.extend(topics.iter().map(|(t, n)| format!("{t}={n}")));
+    let out = run_script("scripts/avro/consumer.sh", 180, args).await;
     assert!(
         out.status.success(),
         "the Python consumer failed: {}",
@@ -387,23 +391,11 @@ async fn connect_sink(topics: &[(String, usize)]) -> Vec<String> {
         out.path().display().to_string(),
     ];
     args.extend(topics.iter().map(|(t, n)| format!("{t}={n}")));
-    let status = tokio::task::spawn_blocking(move || {
-        // Bounded: a worker that never gets there fails the test instead of hanging it.
-        std::process::Command::new("timeout")
-            .arg("300")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/scripts/avro/connect-sink.sh"
-            ))
-            .args(&args)
-            .status()
-    })
-    .await
-    .unwrap()
-    .expect("scripts/avro/connect-sink.sh runs");
+    let run = run_script("scripts/avro/connect-sink.sh", 300, args).await;
     assert!(
-        status.success(),
-        "the Connect sink failed (its log is above)"
+        run.status.success(),
+        "the Connect sink failed: {}",
+        String::from_utf8_lossy(&run.stderr)
     );
     std::fs::read_to_string(out.path())
         .unwrap()

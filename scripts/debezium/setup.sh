@@ -27,37 +27,52 @@ command -v java >/dev/null 2>&1 || die "missing: java 17+"
 command -v mvn >/dev/null 2>&1 || die "missing: mvn (apt-get install maven)"
 mkdir -p "$DBZ"
 
-connect_libs() {
-  local want="connect-runtime:$KAFKA_VERSION log4j:$LOG4J_VERSION"
-  if [ -f "$CONNECT_LIB/.complete" ] && [ "$(cat "$CONNECT_LIB/.complete")" = "$want" ]; then
-    log "connect-lib: cached ($(ls "$CONNECT_LIB" | wc -l) jars)"; return 0
-  fi
-  log "connect-lib: resolving org.apache.kafka:connect-runtime:$KAFKA_VERSION + log4j $LOG4J_VERSION"
-  cat >"$DBZ/connect-pom.xml" <<EOF
+# copy_dependencies NAME DIR GROUP:ARTIFACT:VERSION...: the runtime jars of those artifacts
+# and their dependencies into DIR (emptied first), through a throw-away pom
+# $DBZ/NAME-pom.xml (kept: later mvn calls reuse it as their project); log $DBZ/mvn-NAME.log.
+copy_dependencies() {
+  local name=$1 dir=$2 gav g a v
+  shift 2
+  {
+    cat <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
-<!-- Throw-away pom written by scripts/debezium/setup.sh: only used to copy the Connect worker's jars. -->
+<!-- Throw-away pom written by scripts/debezium/setup.sh: only used to copy jars. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>local.pgcdc</groupId>
-  <artifactId>connect-worker-libs</artifactId>
+  <artifactId>$name</artifactId>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId><version>$KAFKA_VERSION</version></dependency>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>connect-json</artifactId><version>$KAFKA_VERSION</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-api</artifactId><version>$LOG4J_VERSION</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>$LOG4J_VERSION</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>$LOG4J_VERSION</version></dependency>
+EOF
+    for gav in "$@"; do
+      IFS=: read -r g a v <<<"$gav"
+      echo "    <dependency><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version></dependency>"
+    done
+    cat <<'EOF'
   </dependencies>
   <build><pluginManagement><plugins>
     <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version></plugin>
   </plugins></pluginManagement></build>
 </project>
 EOF
-  rm -rf "$CONNECT_LIB.new"
-  mvn -B -f "$DBZ/connect-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$CONNECT_LIB.new" >"$DBZ/mvn-connect.log" 2>&1 \
-    || { tail -n 30 "$DBZ/mvn-connect.log" >&2; die "mvn could not resolve connect-runtime (log: $DBZ/mvn-connect.log)"; }
+  } >"$DBZ/$name-pom.xml"
+  rm -rf "$dir"
+  mvn -B -f "$DBZ/$name-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$dir" >"$DBZ/mvn-$name.log" 2>&1 \
+    || { tail -n 30 "$DBZ/mvn-$name.log" >&2; die "mvn could not resolve $* (log: $DBZ/mvn-$name.log)"; }
+}
+
+connect_libs() {
+  local want="connect-runtime:$KAFKA_VERSION log4j:$LOG4J_VERSION"
+  if [ -f "$CONNECT_LIB/.complete" ] && [ "$(cat "$CONNECT_LIB/.complete")" = "$want" ]; then
+    log "connect-lib: cached ($(ls "$CONNECT_LIB" | wc -l) jars)"; return 0
+  fi
+  log "connect-lib: resolving org.apache.kafka:connect-runtime:$KAFKA_VERSION + log4j $LOG4J_VERSION"
+  copy_dependencies connect "$CONNECT_LIB.new" \
+    "org.apache.kafka:connect-runtime:$KAFKA_VERSION" "org.apache.kafka:connect-json:$KAFKA_VERSION" \
+    "org.apache.logging.log4j:log4j-api:$LOG4J_VERSION" "org.apache.logging.log4j:log4j-core:$LOG4J_VERSION" \
+    "org.apache.logging.log4j:log4j-slf4j-impl:$LOG4J_VERSION"
   [ -f "$CONNECT_LIB.new/connect-runtime-$KAFKA_VERSION.jar" ] || die "connect-runtime-$KAFKA_VERSION.jar missing after mvn"
   # Exactly one Kafka version and one slf4j API on the worker classpath (see the research note, §3/§4).
   local bad
@@ -104,27 +119,7 @@ apicurio_converter() {
   fi
   log "apicurio converter: resolving io.apicurio:apicurio-registry-utils-converter:$APICURIO_CONVERTER_VERSION"
   command -v jar >/dev/null 2>&1 || die "missing: jar (a JDK)"
-  cat >"$DBZ/apicurio-pom.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<!-- Throw-away pom written by scripts/debezium/setup.sh: only used to copy Apicurio's converter jars. -->
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>local.pgcdc</groupId>
-  <artifactId>apicurio-converter</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency><groupId>io.apicurio</groupId><artifactId>apicurio-registry-utils-converter</artifactId><version>$APICURIO_CONVERTER_VERSION</version></dependency>
-  </dependencies>
-  <build><pluginManagement><plugins>
-    <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version></plugin>
-  </plugins></pluginManagement></build>
-</project>
-EOF
-  rm -rf "$dir.new"
-  mvn -B -f "$DBZ/apicurio-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$dir.new" >"$DBZ/mvn-apicurio.log" 2>&1 \
-    || { tail -n 30 "$DBZ/mvn-apicurio.log" >&2; die "mvn could not resolve Apicurio's converter (log: $DBZ/mvn-apicurio.log)"; }
+  copy_dependencies apicurio "$dir.new" "io.apicurio:apicurio-registry-utils-converter:$APICURIO_CONVERTER_VERSION"
   [ -f "$dir.new/apicurio-registry-utils-converter-$APICURIO_CONVERTER_VERSION.jar" ] || die "the converter jar is missing after mvn"
   rm -f "$dir.new"/kafka-clients-*.jar "$dir.new"/connect-*.jar "$dir.new"/slf4j-*.jar \
         "$dir.new"/lz4-java-*.jar "$dir.new"/snappy-java-*.jar "$dir.new"/zstd-jni-*.jar

@@ -251,16 +251,7 @@ fn avro(
         setting::TRUSTSTORE_PASSWORD,
         setting::ENDPOINT_IDENTIFICATION,
     ];
-    for s in settings.iter().filter(|s| !known.contains(&s.as_str())) {
-        c.problem(format!(
-            "{prefix}{s} is not implemented for {class}: pgcdc reads {}",
-            known
-                .iter()
-                .map(|k| format!("{prefix}{k}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    refuse_unknown(c, class, prefix, settings, &known);
     let key = |s: &str| format!("{prefix}{s}");
     let urls = c.required(
         &key(setting::URL),
@@ -376,16 +367,7 @@ fn apicurio_avro(
         setting::CACHE,
         setting::SCHEMAS_ENABLE,
     ];
-    for s in settings.iter().filter(|s| !known.contains(&s.as_str())) {
-        c.problem(format!(
-            "{prefix}{s} is not implemented for {class}: pgcdc reads {}",
-            known
-                .iter()
-                .map(|k| format!("{prefix}{k}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    refuse_unknown(c, class, prefix, settings, &known);
     let key = |s: &str| format!("{prefix}{s}");
     let url = c.required(
         &key(apicurio::URL),
@@ -483,6 +465,27 @@ fn apicurio_avro(
         connect_meta_data: c.boolean(&key(setting::CONNECT_META_DATA), true),
         schemas_cache_size: c.int(&key(setting::CACHE), 1000usize, 1),
         trusted_certificates,
+    }
+}
+
+/// A problem for each of `settings` (after `prefix`) that is not in `known`, listing those
+/// `class` reads.
+fn refuse_unknown(
+    c: &mut Checker<'_>,
+    class: &str,
+    prefix: &str,
+    settings: &[String],
+    known: &[&str],
+) {
+    for s in settings.iter().filter(|s| !known.contains(&s.as_str())) {
+        c.problem(format!(
+            "{prefix}{s} is not implemented for {class}: pgcdc reads {}",
+            known
+                .iter()
+                .map(|k| format!("{prefix}{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
 }
 
