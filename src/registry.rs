@@ -33,8 +33,7 @@ pub struct Registries {
 #[derive(Debug, Clone)]
 struct Part {
     client: RegistryClient,
-    auto_register: bool,
-    use_latest: bool,
+    mode: Mode,
 }
 
 /// What the registry gave for a schema: its id, and with `use.latest.version` the text of the
@@ -47,12 +46,25 @@ pub struct Obtained {
     pub latest_schema: Option<String>,
 }
 
-/// How a part's schema id is obtained.
-#[derive(Debug, Clone, Copy)]
+/// How a part's schema id is obtained: registered (`auto.register.schemas`), looked up by
+/// schema, or the subject's latest version (`use.latest.version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Register,
     Lookup,
     Latest,
+}
+
+impl Mode {
+    fn of(c: &AvroConverterConfig) -> Mode {
+        if c.auto_register {
+            Mode::Register
+        } else if c.use_latest {
+            Mode::Latest
+        } else {
+            Mode::Lookup
+        }
+    }
 }
 
 impl Registries {
@@ -61,8 +73,7 @@ impl Registries {
         let part = |c: &ConverterConfig| match c {
             ConverterConfig::Avro(a) => Some(Part {
                 client: RegistryClient::new(a),
-                auto_register: a.auto_register,
-                use_latest: a.use_latest,
+                mode: Mode::of(a),
             }),
             ConverterConfig::Json { .. } => None,
         };
@@ -91,13 +102,7 @@ impl Registries {
         let mut attempts = 0u32;
         loop {
             let (client, s, t) = (part.client.clone(), subject.to_string(), schema.to_string());
-            let mode = if part.auto_register {
-                Mode::Register
-            } else if part.use_latest {
-                Mode::Latest
-            } else {
-                Mode::Lookup
-            };
+            let mode = part.mode;
             let outcome = tokio::task::spawn_blocking(move || match mode {
                 Mode::Register => client.register(&s, &t).map(|id| Obtained {
                     id,
@@ -141,10 +146,7 @@ impl Registries {
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(MAX_RETRY_WAIT);
                 }
-                // No HTTP answer: TLS failed, which the configuration must fix.
-                Err(RegistryError::Refused {
-                    status: 0, message, ..
-                }) => return Err(tls_failed(part_name, subject, &message)),
+                Err(RegistryError::Tls(why)) => return Err(tls_failed(part_name, subject, &why)),
                 Err(RegistryError::Refused {
                     status,
                     code,
@@ -158,7 +160,7 @@ impl Registries {
                         .flatten();
                     return Err(refusal(
                         part_name,
-                        part.auto_register,
+                        part.mode == Mode::Register,
                         subject,
                         level.as_deref(),
                         (status, code, &message),
@@ -223,6 +225,9 @@ pub enum RegistryError {
     },
     /// No registry answered usefully (connection refused, timeout, 5xx); worth retrying.
     Unavailable(String),
+    /// TLS with the registry failed (a certificate the trust store does not vouch for, a
+    /// plain-HTTP port): no HTTP answer, and the configuration must change.
+    Tls(String),
 }
 
 impl std::fmt::Display for RegistryError {
@@ -234,6 +239,7 @@ impl std::fmt::Display for RegistryError {
                 message,
             } => write!(f, "HTTP {status}, error_code {code}: {message}"),
             RegistryError::Unavailable(why) => write!(f, "unavailable: {why}"),
+            RegistryError::Tls(why) => f.write_str(why),
         }
     }
 }
@@ -501,11 +507,7 @@ impl RegistryClient {
         };
         let mut response = result.map_err(|e| match tls_failure(&e) {
             // A certificate the trust store does not vouch for is not waited out.
-            Some(why) => RegistryError::Refused {
-                status: 0,
-                code: 0,
-                message: format!("TLS with {url} failed: {why}"),
-            },
+            Some(why) => RegistryError::Tls(format!("TLS with {url} failed: {why}")),
             None => RegistryError::Unavailable(e.to_string()),
         })?;
         let status = response.status().as_u16();
