@@ -31,6 +31,19 @@ fn avro_config(db: &TestDb, prefix: &str, dir: &std::path::Path, url: &str) -> R
     raw
 }
 
+/// The test registry's `host:port`.
+fn registry_host_port() -> String {
+    let rest = env().registry.trim_start_matches("http://");
+    rest.split('/').next().unwrap().to_string()
+}
+
+/// The test registry's Apicurio v2 API (beside its Confluent-compatible one).
+fn registry_v2_url() -> String {
+    env()
+        .registry
+        .replace("/apis/ccompat/v7", "/apis/registry/v2")
+}
+
 /// GETs `path` from the test registry as JSON.
 fn registry_get(path: &str) -> J {
     let url = format!("{}{path}", env().registry);
@@ -286,13 +299,7 @@ async fn a_registry_that_stops_answering_is_waited_for_and_nothing_is_lost() {
     let db = TestDb::create("avrodown").await;
     db.exec("CREATE TABLE public.t (id int PRIMARY KEY, v text)")
         .await;
-    let upstream = env()
-        .registry
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let upstream = registry_host_port();
     let proxy = CutProxy::start(upstream).await;
     let path = env().registry.splitn(4, '/').nth(3).unwrap_or("");
     // The first URL refuses connections: the client goes on to the next.
@@ -382,9 +389,7 @@ async fn python_consumer(topics: &[(String, usize)]) -> Vec<J> {
 /// record's decoded value as Connect prints it (scripts/avro/connect-sink.sh).
 async fn connect_sink(topics: &[(String, usize)]) -> Vec<String> {
     let out = tempfile::NamedTempFile::new().unwrap();
-    let registry_v2 = env()
-        .registry
-        .replace("/apis/ccompat/v7", "/apis/registry/v2");
+    let registry_v2 = registry_v2_url();
     let mut args = vec![
         env().kafka.clone(),
         registry_v2,
@@ -513,13 +518,7 @@ impl RegistryFront {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let upstream = env()
-            .registry
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_string();
+        let upstream = registry_host_port();
         let expected = format!(
             "basic {}",
             base64::engine::general_purpose::STANDARD.encode(user_info)
@@ -785,9 +784,7 @@ async fn use_latest(apicurio: bool) {
         if apicurio {
             set("", "io.apicurio.registry.utils.converter.AvroConverter");
             raw.remove(&format!("{part}.converter.schema.registry.url"));
-            let v2 = env()
-                .registry
-                .replace("/apis/ccompat/v7", "/apis/registry/v2");
+            let v2 = registry_v2_url();
             let mut set = |k: &str, v: &str| {
                 raw.insert(format!("{part}.converter.apicurio.registry.{k}"), v.into())
             };

@@ -33,7 +33,11 @@ impl Registry {
             .timeout_global(Some(std::time::Duration::from_secs(15)))
             .build()
             .into();
-        Registry { url: url.trim_end_matches('/').to_string(), agent, schemas: HashMap::new() }
+        Registry {
+            url: url.trim_end_matches('/').to_string(),
+            agent,
+            schemas: HashMap::new(),
+        }
     }
 
     fn schema(&mut self, id: u32) -> Result<&Value, String> {
@@ -47,9 +51,14 @@ impl Registry {
                 .body_mut()
                 .read_to_string()
                 .map_err(|e| format!("GET {url}: {e}"))?;
-            let answer: Value = serde_json::from_str(&body).map_err(|e| format!("GET {url}: {e}"))?;
-            let text = answer.get("schema").and_then(Value::as_str).ok_or_else(|| format!("GET {url}: no schema in {body}"))?;
-            let schema: Value = serde_json::from_str(text).map_err(|e| format!("schema {id}: {e}"))?;
+            let answer: Value =
+                serde_json::from_str(&body).map_err(|e| format!("GET {url}: {e}"))?;
+            let text = answer
+                .get("schema")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("GET {url}: no schema in {body}"))?;
+            let schema: Value =
+                serde_json::from_str(text).map_err(|e| format!("schema {id}: {e}"))?;
             self.schemas.insert(id, schema);
         }
         Ok(&self.schemas[&id])
@@ -58,16 +67,29 @@ impl Registry {
     /// The JSON document for one key or value in Confluent's wire format.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Vec<u8>, String> {
         if bytes.len() < 5 || bytes[0] != 0 {
-            return Err(format!("not Confluent's Avro wire format (first byte {:?}, {} bytes)", bytes.first(), bytes.len()));
+            return Err(format!(
+                "not Confluent's Avro wire format (first byte {:?}, {} bytes)",
+                bytes.first(),
+                bytes.len()
+            ));
         }
         let id = u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
         let schema = self.schema(id)?.clone();
         let mut names = HashMap::new();
         collect_names(&schema, "", &mut names);
-        let mut r = Reader { buf: &bytes[5..], pos: 0, names: &names };
-        let payload = r.datum(&schema, "").map_err(|e| format!("schema id {id}: {e}"))?;
+        let mut r = Reader {
+            buf: &bytes[5..],
+            pos: 0,
+            names: &names,
+        };
+        let payload = r
+            .datum(&schema, "")
+            .map_err(|e| format!("schema id {id}: {e}"))?;
         if r.pos != r.buf.len() {
-            return Err(format!("schema id {id}: {} bytes left after the datum", r.buf.len() - r.pos));
+            return Err(format!(
+                "schema id {id}: {} bytes left after the datum",
+                r.buf.len() - r.pos
+            ));
         }
         let mut doc = Map::new();
         doc.insert("schema".into(), schema);
@@ -76,7 +98,9 @@ impl Registry {
     }
 }
 
-const PRIMITIVES: [&str; 8] = ["null", "boolean", "int", "long", "float", "double", "bytes", "string"];
+const PRIMITIVES: [&str; 8] = [
+    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
+];
 
 /// The full name of a named type defined by `s` inside namespace `ns`, and its own namespace.
 fn full_name(s: &Map<String, Value>, ns: &str) -> Option<(String, String)> {
@@ -91,7 +115,10 @@ fn full_name(s: &Map<String, Value>, ns: &str) -> Option<(String, String)> {
             None => name.to_string(),
         }
     };
-    let own_ns = full.rsplit_once('.').map(|(n, _)| n.to_string()).unwrap_or_default();
+    let own_ns = full
+        .rsplit_once('.')
+        .map(|(n, _)| n.to_string())
+        .unwrap_or_default();
     Some((full, own_ns))
 }
 
@@ -101,7 +128,9 @@ fn collect_names(s: &Value, ns: &str, out: &mut HashMap<String, Value>) {
         Value::Array(branches) => branches.iter().for_each(|b| collect_names(b, ns, out)),
         Value::Object(o) => match o.get("type").and_then(Value::as_str) {
             Some("record" | "error" | "enum" | "fixed") => {
-                let Some((full, own_ns)) = full_name(o, ns) else { return };
+                let Some((full, own_ns)) = full_name(o, ns) else {
+                    return;
+                };
                 out.entry(full).or_insert_with(|| s.clone());
                 if let Some(Value::Array(fields)) = o.get("fields") {
                     for f in fields {
@@ -111,8 +140,14 @@ fn collect_names(s: &Value, ns: &str, out: &mut HashMap<String, Value>) {
                     }
                 }
             }
-            Some("array") => o.get("items").iter().for_each(|t| collect_names(t, ns, out)),
-            Some("map") => o.get("values").iter().for_each(|t| collect_names(t, ns, out)),
+            Some("array") => o
+                .get("items")
+                .iter()
+                .for_each(|t| collect_names(t, ns, out)),
+            Some("map") => o
+                .get("values")
+                .iter()
+                .for_each(|t| collect_names(t, ns, out)),
             _ => {}
         },
         _ => {}
@@ -128,7 +163,9 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], String> {
         let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len());
-        let Some(end) = end else { return Err(format!("truncated at byte {} (wanted {n} more)", self.pos)) };
+        let Some(end) = end else {
+            return Err(format!("truncated at byte {} (wanted {n} more)", self.pos));
+        };
         let s = &self.buf[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -155,12 +192,17 @@ impl Reader<'_> {
     }
 
     fn float(v: f64) -> Value {
-        serde_json::Number::from_f64(v).map(Value::Number).unwrap_or_else(|| Value::String(format!("{v}")))
+        serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .unwrap_or_else(|| Value::String(format!("{v}")))
     }
 
     /// Items of an array or map: blocks of `count` items (a negative count is followed by the
     /// block's size in bytes), ended by a zero count.
-    fn blocks(&mut self, mut item: impl FnMut(&mut Self) -> Result<(), String>) -> Result<(), String> {
+    fn blocks(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> Result<(), String>,
+    ) -> Result<(), String> {
         loop {
             let mut n = self.long()?;
             if n == 0 {
@@ -181,7 +223,10 @@ impl Reader<'_> {
             Value::String(t) => self.named(t, ns),
             Value::Array(branches) => {
                 let i = self.long()?;
-                let b = usize::try_from(i).ok().and_then(|i| branches.get(i)).ok_or_else(|| format!("union branch {i} out of range"))?;
+                let b = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| branches.get(i))
+                    .ok_or_else(|| format!("union branch {i} out of range"))?;
                 self.datum(b, ns)
             }
             Value::Object(o) => {
@@ -190,21 +235,42 @@ impl Reader<'_> {
                     Some("record" | "error") => {
                         let (_, own_ns) = full_name(o, ns).ok_or("a record without a name")?;
                         let mut out = Map::new();
-                        for f in o.get("fields").and_then(Value::as_array).ok_or("a record without fields")? {
-                            let name = f.get("name").and_then(Value::as_str).ok_or("a field without a name")?;
-                            let v = self.datum(f.get("type").ok_or("a field without a type")?, &own_ns)?;
+                        for f in o
+                            .get("fields")
+                            .and_then(Value::as_array)
+                            .ok_or("a record without fields")?
+                        {
+                            let name = f
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .ok_or("a field without a name")?;
+                            let v = self
+                                .datum(f.get("type").ok_or("a field without a type")?, &own_ns)?;
                             out.insert(name.to_string(), v);
                         }
                         Ok(Value::Object(out))
                     }
                     Some("enum") => {
                         let i = self.long()?;
-                        let syms = o.get("symbols").and_then(Value::as_array).ok_or("an enum without symbols")?;
-                        usize::try_from(i).ok().and_then(|i| syms.get(i)).cloned().ok_or_else(|| format!("enum index {i} out of range"))
+                        let syms = o
+                            .get("symbols")
+                            .and_then(Value::as_array)
+                            .ok_or("an enum without symbols")?;
+                        usize::try_from(i)
+                            .ok()
+                            .and_then(|i| syms.get(i))
+                            .cloned()
+                            .ok_or_else(|| format!("enum index {i} out of range"))
                     }
                     Some("fixed") => {
-                        let n = o.get("size").and_then(Value::as_u64).ok_or("a fixed without a size")? as usize;
-                        Ok(Value::String(base64::engine::general_purpose::STANDARD.encode(self.take(n)?)))
+                        let n = o
+                            .get("size")
+                            .and_then(Value::as_u64)
+                            .ok_or("a fixed without a size")?
+                            as usize;
+                        Ok(Value::String(
+                            base64::engine::general_purpose::STANDARD.encode(self.take(n)?),
+                        ))
                     }
                     Some("array") => {
                         let items = o.get("items").ok_or("an array without items")?;
@@ -220,7 +286,8 @@ impl Reader<'_> {
                         let mut out = Map::new();
                         self.blocks(|r| {
                             let n = r.len()?;
-                            let k = String::from_utf8(r.take(n)?.to_vec()).map_err(|e| e.to_string())?;
+                            let k = String::from_utf8(r.take(n)?.to_vec())
+                                .map_err(|e| e.to_string())?;
                             let v = r.datum(values, ns)?;
                             out.insert(k, v);
                             Ok(())
@@ -240,7 +307,9 @@ impl Reader<'_> {
             "null" => Value::Null,
             "boolean" => Value::Bool(self.take(1)?[0] != 0),
             "int" | "long" => Value::from(self.long()?),
-            "float" => Self::float(f64::from(f32::from_le_bytes(self.take(4)?.try_into().unwrap()))),
+            "float" => Self::float(f64::from(f32::from_le_bytes(
+                self.take(4)?.try_into().unwrap(),
+            ))),
             "double" => Self::float(f64::from_le_bytes(self.take(8)?.try_into().unwrap())),
             "bytes" => {
                 let n = self.len()?;
@@ -252,7 +321,11 @@ impl Reader<'_> {
             }
             name => {
                 debug_assert!(!PRIMITIVES.contains(&name));
-                let qualified = if name.contains('.') || ns.is_empty() { name.to_string() } else { format!("{ns}.{name}") };
+                let qualified = if name.contains('.') || ns.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{ns}.{name}")
+                };
                 let def = self
                     .names
                     .get(&qualified)
@@ -310,12 +383,23 @@ mod tests {
         body.extend(zz(1));
         body.extend(zz(-1));
         body.extend(1.5f64.to_le_bytes());
-        let mut r = Reader { buf: &body, pos: 0, names: &names };
+        let mut r = Reader {
+            buf: &body,
+            pos: 0,
+            names: &names,
+        };
         let v = r.datum(&schema, "").unwrap();
         assert_eq!(r.pos, body.len());
-        assert_eq!(v.to_string(), r#"{"id":-3,"m":{"z":"1","a":"2"},"inner":{"x":300},"again":{"x":-1},"d":1.5}"#);
+        assert_eq!(
+            v.to_string(),
+            r#"{"id":-3,"m":{"z":"1","a":"2"},"inner":{"x":300},"again":{"x":-1},"d":1.5}"#
+        );
         // A truncated body is an error, not a panic.
-        let mut r = Reader { buf: &body[..body.len() - 3], pos: 0, names: &names };
+        let mut r = Reader {
+            buf: &body[..body.len() - 3],
+            pos: 0,
+            names: &names,
+        };
         assert!(r.datum(&schema, "").unwrap_err().contains("truncated"));
     }
 }

@@ -71,7 +71,10 @@ pub fn decode_string(lit: &[u8]) -> Option<String> {
                 let hex = std::str::from_utf8(body.get(i..i + 4)?).ok()?;
                 let mut cp = u32::from_str_radix(hex, 16).ok()?;
                 i += 4;
-                if (0xD800..0xDC00).contains(&cp) && body.get(i) == Some(&b'\\') && body.get(i + 1) == Some(&b'u') {
+                if (0xD800..0xDC00).contains(&cp)
+                    && body.get(i) == Some(&b'\\')
+                    && body.get(i + 1) == Some(&b'u')
+                {
                     let hex2 = std::str::from_utf8(body.get(i + 2..i + 6)?).ok()?;
                     let lo = u32::from_str_radix(hex2, 16).ok()?;
                     if (0xDC00..0xE000).contains(&lo) {
@@ -90,7 +93,11 @@ pub fn decode_string(lit: &[u8]) -> Option<String> {
 }
 
 pub fn parse(doc: &[u8]) -> Result<Node, String> {
-    let mut p = Parser { b: doc, i: 0, depth: 0 };
+    let mut p = Parser {
+        b: doc,
+        i: 0,
+        depth: 0,
+    };
     p.ws();
     let n = p.value()?;
     p.ws();
@@ -119,7 +126,9 @@ impl Parser<'_> {
 
     fn value(&mut self) -> Result<Node, String> {
         let start = self.i;
-        let Some(&c) = self.b.get(self.i) else { return self.err("unexpected end") };
+        let Some(&c) = self.b.get(self.i) else {
+            return self.err("unexpected end");
+        };
         let kind = match c {
             b'{' => {
                 self.depth += 1;
@@ -205,7 +214,12 @@ impl Parser<'_> {
             }
             b'-' | b'0'..=b'9' => {
                 self.i += 1;
-                while self.i < self.b.len() && matches!(self.b[self.i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                while self.i < self.b.len()
+                    && matches!(
+                        self.b[self.i],
+                        b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-'
+                    )
+                {
                     self.i += 1;
                 }
                 Kind::Num
@@ -221,7 +235,11 @@ impl Parser<'_> {
             }
             _ => return self.err("unexpected byte"),
         };
-        Ok(Node { start, end: self.i, kind })
+        Ok(Node {
+            start,
+            end: self.i,
+            kind,
+        })
     }
 
     fn lit(&mut self, w: &[u8]) -> Result<(), String> {

@@ -35,7 +35,9 @@ use rdkafka::{Offset, TopicPartitionList};
 use json::{Kind, Node};
 
 #[derive(Parser)]
-#[command(about = "Compare Debezium's and pgcdc's Kafka records, byte for byte after normalising volatile fields")]
+#[command(
+    about = "Compare Debezium's and pgcdc's Kafka records, byte for byte after normalising volatile fields"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -44,46 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Compare all topics of the connector on both brokers.
-    Compare {
-        /// Reference side (Debezium) as NAME=BOOTSTRAP, e.g. debezium=127.0.0.1:59096
-        #[arg(long)]
-        a: String,
-        /// Candidate side (pgcdc) as NAME=BOOTSTRAP, e.g. pgcdc=127.0.0.1:59092
-        #[arg(long)]
-        b: String,
-        /// topic.prefix of both connectors
-        #[arg(long)]
-        prefix: String,
-        /// Further topic-name prefixes to include (e.g. outbox.event.)
-        #[arg(long = "include-prefix")]
-        include_prefix: Vec<String>,
-        /// Keep source.txId/lsn/sequence/ts_* of streaming records (blank them only on
-        /// snapshot records): both connectors read the same WAL, so these must match too.
-        #[arg(long)]
-        strict_source: bool,
-        /// Write every differing record pair as JSON lines to this file
-        #[arg(long)]
-        dump: Option<String>,
-        /// Write the summary as JSON to this file
-        #[arg(long)]
-        json_out: Option<String>,
-        /// Characters of each example to print
-        #[arg(long, default_value_t = 600)]
-        example_chars: usize,
-        /// Seconds to read each side
-        #[arg(long, default_value_t = 120)]
-        timeout: u64,
-        /// File of deliberate differences: lines `<field path group>\t<reason>`; a record whose
-        /// every difference is listed counts as deliberately different, not as a failure
-        #[arg(long)]
-        deliberate: Option<String>,
-        /// Side A's schema registry (Confluent-compatible API): keys and values are Avro
-        #[arg(long)]
-        registry_a: Option<String>,
-        /// Side B's schema registry
-        #[arg(long)]
-        registry_b: Option<String>,
-    },
+    Compare(CompareArgs),
     /// Wait until every topic has, on every side, a record whose payload.source.txId is TXID.
     Wait {
         /// NAME=BOOTSTRAP, repeated
@@ -135,38 +98,36 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let rc = match cli.cmd {
-        Cmd::Compare {
-            a,
-            b,
-            prefix,
-            include_prefix,
-            strict_source,
-            dump,
-            json_out,
-            example_chars,
+        Cmd::Compare(args) => compare(args),
+        Cmd::Wait {
+            sides,
+            topics,
+            txid,
             timeout,
-            deliberate,
-            registry_a,
-            registry_b,
-        } => compare(CompareArgs {
-            a,
-            b,
-            prefix,
-            include_prefix,
-            strict_source,
-            dump,
-            json_out,
-            example_chars,
+            registries,
+        } => wait(&sides, &topics, &txid, timeout, &registries),
+        Cmd::DeleteTopics {
+            brokers,
+            prefixes,
             timeout,
-            deliberate,
-            registry_a,
-            registry_b,
+        } => delete_topics(&brokers, &prefixes, timeout),
+        Cmd::SwitchCheck {
+            brokers,
+            topic,
+            phases,
+            rows,
+            snapshot_rows,
+            counter,
+            timeout,
+        } => switch::switch_check(switch::SwitchArgs {
+            brokers,
+            topic,
+            phases,
+            rows,
+            snapshot_rows,
+            counter,
+            timeout,
         }),
-        Cmd::Wait { sides, topics, txid, timeout, registries } => wait(&sides, &topics, &txid, timeout, &registries),
-        Cmd::DeleteTopics { brokers, prefixes, timeout } => delete_topics(&brokers, &prefixes, timeout),
-        Cmd::SwitchCheck { brokers, topic, phases, rows, snapshot_rows, counter, timeout } => {
-            switch::switch_check(switch::SwitchArgs { brokers, topic, phases, rows, snapshot_rows, counter, timeout })
-        }
     };
     match rc {
         Ok(code) => std::process::exit(code),
@@ -200,12 +161,19 @@ fn consumer(brokers: &str) -> Res<BaseConsumer> {
 }
 
 /// topic -> partitions, for topics starting with one of the prefixes (or equal to one of `exact`).
-fn list_topics(c: &BaseConsumer, prefixes: &[String], exact: &[String]) -> Res<BTreeMap<String, Vec<i32>>> {
-    let md = c.fetch_metadata(None, Duration::from_secs(15)).map_err(|e| format!("metadata: {e}"))?;
+fn list_topics(
+    c: &BaseConsumer,
+    prefixes: &[String],
+    exact: &[String],
+) -> Res<BTreeMap<String, Vec<i32>>> {
+    let md = c
+        .fetch_metadata(None, Duration::from_secs(15))
+        .map_err(|e| format!("metadata: {e}"))?;
     let mut out = BTreeMap::new();
     for t in md.topics() {
         let name = t.name();
-        if prefixes.iter().any(|p| name.starts_with(p.as_str())) || exact.iter().any(|e| e == name) {
+        if prefixes.iter().any(|p| name.starts_with(p.as_str())) || exact.iter().any(|e| e == name)
+        {
             let mut ps: Vec<i32> = t.partitions().iter().map(|p| p.id()).collect();
             ps.sort();
             out.insert(name.to_string(), ps);
@@ -225,7 +193,11 @@ struct Rec {
 type Tp = (String, i32);
 
 /// Every record of the given topic-partitions, from the low to the high watermark.
-fn read_all(c: &BaseConsumer, topics: &BTreeMap<String, Vec<i32>>, timeout: Duration) -> Res<BTreeMap<Tp, Vec<Rec>>> {
+fn read_all(
+    c: &BaseConsumer,
+    topics: &BTreeMap<String, Vec<i32>>,
+    timeout: Duration,
+) -> Res<BTreeMap<Tp, Vec<Rec>>> {
     let mut out: BTreeMap<Tp, Vec<Rec>> = BTreeMap::new();
     let mut want: BTreeMap<Tp, i64> = BTreeMap::new(); // tp -> high watermark
     let mut tpl = TopicPartitionList::new();
@@ -237,7 +209,8 @@ fn read_all(c: &BaseConsumer, topics: &BTreeMap<String, Vec<i32>>, timeout: Dura
             out.insert((t.clone(), p), Vec::new());
             if hi > lo {
                 want.insert((t.clone(), p), hi);
-                tpl.add_partition_offset(t, p, Offset::Offset(lo)).map_err(|e| e.to_string())?;
+                tpl.add_partition_offset(t, p, Offset::Offset(lo))
+                    .map_err(|e| e.to_string())?;
             }
         }
     }
@@ -248,9 +221,14 @@ fn read_all(c: &BaseConsumer, topics: &BTreeMap<String, Vec<i32>>, timeout: Dura
     let deadline = Instant::now() + timeout;
     while !want.is_empty() {
         if Instant::now() > deadline {
-            return Err(format!("timed out reading; still missing: {:?}", want.keys().collect::<Vec<_>>()));
+            return Err(format!(
+                "timed out reading; still missing: {:?}",
+                want.keys().collect::<Vec<_>>()
+            ));
         }
-        let Some(m) = c.poll(Duration::from_millis(500)) else { continue };
+        let Some(m) = c.poll(Duration::from_millis(500)) else {
+            continue;
+        };
         let m = match m {
             Ok(m) => m,
             Err(rdkafka::error::KafkaError::PartitionEOF(_)) => continue,
@@ -290,7 +268,9 @@ fn decode_avro(recs: &mut BTreeMap<Tp, Vec<Rec>>, registry: Option<&str>) -> Res
         for r in rs.iter_mut() {
             for part in [&mut r.key, &mut r.value] {
                 if let Some(b) = part.as_mut() {
-                    *b = reg.decode(b).map_err(|e| format!("{t}[{p}] offset {}: {e}", r.offset))?;
+                    *b = reg
+                        .decode(b)
+                        .map_err(|e| format!("{t}[{p}] offset {}: {e}", r.offset))?;
                 }
             }
         }
@@ -313,7 +293,13 @@ fn txid_of(value: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(tx.raw(value)).into_owned())
 }
 
-fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64, registries: &[String]) -> Res<i32> {
+fn wait(
+    sides: &[String],
+    topics: &[String],
+    txid: &str,
+    timeout: u64,
+    registries: &[String],
+) -> Res<i32> {
     let t0 = Instant::now();
     let deadline = t0 + Duration::from_secs(timeout);
     for s in sides {
@@ -341,10 +327,15 @@ fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64, registrie
             // Pick up topics that appeared since the last look.
             if assigned.len() < topics.len() && last_meta.elapsed() > Duration::from_millis(500) {
                 last_meta = Instant::now();
-                let md = c.fetch_metadata(None, Duration::from_secs(10)).map_err(|e| format!("{name}: metadata: {e}"))?;
+                let md = c
+                    .fetch_metadata(None, Duration::from_secs(10))
+                    .map_err(|e| format!("{name}: metadata: {e}"))?;
                 let mut grew = false;
                 for t in md.topics() {
-                    if topics.iter().any(|x| x == t.name()) && !assigned.contains(t.name()) && !t.partitions().is_empty() {
+                    if topics.iter().any(|x| x == t.name())
+                        && !assigned.contains(t.name())
+                        && !t.partitions().is_empty()
+                    {
                         assigned.insert(t.name().to_string());
                         for p in t.partitions() {
                             next.entry((t.name().to_string(), p.id())).or_insert(0);
@@ -355,12 +346,15 @@ fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64, registrie
                 if grew {
                     let mut tpl = TopicPartitionList::new();
                     for ((t, p), o) in &next {
-                        tpl.add_partition_offset(t, *p, Offset::Offset(*o)).map_err(|e| e.to_string())?;
+                        tpl.add_partition_offset(t, *p, Offset::Offset(*o))
+                            .map_err(|e| e.to_string())?;
                     }
                     c.assign(&tpl).map_err(|e| format!("{name}: assign: {e}"))?;
                 }
             }
-            let Some(m) = c.poll(Duration::from_millis(200)) else { continue };
+            let Some(m) = c.poll(Duration::from_millis(200)) else {
+                continue;
+            };
             let m = match m {
                 Ok(m) => m,
                 Err(rdkafka::error::KafkaError::PartitionEOF(_)) => continue,
@@ -371,7 +365,14 @@ fn wait(sides: &[String], topics: &[String], txid: &str, timeout: u64, registrie
                 let decoded;
                 let v = match registry.as_mut() {
                     Some(reg) => {
-                        decoded = reg.decode(v).map_err(|e| format!("{name}: {}[{}] offset {}: {e}", m.topic(), m.partition(), m.offset()))?;
+                        decoded = reg.decode(v).map_err(|e| {
+                            format!(
+                                "{name}: {}[{}] offset {}: {e}",
+                                m.topic(),
+                                m.partition(),
+                                m.offset()
+                            )
+                        })?;
                         &decoded[..]
                     }
                     None => v,
@@ -428,7 +429,8 @@ fn delete_topics(brokers: &str, prefixes: &[String], timeout: u64) -> Res<i32> {
         .map_err(|e| format!("admin client: {e}"))?;
     let names: Vec<&str> = topics.keys().map(|s| s.as_str()).collect();
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let res = block_on(admin.delete_topics(&names, &opts)).map_err(|e| format!("delete topics: {e}"))?;
+    let res =
+        block_on(admin.delete_topics(&names, &opts)).map_err(|e| format!("delete topics: {e}"))?;
     for r in res {
         if let Err((t, e)) = r {
             return Err(format!("delete topic {t}: {e}"));
@@ -441,11 +443,18 @@ fn delete_topics(brokers: &str, prefixes: &[String], timeout: u64) -> Res<i32> {
             break;
         }
         if Instant::now() > deadline {
-            return Err(format!("topics still listed after {timeout}s: {:?}", left.keys().collect::<Vec<_>>()));
+            return Err(format!(
+                "topics still listed after {timeout}s: {:?}",
+                left.keys().collect::<Vec<_>>()
+            ));
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    eprintln!("dbz-compare delete-topics: {brokers}: deleted {} topics: {}", names.len(), names.join(", "));
+    eprintln!(
+        "dbz-compare delete-topics: {brokers}: deleted {} topics: {}",
+        names.len(),
+        names.join(", ")
+    );
     Ok(0)
 }
 
@@ -453,18 +462,45 @@ fn delete_topics(brokers: &str, prefixes: &[String], timeout: u64) -> Res<i32> {
 // compare
 // ------------------------------------------------------------------------------------------
 
+#[derive(clap::Args)]
 struct CompareArgs {
+    /// Reference side (Debezium) as NAME=BOOTSTRAP, e.g. debezium=127.0.0.1:59096
+    #[arg(long)]
     a: String,
+    /// Candidate side (pgcdc) as NAME=BOOTSTRAP, e.g. pgcdc=127.0.0.1:59092
+    #[arg(long)]
     b: String,
+    /// topic.prefix of both connectors
+    #[arg(long)]
     prefix: String,
+    /// Further topic-name prefixes to include (e.g. outbox.event.)
+    #[arg(long = "include-prefix")]
     include_prefix: Vec<String>,
+    /// Keep source.txId/lsn/sequence/ts_* of streaming records (blank them only on
+    /// snapshot records): both connectors read the same WAL, so these must match too.
+    #[arg(long)]
     strict_source: bool,
+    /// Write every differing record pair as JSON lines to this file
+    #[arg(long)]
     dump: Option<String>,
+    /// Write the summary as JSON to this file
+    #[arg(long)]
     json_out: Option<String>,
+    /// Characters of each example to print
+    #[arg(long, default_value_t = 600)]
     example_chars: usize,
+    /// Seconds to read each side
+    #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// File of deliberate differences: lines `<field path group>\t<reason>`; a record whose
+    /// every difference is listed counts as deliberately different, not as a failure
+    #[arg(long)]
     deliberate: Option<String>,
+    /// Side A's schema registry (Confluent-compatible API): keys and values are Avro
+    #[arg(long)]
     registry_a: Option<String>,
+    /// Side B's schema registry
+    #[arg(long)]
     registry_b: Option<String>,
 }
 
@@ -492,7 +528,9 @@ const ABSENT: &str = "<absent>";
 /// Paths of volatile fields (relative to the value root) to blank in this record.
 fn volatile_paths(root: &Node, doc: &[u8], strict: bool) -> Vec<String> {
     let mut out = Vec::new();
-    let Some(payload) = root.get("payload") else { return out };
+    let Some(payload) = root.get("payload") else {
+        return out;
+    };
     for f in ["ts_ms", "ts_us", "ts_ns"] {
         out.push(format!("value.payload.{f}"));
     }
@@ -508,7 +546,14 @@ fn volatile_paths(root: &Node, doc: &[u8], strict: bool) -> Vec<String> {
             out.push(format!("value.payload.source.{f}"));
         }
         // The same fields flattened by ExtractNewRecordState's add.fields.
-        for f in ["__txId", "__lsn", "__sequence", "__source_ts_ms", "__source_ts_us", "__source_ts_ns"] {
+        for f in [
+            "__txId",
+            "__lsn",
+            "__sequence",
+            "__source_ts_ms",
+            "__source_ts_us",
+            "__source_ts_ns",
+        ] {
             out.push(format!("value.payload.{f}"));
         }
     }
@@ -560,7 +605,12 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn push(&mut self, group: &str, path: &str, a: String, b: String) {
-        self.out.push(Diff { group: group.to_string(), path: path.to_string(), a, b });
+        self.out.push(Diff {
+            group: group.to_string(),
+            path: path.to_string(),
+            a,
+            b,
+        });
     }
 
     fn node(&mut self, group: &str, path: &str, a: &Node, b: &Node) {
@@ -573,28 +623,47 @@ impl Walk<'_> {
                 let nb: Vec<&str> = mb.iter().map(|(k, _)| k.as_str()).collect();
                 for (k, v) in ma {
                     match mb.iter().find(|(kb, _)| kb == k) {
-                        Some((_, vb)) => self.node(&format!("{group}.{k}"), &format!("{path}.{k}"), v, vb),
+                        Some((_, vb)) => {
+                            self.node(&format!("{group}.{k}"), &format!("{path}.{k}"), v, vb)
+                        }
                         None => {
                             let t = text(v.raw(self.ad), self.max);
-                            self.push(&format!("{group}.{k}"), &format!("{path}.{k}"), t, ABSENT.into())
+                            self.push(
+                                &format!("{group}.{k}"),
+                                &format!("{path}.{k}"),
+                                t,
+                                ABSENT.into(),
+                            )
                         }
                     }
                 }
                 for (k, v) in mb {
                     if !ma.iter().any(|(ka, _)| ka == k) {
                         let t = text(v.raw(self.bd), self.max);
-                        self.push(&format!("{group}.{k}"), &format!("{path}.{k}"), ABSENT.into(), t);
+                        self.push(
+                            &format!("{group}.{k}"),
+                            &format!("{path}.{k}"),
+                            ABSENT.into(),
+                            t,
+                        );
                     }
                 }
                 let common_a: Vec<&str> = na.iter().copied().filter(|k| nb.contains(k)).collect();
                 let common_b: Vec<&str> = nb.iter().copied().filter(|k| na.contains(k)).collect();
                 if common_a != common_b {
-                    self.push(&format!("{group}{{member order}}"), &format!("{path}{{member order}}"), na.join(","), nb.join(","));
+                    self.push(
+                        &format!("{group}{{member order}}"),
+                        &format!("{path}{{member order}}"),
+                        na.join(","),
+                        nb.join(","),
+                    );
                 }
             }
             (Kind::Arr(ia), Kind::Arr(ib)) => {
-                let named_a: Option<Vec<String>> = ia.iter().map(|n| field_name(n, self.ad)).collect();
-                let named_b: Option<Vec<String>> = ib.iter().map(|n| field_name(n, self.bd)).collect();
+                let named_a: Option<Vec<String>> =
+                    ia.iter().map(|n| field_name(n, self.ad)).collect();
+                let named_b: Option<Vec<String>> =
+                    ib.iter().map(|n| field_name(n, self.bd)).collect();
                 if let (Some(fa), Some(fb)) = (&named_a, &named_b) {
                     if !fa.is_empty() || !fb.is_empty() {
                         // A Connect schema's fields: match by field name.
@@ -612,7 +681,12 @@ impl Walk<'_> {
                         for (j, name) in fb.iter().enumerate() {
                             if !fa.contains(name) {
                                 let t = text(ib[j].raw(self.bd), self.max);
-                                self.push(&format!("{group}[{name}]"), &format!("{path}[{name}]"), ABSENT.into(), t);
+                                self.push(
+                                    &format!("{group}[{name}]"),
+                                    &format!("{path}[{name}]"),
+                                    ABSENT.into(),
+                                    t,
+                                );
                             }
                         }
                         let ca: Vec<&String> = fa.iter().filter(|x| fb.contains(x)).collect();
@@ -629,8 +703,16 @@ impl Walk<'_> {
                     }
                 }
                 if ia.len() != ib.len() {
-                    let (ta, tb) = (text(a.raw(self.ad), self.max), text(b.raw(self.bd), self.max));
-                    self.push(&format!("{group}{{length}}"), &format!("{path}{{length}}"), ta, tb);
+                    let (ta, tb) = (
+                        text(a.raw(self.ad), self.max),
+                        text(b.raw(self.bd), self.max),
+                    );
+                    self.push(
+                        &format!("{group}{{length}}"),
+                        &format!("{path}{{length}}"),
+                        ta,
+                        tb,
+                    );
                     return;
                 }
                 for (i, (x, y)) in ia.iter().zip(ib).enumerate() {
@@ -649,13 +731,24 @@ impl Walk<'_> {
 }
 
 /// Differences of one JSON part (key or value); `root` is "key" or "value".
-fn diff_json(root: &str, a: Option<&[u8]>, b: Option<&[u8]>, strict: bool, max: usize) -> Vec<Diff> {
+fn diff_json(
+    root: &str,
+    a: Option<&[u8]>,
+    b: Option<&[u8]>,
+    strict: bool,
+    max: usize,
+) -> Vec<Diff> {
     let show = |x: Option<&[u8]>| x.map(|v| text(v, max)).unwrap_or_else(|| "<null>".into());
     let (a, b) = match (a, b) {
         (None, None) => return vec![],
         (Some(a), Some(b)) => (a, b),
         _ => {
-            return vec![Diff { group: format!("{root}{{null}}"), path: format!("{root}{{null}}"), a: show(a), b: show(b) }]
+            return vec![Diff {
+                group: format!("{root}{{null}}"),
+                path: format!("{root}{{null}}"),
+                a: show(a),
+                b: show(b),
+            }]
         }
     };
     let (na, nb) = match (json::parse(a), json::parse(b)) {
@@ -664,7 +757,12 @@ fn diff_json(root: &str, a: Option<&[u8]>, b: Option<&[u8]>, strict: bool, max: 
             if a == b {
                 return vec![];
             }
-            return vec![Diff { group: format!("{root}{{not json}}"), path: format!("{root}{{not json}}"), a: show(Some(a)), b: show(Some(b)) }];
+            return vec![Diff {
+                group: format!("{root}{{not json}}"),
+                path: format!("{root}{{not json}}"),
+                a: show(Some(a)),
+                b: show(Some(b)),
+            }];
         }
     };
     let mut skip: BTreeSet<String> = BTreeSet::new();
@@ -675,7 +773,13 @@ fn diff_json(root: &str, a: Option<&[u8]>, b: Option<&[u8]>, strict: bool, max: 
         skip.extend(pa.iter().cloned());
         skip.extend(pb.iter().cloned());
     }
-    let mut w = Walk { ad: a, bd: b, skip: &skip, max, out: Vec::new() };
+    let mut w = Walk {
+        ad: a,
+        bd: b,
+        skip: &skip,
+        max,
+        out: Vec::new(),
+    };
     w.node(root, root, &na, &nb);
     let mut out = w.out;
     if out.is_empty() {
@@ -695,12 +799,21 @@ fn diff_json(root: &str, a: Option<&[u8]>, b: Option<&[u8]>, strict: bool, max: 
 
 const RUN_ID: &str = "__debezium.context.runId";
 
-fn diff_headers(a: &[(String, Option<Vec<u8>>)], b: &[(String, Option<Vec<u8>>)], max: usize) -> Vec<Diff> {
+fn diff_headers(
+    a: &[(String, Option<Vec<u8>>)],
+    b: &[(String, Option<Vec<u8>>)],
+    max: usize,
+) -> Vec<Diff> {
     let mut out = Vec::new();
     let na: Vec<&str> = a.iter().map(|(k, _)| k.as_str()).collect();
     let nb: Vec<&str> = b.iter().map(|(k, _)| k.as_str()).collect();
     if na != nb {
-        out.push(Diff { group: "header{names}".into(), path: "header{names}".into(), a: format!("[{}]", na.join(", ")), b: format!("[{}]", nb.join(", ")) });
+        out.push(Diff {
+            group: "header{names}".into(),
+            path: "header{names}".into(),
+            a: format!("[{}]", na.join(", ")),
+            b: format!("[{}]", nb.join(", ")),
+        });
     }
     // Pair the n-th occurrence of a name on one side with the n-th on the other.
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
@@ -713,14 +826,27 @@ fn diff_headers(a: &[(String, Option<Vec<u8>>)], b: &[(String, Option<Vec<u8>>)]
             // Random per task start: only its presence and form (a UUID) matter.
             let ok = |v: &Option<Vec<u8>>| v.as_ref().map(|x| x.len() == 36).unwrap_or(false);
             if ok(va) != ok(vb) {
-                let s = |v: &Option<Vec<u8>>| v.as_ref().map(|x| text(x, max)).unwrap_or("<null>".into());
-                out.push(Diff { group: format!("header.{k}"), path: format!("header.{k}"), a: s(va), b: s(vb) });
+                let s = |v: &Option<Vec<u8>>| {
+                    v.as_ref().map(|x| text(x, max)).unwrap_or("<null>".into())
+                };
+                out.push(Diff {
+                    group: format!("header.{k}"),
+                    path: format!("header.{k}"),
+                    a: s(va),
+                    b: s(vb),
+                });
             }
             continue;
         }
         if va != vb {
-            let s = |v: &Option<Vec<u8>>| v.as_ref().map(|x| text(x, max)).unwrap_or("<null>".into());
-            out.push(Diff { group: format!("header.{k}"), path: format!("header.{k}"), a: s(va), b: s(vb) });
+            let s =
+                |v: &Option<Vec<u8>>| v.as_ref().map(|x| text(x, max)).unwrap_or("<null>".into());
+            out.push(Diff {
+                group: format!("header.{k}"),
+                path: format!("header.{k}"),
+                a: s(va),
+                b: s(vb),
+            });
         }
     }
     out
@@ -766,7 +892,8 @@ fn align_key(r: &Rec) -> Vec<u8> {
 fn align(xa: &[Rec], xb: &[Rec]) -> Vec<(Option<usize>, Option<usize>)> {
     let (n, m) = (xa.len(), xb.len());
     let mut out = Vec::with_capacity(n.max(m));
-    if n.saturating_mul(m) > 4_000_000 || (n == m && xa.iter().zip(xb).all(|(x, y)| x.key == y.key)) {
+    if n.saturating_mul(m) > 4_000_000 || (n == m && xa.iter().zip(xb).all(|(x, y)| x.key == y.key))
+    {
         for i in 0..n.max(m) {
             out.push(((i < n).then_some(i), (i < m).then_some(i)));
         }
@@ -778,12 +905,18 @@ fn align(xa: &[Rec], xb: &[Rec]) -> Vec<(Option<usize>, Option<usize>)> {
     let mut l = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            l[i][j] = if ka[i] == kb[j] { l[i + 1][j + 1] + 1 } else { l[i + 1][j].max(l[i][j + 1]) };
+            l[i][j] = if ka[i] == kb[j] {
+                l[i + 1][j + 1] + 1
+            } else {
+                l[i + 1][j].max(l[i][j + 1])
+            };
         }
     }
     let (mut i, mut j) = (0, 0);
     let (mut ga, mut gb): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
-    let flush = |ga: &mut Vec<usize>, gb: &mut Vec<usize>, out: &mut Vec<(Option<usize>, Option<usize>)>| {
+    let flush = |ga: &mut Vec<usize>,
+                 gb: &mut Vec<usize>,
+                 out: &mut Vec<(Option<usize>, Option<usize>)>| {
         for k in 0..ga.len().max(gb.len()) {
             out.push((ga.get(k).copied(), gb.get(k).copied()));
         }
@@ -858,11 +991,13 @@ fn compare(args: CompareArgs) -> Res<i32> {
     let mut stats: BTreeMap<Tp, TopicStat> = BTreeMap::new();
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut only: Vec<(String, &str, i64, String)> = Vec::new(); // topic, side, offset, value
-    // A's records that repeat the one before them and have no counterpart in B: Kafka
-    // Connect's producer is not idempotent, so a retried request can be written twice.
+                                                                 // A's records that repeat the one before them and have no counterpart in B: Kafka
+                                                                 // Connect's producer is not idempotent, so a retried request can be written twice.
     let mut dup_a: Vec<(String, i64)> = Vec::new(); // topic, offset
     let mut dump = match &args.dump {
-        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?)),
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?,
+        )),
         None => None,
     };
     let max = args.example_chars;
@@ -896,14 +1031,37 @@ fn compare(args: CompareArgs) -> Res<i32> {
                     if repeats_previous(xa, ia) {
                         dup_a.push((tname.clone(), x.offset));
                     } else {
-                        only.push((tname.clone(), "A", x.offset, x.value.as_deref().map(|v| text(v, 200)).unwrap_or("<null>".into())));
+                        only.push((
+                            tname.clone(),
+                            "A",
+                            x.offset,
+                            x.value
+                                .as_deref()
+                                .map(|v| text(v, 200))
+                                .unwrap_or("<null>".into()),
+                        ));
                     }
                     continue;
                 }
                 (None, Some(ib)) => {
                     let y = &xb[ib];
-                    let note = if repeats_previous(xb, ib) { "[repeats the record before it] " } else { "" };
-                    only.push((tname.clone(), "B", y.offset, format!("{note}{}", y.value.as_deref().map(|v| text(v, 200)).unwrap_or("<null>".into()))));
+                    let note = if repeats_previous(xb, ib) {
+                        "[repeats the record before it] "
+                    } else {
+                        ""
+                    };
+                    only.push((
+                        tname.clone(),
+                        "B",
+                        y.offset,
+                        format!(
+                            "{note}{}",
+                            y.value
+                                .as_deref()
+                                .map(|v| text(v, 200))
+                                .unwrap_or("<null>".into())
+                        ),
+                    ));
                     continue;
                 }
                 (None, None) => continue,
@@ -913,11 +1071,22 @@ fn compare(args: CompareArgs) -> Res<i32> {
             if x.key != y.key {
                 let mut d = diff_json("key", x.key.as_deref(), y.key.as_deref(), false, max);
                 if d.is_empty() {
-                    d.push(Diff { group: "key{bytes}".into(), path: "key{bytes}".into(), a: text(x.key.as_deref().unwrap_or(b""), max), b: text(y.key.as_deref().unwrap_or(b""), max) });
+                    d.push(Diff {
+                        group: "key{bytes}".into(),
+                        path: "key{bytes}".into(),
+                        a: text(x.key.as_deref().unwrap_or(b""), max),
+                        b: text(y.key.as_deref().unwrap_or(b""), max),
+                    });
                 }
                 diffs.extend(d);
             }
-            diffs.extend(diff_json("value", x.value.as_deref(), y.value.as_deref(), args.strict_source, max));
+            diffs.extend(diff_json(
+                "value",
+                x.value.as_deref(),
+                y.value.as_deref(),
+                args.strict_source,
+                max,
+            ));
             diffs.extend(diff_headers(&x.headers, &y.headers, max));
             if diffs.is_empty() {
                 st.identical += 1;
@@ -934,7 +1103,14 @@ fn compare(args: CompareArgs) -> Res<i32> {
                 let g = groups.entry(d.group.clone()).or_insert_with(|| Group {
                     count: 0,
                     topics: BTreeSet::new(),
-                    example: (tname.clone(), x.offset, y.offset, d.path.clone(), d.a.clone(), d.b.clone()),
+                    example: (
+                        tname.clone(),
+                        x.offset,
+                        y.offset,
+                        d.path.clone(),
+                        d.a.clone(),
+                        d.b.clone(),
+                    ),
                 });
                 g.count += 1;
                 g.topics.insert(tp.0.clone());
@@ -960,21 +1136,53 @@ fn compare(args: CompareArgs) -> Res<i32> {
     } else {
         "payload.ts_*, source.ts_*, source.txId, source.lsn, source.sequence"
     };
-    let _ = writeln!(r, "dbz-compare: A = {an} ({ab}), B = {bn} ({bb}), topics {}*", prefixes.join("*, "));
-    let _ = writeln!(r, "normalised: value {mode}; header {RUN_ID} (presence only); keys byte for byte");
+    let _ = writeln!(
+        r,
+        "dbz-compare: A = {an} ({ab}), B = {bn} ({bb}), topics {}*",
+        prefixes.join("*, ")
+    );
+    let _ = writeln!(
+        r,
+        "normalised: value {mode}; header {RUN_ID} (presence only); keys byte for byte"
+    );
     let _ = writeln!(r);
-    let w = tps.iter().map(|(t, p)| t.len() + format!("{p}").len() + 2).max().unwrap_or(10).max(10);
-    let _ = writeln!(r, "{:<w$}  {:>7}  {:>7}  {:>7}  {:>9}", "topic[partition]", "A recs", "B recs", "paired", "identical");
+    let w = tps
+        .iter()
+        .map(|(t, p)| t.len() + format!("{p}").len() + 2)
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let _ = writeln!(
+        r,
+        "{:<w$}  {:>7}  {:>7}  {:>7}  {:>9}",
+        "topic[partition]", "A recs", "B recs", "paired", "identical"
+    );
     let (mut sa, mut sb, mut sp, mut si) = (0, 0, 0, 0);
     for ((t, p), s) in &stats {
-        let _ = writeln!(r, "{:<w$}  {:>7}  {:>7}  {:>7}  {:>9}", format!("{t}[{p}]"), s.a, s.b, s.paired, s.identical);
+        let _ = writeln!(
+            r,
+            "{:<w$}  {:>7}  {:>7}  {:>7}  {:>9}",
+            format!("{t}[{p}]"),
+            s.a,
+            s.b,
+            s.paired,
+            s.identical
+        );
         sa += s.a;
         sb += s.b;
         sp += s.paired;
         si += s.identical;
     }
-    let _ = writeln!(r, "{:<w$}  {:>7}  {:>7}  {:>7}  {:>9}", "TOTAL", sa, sb, sp, si);
-    let pct = if sp > 0 { 100.0 * si as f64 / sp as f64 } else { 0.0 };
+    let _ = writeln!(
+        r,
+        "{:<w$}  {:>7}  {:>7}  {:>7}  {:>9}",
+        "TOTAL", sa, sb, sp, si
+    );
+    let pct = if sp > 0 {
+        100.0 * si as f64 / sp as f64
+    } else {
+        0.0
+    };
     let only_a = only.iter().filter(|o| o.1 == "A").count();
     let only_b = only.len() - only_a;
     let _ = writeln!(r);
@@ -985,7 +1193,11 @@ fn compare(args: CompareArgs) -> Res<i32> {
     );
     let other = sp - si - deliberately_different;
     if !deliberate.is_empty() {
-        let dpct = if sp > 0 { 100.0 * (si + deliberately_different) as f64 / sp as f64 } else { 0.0 };
+        let dpct = if sp > 0 {
+            100.0 * (si + deliberately_different) as f64 / sp as f64
+        } else {
+            0.0
+        };
         let _ = writeln!(
             r,
             "deliberately different (every difference listed in the deliberate file): {deliberately_different}   identical or deliberate: {dpct:.1}%   other differences: {other}"
@@ -995,16 +1207,25 @@ fn compare(args: CompareArgs) -> Res<i32> {
         let mut gs: Vec<(&String, &Group)> = groups.iter().collect();
         gs.sort_by(|x, y| y.1.count.cmp(&x.1.count).then(x.0.cmp(y.0)));
         let _ = writeln!(r);
-        let _ = writeln!(r, "differences by field path (records affected, topics affected, path):");
+        let _ = writeln!(
+            r,
+            "differences by field path (records affected, topics affected, path):"
+        );
         for (k, g) in &gs {
-            let why = deliberate.get(*k).map(|r| format!("   [deliberate: {r}]")).unwrap_or_default();
+            let why = deliberate
+                .get(*k)
+                .map(|r| format!("   [deliberate: {r}]"))
+                .unwrap_or_default();
             let _ = writeln!(r, "  {:>6}  {:>3}  {}{}", g.count, g.topics.len(), k, why);
         }
         let _ = writeln!(r);
         let _ = writeln!(r, "first example of each:");
         for (k, g) in &gs {
             let (t, oa, ob, path, a, b) = &g.example;
-            let _ = writeln!(r, "- {k}\n    at {path} in {t}, A offset {oa}, B offset {ob}\n    A: {a}\n    B: {b}");
+            let _ = writeln!(
+                r,
+                "- {k}\n    at {path} in {t}, A offset {oa}, B offset {ob}\n    A: {a}\n    B: {b}"
+            );
         }
     }
     if !dup_a.is_empty() {
@@ -1041,7 +1262,8 @@ fn compare(args: CompareArgs) -> Res<i32> {
                 "example": {"topic": g.example.0, "offset_a": g.example.1, "offset_b": g.example.2, "path": g.example.3, "a": g.example.4, "b": g.example.5},
             })).collect::<Vec<_>>(),
         });
-        std::fs::write(p, serde_json::to_string_pretty(&j).unwrap()).map_err(|e| format!("{p}: {e}"))?;
+        std::fs::write(p, serde_json::to_string_pretty(&j).unwrap())
+            .map_err(|e| format!("{p}: {e}"))?;
     }
     Ok(if other == 0 && only.is_empty() { 0 } else { 1 })
 }
@@ -1060,31 +1282,60 @@ mod tests {
     }
 
     fn pairs(a: &[Rec], b: &[Rec]) -> Vec<(Option<i64>, Option<i64>)> {
-        align(a, b).into_iter().map(|(i, j)| (i.map(|i| a[i].offset), j.map(|j| b[j].offset))).collect()
+        align(a, b)
+            .into_iter()
+            .map(|(i, j)| (i.map(|i| a[i].offset), j.map(|j| b[j].offset)))
+            .collect()
     }
 
     #[test]
     fn a_missing_first_record_does_not_shift_the_others() {
-        let a = vec![rec(0, "1", "r"), rec(1, "2", "r"), rec(2, "1", "u"), rec(3, "3", "c")];
+        let a = vec![
+            rec(0, "1", "r"),
+            rec(1, "2", "r"),
+            rec(2, "1", "u"),
+            rec(3, "3", "c"),
+        ];
         let b = vec![rec(0, "2", "r"), rec(1, "1", "u"), rec(2, "3", "c")];
-        assert_eq!(pairs(&a, &b), vec![(Some(0), None), (Some(1), Some(0)), (Some(2), Some(1)), (Some(3), Some(2))]);
+        assert_eq!(
+            pairs(&a, &b),
+            vec![
+                (Some(0), None),
+                (Some(1), Some(0)),
+                (Some(2), Some(1)),
+                (Some(3), Some(2))
+            ]
+        );
     }
 
     #[test]
     fn leftovers_between_matches_pair_in_order_and_a_repeat_is_recognised() {
         // Same keys, one value differs (paired, compared later); A repeats its record 1.
-        let a = vec![rec(0, "1", "c"), rec(1, "2", "c"), rec(2, "2", "c"), rec(3, "1", "d")];
+        let a = vec![
+            rec(0, "1", "c"),
+            rec(1, "2", "c"),
+            rec(2, "2", "c"),
+            rec(3, "1", "d"),
+        ];
         let mut a2 = a.clone();
         a2[2].value = a2[1].value.clone();
         a2[2].offset = 2;
         let b = vec![rec(0, "1", "c"), rec(1, "2", "c"), rec(2, "1", "d")];
         let p = pairs(&a2, &b);
         assert_eq!(p.iter().filter(|(_, y)| y.is_none()).count(), 1, "{p:?}");
-        let lone = align(&a2, &b).into_iter().find(|(_, j)| j.is_none()).unwrap().0.unwrap();
+        let lone = align(&a2, &b)
+            .into_iter()
+            .find(|(_, j)| j.is_none())
+            .unwrap()
+            .0
+            .unwrap();
         assert!(repeats_previous(&a2, lone));
         assert!(!repeats_previous(&a, 2), "a different value is no repeat");
         // Keys that do not match at all are paired by position.
         let c = vec![rec(0, "9", "c"), rec(1, "8", "c")];
-        assert_eq!(pairs(&a[..2], &c), vec![(Some(0), Some(0)), (Some(1), Some(1))]);
+        assert_eq!(
+            pairs(&a[..2], &c),
+            vec![(Some(0), Some(0)), (Some(1), Some(1))]
+        );
     }
 }

@@ -40,17 +40,27 @@ fn parse_phase(spec: &str) -> Res<Phase> {
     let (Some(name), Some(start), Some(rule)) = (it.next(), it.next(), it.next()) else {
         return Err(format!("--phase {spec}: expected NAME:START_OFFSET:RULE"));
     };
-    let start = start.parse().map_err(|_| format!("--phase {spec}: bad start offset"))?;
+    let start = start
+        .parse()
+        .map_err(|_| format!("--phase {spec}: bad start offset"))?;
     let rule = match rule {
         "first" => Rule::First,
         "none" => Rule::None,
         "one-tx" => Rule::OneTx,
         r => match r.strip_prefix("after-lsn=").and_then(|n| n.parse().ok()) {
             Some(n) => Rule::AfterLsn(n),
-            None => return Err(format!("--phase {spec}: rule must be first, none, one-tx or after-lsn=N")),
+            None => {
+                return Err(format!(
+                    "--phase {spec}: rule must be first, none, one-tx or after-lsn=N"
+                ))
+            }
         },
     };
-    Ok(Phase { name: name.to_string(), start, rule })
+    Ok(Phase {
+        name: name.to_string(),
+        start,
+        rule,
+    })
 }
 
 /// One change event, as far as the checks need it.
@@ -67,7 +77,11 @@ struct Event {
 impl Event {
     /// What makes two events the same change: the row, the operation and the value of `n`.
     fn identity(&self) -> (i64, String, i64) {
-        let op = if self.op == "r" { "c".to_string() } else { self.op.clone() };
+        let op = if self.op == "r" {
+            "c".to_string()
+        } else {
+            self.op.clone()
+        };
         (self.id, op, self.n)
     }
 }
@@ -85,11 +99,23 @@ fn event(offset: i64, key: &[u8], value: &[u8]) -> Res<Event> {
     let key = payload(key).map_err(|e| at(&e))?;
     let value = payload(value).map_err(|e| at(&e))?;
     let id = key["id"].as_i64().ok_or_else(|| at("key has no id"))?;
-    let op = value["op"].as_str().ok_or_else(|| at("value has no op"))?.to_string();
-    let n = value["after"]["n"].as_i64().ok_or_else(|| at("value has no after.n"))?;
+    let op = value["op"]
+        .as_str()
+        .ok_or_else(|| at("value has no op"))?
+        .to_string();
+    let n = value["after"]["n"]
+        .as_i64()
+        .ok_or_else(|| at("value has no after.n"))?;
     let lsn = value["source"]["lsn"].as_u64().unwrap_or(0);
     let tx = value["source"]["txId"].as_i64().unwrap_or(-1);
-    Ok(Event { offset, id, op, n, lsn, tx })
+    Ok(Event {
+        offset,
+        id,
+        op,
+        n,
+        lsn,
+        tx,
+    })
 }
 
 /// Arguments of `switch-check`.
@@ -104,8 +130,14 @@ pub struct SwitchArgs {
 }
 
 pub fn switch_check(a: SwitchArgs) -> Res<i32> {
-    let phases = a.phases.iter().map(|p| parse_phase(p)).collect::<Res<Vec<_>>>()?;
-    if phases.first().map(|p| &p.rule) != Some(&Rule::First) || phases[1..].iter().any(|p| p.rule == Rule::First) {
+    let phases = a
+        .phases
+        .iter()
+        .map(|p| parse_phase(p))
+        .collect::<Res<Vec<_>>>()?;
+    if phases.first().map(|p| &p.rule) != Some(&Rule::First)
+        || phases[1..].iter().any(|p| p.rule == Rule::First)
+    {
         return Err("the first --phase, and only it, has the rule `first`".into());
     }
     let c = consumer(&a.brokers)?;
@@ -114,7 +146,10 @@ pub fn switch_check(a: SwitchArgs) -> Res<i32> {
     let mut events = Vec::new();
     for r in records.into_values().flatten() {
         let (Some(k), Some(v)) = (&r.key, &r.value) else {
-            return Err(format!("offset {}: a record without key or value", r.offset));
+            return Err(format!(
+                "offset {}: a record without key or value",
+                r.offset
+            ));
         };
         events.push(event(r.offset, k, v)?);
     }
@@ -123,7 +158,10 @@ pub fn switch_check(a: SwitchArgs) -> Res<i32> {
     println!("phase        offsets          records  again  rule          verdict");
     for (i, ph) in phases.iter().enumerate() {
         let end = phases.get(i + 1).map_or(i64::MAX, |p| p.start);
-        let evs: Vec<&Event> = events.iter().filter(|e| e.offset >= ph.start && e.offset < end).collect();
+        let evs: Vec<&Event> = events
+            .iter()
+            .filter(|e| e.offset >= ph.start && e.offset < end)
+            .collect();
         let mut mine: BTreeSet<(i64, String, i64)> = BTreeSet::new();
         let mut again: Vec<&Event> = Vec::new();
         let mut fail: Vec<String> = Vec::new();
@@ -131,17 +169,26 @@ pub fn switch_check(a: SwitchArgs) -> Res<i32> {
         for e in &evs {
             let id = e.identity();
             if !mine.insert(id.clone()) {
-                fail.push(format!("published twice in this phase: row {} op {} n {} (offset {})", e.id, e.op, e.n, e.offset));
+                fail.push(format!(
+                    "published twice in this phase: row {} op {} n {} (offset {})",
+                    e.id, e.op, e.n, e.offset
+                ));
             }
             if seen.contains(&id) {
                 again.push(e);
             }
             if e.op == "r" && ph.rule != Rule::First {
-                fail.push(format!("a snapshot record after a switch (row {}, offset {})", e.id, e.offset));
+                fail.push(format!(
+                    "a snapshot record after a switch (row {}, offset {})",
+                    e.id, e.offset
+                ));
             }
             if e.id == 0 && e.op == "u" {
                 if e.n <= last_counter {
-                    fail.push(format!("counter went from {last_counter} to {} (offset {}): order broken", e.n, e.offset));
+                    fail.push(format!(
+                        "counter went from {last_counter} to {} (offset {}): order broken",
+                        e.n, e.offset
+                    ));
                 }
                 last_counter = e.n;
             }
@@ -176,7 +223,11 @@ pub fn switch_check(a: SwitchArgs) -> Res<i32> {
             Rule::OneTx => "<= 1 tx again".to_string(),
             Rule::AfterLsn(p) => format!("again > {p}"),
         };
-        let range = format!("{}..{}", ph.start, evs.last().map_or(ph.start, |e| e.offset + 1));
+        let range = format!(
+            "{}..{}",
+            ph.start,
+            evs.last().map_or(ph.start, |e| e.offset + 1)
+        );
         println!(
             "{:<12} {:<16} {:>7}  {:>5}  {:<13} {}",
             ph.name,
@@ -190,19 +241,38 @@ pub fn switch_check(a: SwitchArgs) -> Res<i32> {
         seen.extend(mine);
     }
     // Nothing lost.
-    let created: BTreeSet<i64> = events.iter().filter(|e| e.op == "c" || e.op == "r").map(|e| e.id).collect();
+    let created: BTreeSet<i64> = events
+        .iter()
+        .filter(|e| e.op == "c" || e.op == "r")
+        .map(|e| e.id)
+        .collect();
     let missing: Vec<i64> = (0..=a.rows).filter(|id| !created.contains(id)).collect();
     if !missing.is_empty() {
-        failures.push(format!("{} rows never published (first: {:?})", missing.len(), &missing[..missing.len().min(10)]));
+        failures.push(format!(
+            "{} rows never published (first: {:?})",
+            missing.len(),
+            &missing[..missing.len().min(10)]
+        ));
     }
-    let counter: BTreeSet<i64> = events.iter().filter(|e| e.id == 0 && e.op == "u").map(|e| e.n).collect();
+    let counter: BTreeSet<i64> = events
+        .iter()
+        .filter(|e| e.id == 0 && e.op == "u")
+        .map(|e| e.n)
+        .collect();
     let lost: Vec<i64> = (1..=a.counter).filter(|n| !counter.contains(n)).collect();
     if !lost.is_empty() {
-        failures.push(format!("{} counter updates never published (first: {:?})", lost.len(), &lost[..lost.len().min(10)]));
+        failures.push(format!(
+            "{} counter updates never published (first: {:?})",
+            lost.len(),
+            &lost[..lost.len().min(10)]
+        ));
     }
     let snapshot = events.iter().filter(|e| e.op == "r").count();
     if snapshot != a.snapshot_rows {
-        failures.push(format!("{snapshot} snapshot records, expected {}", a.snapshot_rows));
+        failures.push(format!(
+            "{snapshot} snapshot records, expected {}",
+            a.snapshot_rows
+        ));
     }
     println!(
         "rows 0..={}: {} published; counter 1..={}: {} published; snapshot records: {snapshot}",
