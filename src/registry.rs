@@ -329,39 +329,17 @@ impl RegistryClient {
     /// `GET /subjects/{subject}/versions/latest`; Apicurio's artifact metadata, then that
     /// version's content).
     pub fn latest(&self, subject: &str) -> Result<(u32, String), RegistryError> {
-        let json = |body: &str| -> Result<serde_json::Value, RegistryError> {
-            serde_json::from_str(body).map_err(|e| RegistryError::Refused {
-                status: 200,
-                code: 200,
-                message: format!("the answer is not JSON ({e})"),
-            })
-        };
-        let number = |v: &serde_json::Value, field: &str| -> Result<u64, RegistryError> {
-            v.get(field)
-                .and_then(|i| i.as_u64())
-                .ok_or_else(|| RegistryError::Refused {
-                    status: 200,
-                    code: 200,
-                    message: format!("the answer has no {field}: {v:.200}"),
-                })
-        };
-        let id = |n: u64| {
-            u32::try_from(n).map_err(|_| RegistryError::Refused {
-                status: 200,
-                code: 200,
-                message: format!("schema id {n} does not fit 4 bytes"),
-            })
-        };
         match &self.api {
             RegistryApi::Confluent => {
                 let path = format!("/subjects/{}/versions/latest", encode_path(subject));
-                let v = json(&self.call("GET", &path, None, &[])?)?;
+                let v = answer_json(&self.call("GET", &path, None, &[])?)?;
                 let text = v.get("schema").and_then(|s| s.as_str()).unwrap_or_default();
-                Ok((id(number(&v, "id")?)?, text.to_string()))
+                Ok((answer_id(&v, "id")?, text.to_string()))
             }
             RegistryApi::ApicurioV2 { .. } => {
                 let artifact = format!("/groups/default/artifacts/{}", encode_path(subject));
-                let meta = json(&self.call("GET", &format!("{artifact}/meta"), None, &[])?)?;
+                let meta =
+                    answer_json(&self.call("GET", &format!("{artifact}/meta"), None, &[])?)?;
                 let version = meta
                     .get("version")
                     .and_then(|v| v.as_str())
@@ -372,7 +350,7 @@ impl RegistryClient {
                     None,
                     &[],
                 )?;
-                Ok((id(number(&meta, "contentId")?)?, text))
+                Ok((answer_id(&meta, "contentId")?, text))
             }
         }
     }
@@ -431,23 +409,7 @@ impl RegistryClient {
         id_field: &str,
     ) -> Result<u32, RegistryError> {
         let answer = self.call("POST", path, Some(body), headers)?;
-        // An answer without an id is not a registry that is down: it is not the API the
-        // converter expects (a wrong path, a login page), which waiting cannot fix.
-        let not_an_id = |why: String| {
-            RegistryError::Refused {
-            status: 200,
-            code: 200,
-            message: format!(
-                "{why}: is the URL the base of the registry's API (Confluent-compatible: .../apis/ccompat/v7; Apicurio's: .../apis/registry/v2)?"
-            ),
-        }
-        };
-        let v: serde_json::Value = serde_json::from_str(&answer)
-            .map_err(|e| not_an_id(format!("the answer is not JSON ({e})")))?;
-        v.get(id_field)
-            .and_then(|i| i.as_u64())
-            .and_then(|i| u32::try_from(i).ok())
-            .ok_or_else(|| not_an_id(format!("the answer has no {id_field}: {:.200}", answer)))
+        answer_id(&answer_json(&answer)?, id_field)
     }
 
     /// One call, trying each URL in turn until one answers.
@@ -553,6 +515,37 @@ fn tls_failure(e: &ureq::Error) -> Option<String> {
             .map(|why| why.to_string()),
         _ => None,
     }
+}
+
+/// A registry answer that is not what the API gives: not a registry that is down but not the
+/// API the converter expects (a wrong path, a login page), which waiting cannot fix.
+fn unexpected_answer(why: String) -> RegistryError {
+    RegistryError::Refused {
+        status: 200,
+        code: 200,
+        message: format!(
+            "{why}: is the URL the base of the registry's API (Confluent-compatible: .../apis/ccompat/v7; Apicurio's: .../apis/registry/v2)?"
+        ),
+    }
+}
+
+/// A successful answer's JSON body.
+fn answer_json(body: &str) -> Result<serde_json::Value, RegistryError> {
+    serde_json::from_str(body)
+        .map_err(|e| unexpected_answer(format!("the answer is not JSON ({e})")))
+}
+
+/// The schema id in `field` of an answer: a number that fits 4 bytes.
+fn answer_id(v: &serde_json::Value, field: &str) -> Result<u32, RegistryError> {
+    v.get(field)
+        .and_then(|i| i.as_u64())
+        .and_then(|i| u32::try_from(i).ok())
+        .ok_or_else(|| {
+            unexpected_answer(format!(
+                "the answer has no {field} that fits 4 bytes: {:.200}",
+                v.to_string()
+            ))
+        })
 }
 
 /// TLS that trusts the certificates in `pem` (the converter's trust store) and nothing else.

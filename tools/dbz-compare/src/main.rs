@@ -64,26 +64,7 @@ enum Cmd {
     },
     /// Check the switch run's topic: nothing lost, no new snapshot, order kept, and what each
     /// phase published again within its rule.
-    SwitchCheck {
-        #[arg(long)]
-        brokers: String,
-        #[arg(long)]
-        topic: String,
-        /// NAME:START_OFFSET:RULE, in order; RULE is first, none, one-tx or after-lsn=N
-        #[arg(long = "phase", required = true)]
-        phases: Vec<String>,
-        /// The highest row id (rows 0..=N must all be published)
-        #[arg(long)]
-        rows: i64,
-        /// Snapshot records expected (all in the first phase)
-        #[arg(long)]
-        snapshot_rows: usize,
-        /// The counter's final value (updates 1..=C must all be published)
-        #[arg(long)]
-        counter: i64,
-        #[arg(long, default_value_t = 120)]
-        timeout: u64,
-    },
+    SwitchCheck(switch::SwitchArgs),
     /// Delete every topic whose name starts with one of the prefixes, and wait until it is gone.
     DeleteTopics {
         #[arg(long)]
@@ -111,23 +92,7 @@ fn main() {
             prefixes,
             timeout,
         } => delete_topics(&brokers, &prefixes, timeout),
-        Cmd::SwitchCheck {
-            brokers,
-            topic,
-            phases,
-            rows,
-            snapshot_rows,
-            counter,
-            timeout,
-        } => switch::switch_check(switch::SwitchArgs {
-            brokers,
-            topic,
-            phases,
-            rows,
-            snapshot_rows,
-            counter,
-            timeout,
-        }),
+        Cmd::SwitchCheck(args) => switch::switch_check(args),
     };
     match rc {
         Ok(code) => std::process::exit(code),

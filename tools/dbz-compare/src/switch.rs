@@ -119,13 +119,25 @@ fn event(offset: i64, key: &[u8], value: &[u8]) -> Res<Event> {
 }
 
 /// Arguments of `switch-check`.
+#[derive(clap::Args)]
 pub struct SwitchArgs {
+    #[arg(long)]
     pub brokers: String,
+    #[arg(long)]
     pub topic: String,
+    /// NAME:START_OFFSET:RULE, in order; RULE is first, none, one-tx or after-lsn=N
+    #[arg(long = "phase", required = true)]
     pub phases: Vec<String>,
+    /// The highest row id (rows 0..=N must all be published)
+    #[arg(long)]
     pub rows: i64,
+    /// Snapshot records expected (all in the first phase)
+    #[arg(long)]
     pub snapshot_rows: usize,
+    /// The counter's final value (updates 1..=C must all be published)
+    #[arg(long)]
     pub counter: i64,
+    #[arg(long, default_value_t = 120)]
     pub timeout: u64,
 }
 
