@@ -46,6 +46,9 @@
 //! - [`sink`]: the [`sink::Sink`] seam, the Kafka producer and an in-memory sink.
 //! - [`pipeline`]: wires everything together: the [`pipeline::Connector`], the start-up
 //!   plan, the snapshot, the processor and the main loop.
+//! - [`worker`]: the connectors of one process by name, with their target states (running,
+//!   paused, stopped), their stored configs (`pgcdc serve`) and offsets management.
+//! - [`rest`]: Kafka Connect's REST API over the worker, `/metrics` and `/health`.
 
 #![warn(missing_docs)]
 
@@ -58,9 +61,11 @@ pub mod offsets;
 pub mod pg;
 pub mod pipeline;
 pub mod registry;
+pub mod rest;
 pub mod sink;
 pub mod transform;
 pub mod util;
+pub mod worker;
 
 #[cfg(test)]
 mod architecture;

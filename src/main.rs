@@ -1,13 +1,21 @@
 //! The `pgcdc` command line: parse arguments, load and validate the config, set up logging,
-//! run the connector, and exit with a one-line cause on error.
+//! run the connector (`run`) or a worker of connectors (`serve`) with the REST API, and exit
+//! with a one-line cause on error.
+//!
+//! Exit status: 0 after a stop (SIGINT/SIGTERM) or a connector that ended on its own
+//! (`snapshot.mode=initial_only`); 78 for a configuration error (nothing to retry: a container
+//! should not restart in a loop); 77 for refused credentials; 1 for other failures; 130 for a
+//! second signal.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
-use pgcdc::config::{self, ConfigSource, ConnectorConfig};
+use clap::{Args, Parser, Subcommand};
+use pgcdc::config::{self, keys, ConfigSource, ConnectorConfig, WorkerConfig};
 use pgcdc::pipeline::Connector;
+use pgcdc::rest::{Listener, Loggers};
+use pgcdc::worker::{ConfigStore, Mode, TargetState, Worker};
 
 #[derive(Parser)]
 #[command(
@@ -16,8 +24,54 @@ use pgcdc::pipeline::Connector;
     about = "Stream PostgreSQL changes into Kafka as Debezium change events"
 )]
 struct Cli {
+    /// Log format: text (default) or json (one JSON object per line).
+    #[arg(long, global = true, env = "PGCDC_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Sets up logging to stderr at the levels of `PGCDC_LOG` (default `info`), in `format`, and
+/// returns the handle that changes the levels at run time (`/admin/loggers`). Errors: a
+/// `PGCDC_LOG` the filter parser refuses.
+fn init_logging(format: LogFormat) -> Result<pgcdc::rest::Loggers, String> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{fmt, reload, EnvFilter};
+    // rdkafka's producer poll warns about every error event it does not consume itself; the
+    // same errors reach the rate-limited client context, so that target is kept quiet.
+    let directives = std::env::var("PGCDC_LOG")
+        .ok()
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| "info,rdkafka::producer=error".to_string());
+    let filter = EnvFilter::try_new(&directives)
+        .map_err(|e| format!("PGCDC_LOG={directives:?} is not a valid log filter: {e}"))?;
+    let (filter, handle) = reload::Layer::new(filter);
+    let registry = tracing_subscriber::registry().with(filter);
+    match format {
+        LogFormat::Json => registry
+            .with(fmt::layer().json().with_writer(std::io::stderr))
+            .init(),
+        LogFormat::Text => registry
+            .with(
+                fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::stderr().is_terminal()),
+            )
+            .init(),
+    }
+    let apply = move |d: &str| {
+        let filter = EnvFilter::try_new(d).map_err(|e| e.to_string())?;
+        handle.reload(filter).map_err(|e| e.to_string())
+    };
+    Ok(pgcdc::rest::Loggers::new(&directives, Box::new(apply)))
 }
 
 #[derive(Subcommand)]
@@ -30,6 +84,14 @@ enum Command {
         /// Override a property (repeatable): --set database.hostname=127.0.0.1
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
         set: Vec<(String, String)>,
+        #[command(flatten)]
+        worker: WorkerArgs,
+    },
+    /// Run a worker: the REST API, with the connectors created through it (kept in
+    /// pgcdc.config.storage.dir and started again with the process).
+    Serve {
+        #[command(flatten)]
+        worker: WorkerArgs,
     },
     /// Validate a config (without connecting) and print the merged settings, secrets hidden;
     /// keys left at their defaults are not printed.
@@ -41,6 +103,129 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
         set: Vec<(String, String)>,
     },
+}
+
+/// Where the worker settings come from.
+#[derive(Args)]
+struct WorkerArgs {
+    /// Worker properties file (listeners, REST credentials, pgcdc.config.storage.dir).
+    #[arg(long)]
+    worker: Option<PathBuf>,
+    /// The REST API's address, http://HOST:PORT (default http://127.0.0.1:8083; also
+    /// PGCDC_LISTENERS or `listeners` in the worker file).
+    #[arg(long)]
+    listeners: Option<String>,
+}
+
+impl WorkerArgs {
+    fn load(&self) -> pgcdc::Result<WorkerConfig> {
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let overrides: Vec<(String, String)> = self
+            .listeners
+            .iter()
+            .map(|l| (keys::LISTENERS.to_string(), l.clone()))
+            .collect();
+        WorkerConfig::load(self.worker.as_deref(), &env, &overrides)
+    }
+}
+
+/// The `worker_id` of status answers: the advertised host and port, else the bound address.
+fn worker_id(config: &WorkerConfig, bound: std::net::SocketAddr) -> String {
+    let host = config
+        .advertised_host
+        .clone()
+        .unwrap_or_else(|| bound.ip().to_string());
+    let port = config.advertised_port.unwrap_or(bound.port());
+    format!("{host}:{port}")
+}
+
+/// Binds the REST listener and starts serving `worker` on it.
+async fn start_rest(config: WorkerConfig, mode: Mode, loggers: Loggers) -> pgcdc::Result<Worker> {
+    let listener = Listener::bind(&config).await?;
+    let worker = Worker::new(worker_id(&config, listener.addr()), mode);
+    if let Some(interval) = config.status_log_interval {
+        worker.spawn_status_log(interval);
+    }
+    let served = worker.clone();
+    tokio::spawn(async move { listener.serve(served, &config, loggers).await });
+    Ok(worker)
+}
+
+/// `pgcdc run`: the one connector, with the REST API, until a signal or until it fails or
+/// ends on its own.
+async fn run(
+    raw: config::RawConfig,
+    cfg: ConnectorConfig,
+    worker: WorkerConfig,
+    loggers: Loggers,
+) -> pgcdc::Result<()> {
+    let name = cfg.name.clone();
+    let worker = start_rest(worker, Mode::Run, loggers).await?;
+    // Registered before the connector starts: a signal that came before the handler task
+    // first ran would otherwise kill the process.
+    let mut signals = StopSignals::new();
+    let connector = Connector::new(Arc::new(cfg));
+    let mut changes = connector.handle().subscribe();
+    worker
+        .add(raw, connector, TargetState::Started)
+        .await
+        .map_err(|e| pgcdc::Error::config(e.message))?;
+    loop {
+        tokio::select! {
+            () = signals.recv() => {
+                tracing::info!("signal received; stopping (a second signal exits at once)");
+                tokio::spawn(async move {
+                    signals.recv().await;
+                    std::process::exit(130);
+                });
+                worker.shutdown().await;
+                return Ok(());
+            }
+            _ = changes.changed() => {}
+        }
+        if let Some(ended) = worker.ended(&name) {
+            return match ended {
+                None => Ok(()),
+                Some(kind) => {
+                    let trace = worker
+                        .status(&name)
+                        .ok()
+                        .and_then(|s| s.tasks.first().and_then(|t| t.trace.clone()))
+                        .unwrap_or_default();
+                    Err(pgcdc::Error::new(kind, trace_message(&trace)))
+                }
+            };
+        }
+    }
+}
+
+/// `pgcdc serve`: the worker and its stored connectors, until a signal.
+async fn serve(config: WorkerConfig, loggers: Loggers) -> pgcdc::Result<()> {
+    let store = ConfigStore::open(&config.storage_dir)?;
+    let dir = config.storage_dir.clone();
+    let mut signals = StopSignals::new();
+    let worker = start_rest(config, Mode::Serve(store), loggers).await?;
+    let loaded = worker.load_stored().await?;
+    tracing::info!(connectors = loaded, config_storage_dir = %dir.display(), "worker started");
+    signals.recv().await;
+    tracing::info!("signal received; stopping every connector (a second signal exits at once)");
+    tokio::spawn(async move {
+        signals.recv().await;
+        std::process::exit(130);
+    });
+    worker.shutdown().await;
+    Ok(())
+}
+
+/// The error's message in a task's trace (`<Kind> error: <message>`, then `fix: ...`).
+fn trace_message(trace: &str) -> String {
+    let body = trace.split_once(" error: ").map_or(trace, |(_, m)| m);
+    let body = body.rsplit_once("\nfix: ").map_or(body, |(m, _)| m);
+    if body.is_empty() {
+        "the connector failed".to_string()
+    } else {
+        body.to_string()
+    }
 }
 
 fn load(
@@ -68,18 +253,21 @@ fn load(
 }
 
 fn main() -> ExitCode {
-    use std::io::IsTerminal;
     // rdkafka's producer poll warns about every error event it does not consume itself; the
     // same errors reach the rate-limited client context, so that target is kept quiet.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PGCDC_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rdkafka::producer=error"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     let cli = Cli::parse();
+    let loggers = match init_logging(cli.log_format) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("pgcdc: error: {e}");
+            return ExitCode::from(pgcdc::error::ErrorKind::Config.policy().exit_code);
+        }
+    };
+    // The connectors run as tasks: one worker thread per core plus one, as the main thread
+    // only waits.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) + 1;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
         .enable_all()
         .build()
     {
@@ -103,24 +291,16 @@ fn main() -> ExitCode {
                 }
                 Ok(())
             }
-            Command::Run { config, set } => {
-                let (_, cfg) = load(&config, set)?;
-                let mut connector = Connector::new(Arc::new(cfg));
-                let stopper = connector.stopper();
-                // Registered before the connector starts: a signal that came before the handler
-                // task first ran would otherwise kill the process.
-                let mut signals = StopSignals::new();
-                tokio::spawn(async move {
-                    signals.recv().await;
-                    tracing::info!("signal received; stopping (a second signal exits at once)");
-                    stopper.stop();
-                    signals.recv().await;
-                    std::process::exit(130);
-                });
-                // On the main thread, as the runtime's worker threads serve the replication
-                // reader and the connections.
-                connector.run().await.map(|_| ())
+            Command::Run {
+                config,
+                set,
+                worker,
+            } => {
+                let (raw, cfg) = load(&config, set)?;
+                let worker = worker.load()?;
+                run(raw, cfg, worker, loggers).await
             }
+            Command::Serve { worker } => serve(worker.load()?, loggers).await,
         }
     });
     // A blocking call the stop abandoned (a schema registry request that hangs, for up to its

@@ -163,7 +163,7 @@ pub fn closest_of<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> 
 }
 
 /// Levenshtein edit distance between `a` and `b`, in characters.
-fn levenshtein(a: &str, b: &str) -> usize {
+pub fn levenshtein(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

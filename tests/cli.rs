@@ -5,7 +5,10 @@ use std::process::Command;
 
 fn pgcdc(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgcdc"));
-    cmd.args(args).env("PGCDC_LOG", "warn");
+    // Any free port for the REST API: tests run side by side.
+    cmd.args(args)
+        .env("PGCDC_LOG", "warn")
+        .env("PGCDC_LISTENERS", "http://127.0.0.1:0");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -253,6 +256,7 @@ fn sigterm_while_waiting_to_restart_after_a_connection_error_exits_zero() {
             "retriable.restart.connector.wait.ms=60000",
         ])
         .env("PGCDC_LOG", "info")
+        .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -139,6 +139,7 @@ async fn sigterm_while_kafka_is_unreachable_exits_at_once_without_a_restart() {
     std::fs::write(&file, serde_json::to_string(&raw).unwrap()).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pgcdc"))
         .args(["run", "--config", file.to_str().unwrap()])
+        .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
         .env("PGCDC_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()

@@ -299,6 +299,7 @@ impl Process {
         Running(
             std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
                 .args(["run", "--config", self.config.to_str().unwrap()])
+                .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
                 .env("PGCDC_LOG", "warn")
                 .stdout(Stdio::null())
                 .stderr(Stdio::inherit())

@@ -170,6 +170,7 @@ async fn kill_9_mid_stream_then_restart_loses_no_row() {
     let spawn = || {
         std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
             .args(["run", "--config", config_path.to_str().unwrap()])
+            .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
             .env("PGCDC_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -776,6 +776,7 @@ pub async fn first_and_standby(
     let spawn = |log: &std::path::Path| {
         std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
             .args(["run", "--config", config.to_str().unwrap()])
+            .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
             .env("PGCDC_LOG", "info")
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(log).unwrap())

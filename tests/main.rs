@@ -18,6 +18,7 @@ mod offsets;
 mod outbox;
 mod producer;
 mod records;
+mod rest;
 mod roundtrip;
 mod security;
 mod seed;

@@ -105,6 +105,7 @@ registry! {
         // slot and publication
         PLUGIN_NAME = "plugin.name" => Implemented,
         PGOUTPUT_BINARY = "pgcdc.pgoutput.binary" => Implemented,
+        ACCEPT_UNKNOWN_KEYS = "pgcdc.accept.unknown.keys" => Implemented,
         SLOT_NAME = "slot.name" => Implemented,
         SLOT_DROP_ON_STOP = "slot.drop.on.stop" => Implemented,
         SLOT_FAILOVER = "slot.failover" => NotImplemented(Some("false")),
@@ -286,6 +287,27 @@ registry! {
     }
 }
 
+registry! {
+    /// Keys of a worker properties file (`pgcdc serve --worker FILE`, `pgcdc run --worker
+    /// FILE`): the process's REST API and where `serve` keeps connector configs. Connect's
+    /// names where Connect has the setting; `pgcdc.` for pgcdc's own.
+    WORKER_KEYS, "Worker key" {
+        LISTENERS = "listeners" => Implemented,
+        REST_ADVERTISED_HOST_NAME = "rest.advertised.host.name" => Implemented,
+        REST_ADVERTISED_PORT = "rest.advertised.port" => Implemented,
+        REST_AUTH_TOKEN = "pgcdc.rest.auth.token" => Implemented,
+        REST_AUTH_USERNAME = "pgcdc.rest.auth.username" => Implemented,
+        REST_AUTH_PASSWORD = "pgcdc.rest.auth.password" => Implemented,
+        REST_UNAUTHENTICATED_WRITES = "pgcdc.rest.unauthenticated.writes" => Implemented,
+        CONFIG_STORAGE_DIR = "pgcdc.config.storage.dir" => Implemented,
+        STATUS_LOG_INTERVAL_MS = "pgcdc.status.log.interval.ms" => Implemented,
+        PLUGIN_PATH = "plugin.path" => Framework,
+        PLUGIN_DISCOVERY = "plugin.discovery" => Framework,
+        CONFIG_STORAGE_TOPIC = "config.storage.topic" => NotImplemented(None),
+        STATUS_STORAGE_TOPIC = "status.storage.topic" => Framework,
+    }
+}
+
 /// The status of `key`, or `None` when it is unknown.
 pub fn status(key: &str) -> Option<KeyStatus> {
     if let Some((_, s)) = KEYS.iter().find(|(k, _)| *k == key) {
@@ -305,6 +327,7 @@ pub fn is_secret(key: &str) -> bool {
         || k.contains("sasl.jaas.config")
         || k.contains("basic.auth.user.info")
         || k.ends_with("bearer.auth.token")
+        || k.ends_with("rest.auth.token")
         // May carry user:password.
         || k.ends_with("schema.registry.url")
         || k.ends_with("apicurio.registry.url")

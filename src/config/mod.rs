@@ -42,6 +42,7 @@ mod snapshot;
 mod source;
 mod transforms;
 pub mod values;
+mod worker;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -78,6 +79,10 @@ pub use source::{
 };
 pub use transforms::{PredicateConfig, TransformConfig};
 pub use values::ConvertingFailureMode;
+pub use worker::{
+    RestAuth, WorkerConfig, DEFAULT_CONFIG_STORAGE_DIR, DEFAULT_LISTENER,
+    DEFAULT_STATUS_LOG_INTERVAL,
+};
 
 /// The raw key/value configuration, after overrides.
 pub type RawConfig = BTreeMap<String, String>;

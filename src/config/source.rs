@@ -446,6 +446,7 @@ impl ConfigSource {
             })
             .filter(|var| {
                 !keys::KEYS.iter().any(|(k, _)| env_name(k) == **var)
+                    && !keys::WORKER_KEYS.iter().any(|(k, _)| env_name(k) == **var)
                     && !file.keys().any(|k| env_name(k) == **var)
             })
             .cloned()

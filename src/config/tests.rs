@@ -141,10 +141,10 @@ fn connect_framework_keys_are_accepted_without_effect() {
 #[test]
 fn an_unknown_key_warns_and_names_the_closest_known_key() {
     let (_, warnings) =
-        ConnectorConfig::from_map(&seed_with(&[("tombstone.on.delete", "false")])).unwrap();
+        ConnectorConfig::from_map(&seed_with(&[("tombstones.after.delete", "false")])).unwrap();
     assert_eq!(warnings.len(), 1);
     assert!(
-        warnings[0].0.contains("tombstone.on.delete"),
+        warnings[0].0.contains("tombstones.after.delete"),
         "{warnings:?}"
     );
     assert!(
@@ -787,8 +787,39 @@ fn a_misspelt_key_is_shown_with_the_errors_it_causes() {
     let msg = problems(&raw);
     assert!(msg.contains("database.hostname is required"), "{msg}");
     assert!(
-        msg.contains("unknown configuration key databse.hostname is ignored; did you mean database.hostname?"),
+        msg.contains("unknown configuration key databse.hostname: did you mean database.hostname?"),
         "{msg}"
+    );
+}
+
+#[test]
+fn a_typo_of_a_known_key_is_refused_unless_accepted_and_a_far_key_only_warns() {
+    let mut raw = seed_with(&[]);
+    raw.insert("tabel.include.list".into(), "public.x".into());
+    let msg = problems(&raw);
+    assert!(
+        msg.contains(
+            "unknown configuration key tabel.include.list: did you mean table.include.list?"
+        ) && msg.contains("pgcdc.accept.unknown.keys"),
+        "{msg}"
+    );
+    raw.insert(
+        "pgcdc.accept.unknown.keys".into(),
+        "other, tabel.include.list".into(),
+    );
+    let (_, warnings) = ConnectorConfig::from_map(&raw).expect("accepted");
+    assert!(
+        warnings.iter().all(|w| !w.0.contains("tabel")),
+        "{warnings:?}"
+    );
+    let mut raw = seed_with(&[]);
+    raw.insert("my.custom.setting.for.a.sink".into(), "1".into());
+    let (_, warnings) = ConnectorConfig::from_map(&raw).expect("a far key only warns");
+    assert!(
+        warnings.iter().any(|w| w
+            .0
+            .contains("unknown configuration key my.custom.setting.for.a.sink is ignored")),
+        "{warnings:?}"
     );
 }
 

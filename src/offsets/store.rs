@@ -190,6 +190,14 @@ impl Offsets {
     }
 }
 
+/// Serialises the read-modify-write of offset files within the process: connectors of one
+/// worker may share a file (`offset.storage.file.filename` defaults to one path), and two
+/// writers at once would race on its temporary file and undo each other's entries.
+fn file_writes() -> std::sync::MutexGuard<'static, ()> {
+    static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    WRITES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The offset file of one connector.
 #[derive(Debug, Clone)]
 pub struct OffsetStore {
@@ -257,8 +265,10 @@ impl OffsetStore {
         })
     }
 
-    /// Stores `offsets` for this connector (other connectors' entries are kept).
+    /// Stores `offsets` for this connector (other connectors' entries are kept: writes from
+    /// the connectors of one process are serialised, so none undoes another's).
     pub fn save(&self, offsets: &Offsets) -> Result<()> {
+        let _one_writer = file_writes();
         let mut all = self.read_all()?;
         all.insert(self.key.clone(), offsets.to_json());
         self.write_all(all)
@@ -266,6 +276,7 @@ impl OffsetStore {
 
     /// Removes this connector's entry.
     pub fn clear(&self) -> Result<()> {
+        let _one_writer = file_writes();
         let mut all = self.read_all()?;
         if all.remove(&self.key).is_some() {
             self.write_all(all)?;

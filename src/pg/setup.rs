@@ -95,6 +95,9 @@ pub struct CatalogTable {
     pub table: String,
     /// OID.
     pub oid: u32,
+    /// The planner's row estimate (`pg_class.reltuples`); `None` before the table was first
+    /// analysed or vacuumed.
+    pub estimate: Option<u64>,
 }
 
 /// Ordinary tables (including partitions) matching the filters, sorted by schema and name.
@@ -104,7 +107,7 @@ pub async fn captured_tables(
 ) -> Result<Vec<CatalogTable>> {
     let rows = client
         .query(
-            "SELECT n.nspname::text, c.relname::text, c.oid::int8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+            "SELECT n.nspname::text, c.relname::text, c.oid::int8, c.reltuples::int8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE c.relkind = 'r' ORDER BY 1, 2",
             &[],
         )
@@ -115,6 +118,7 @@ pub async fn captured_tables(
             schema: r.get(0),
             table: r.get(1),
             oid: r.get::<_, i64>(2) as u32,
+            estimate: u64::try_from(r.get::<_, i64>(3)).ok(),
         })
         .filter(|t| config.filters.is_captured(&t.schema, &t.table))
         .collect();

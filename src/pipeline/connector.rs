@@ -46,6 +46,11 @@ pub struct ConnectorStatus {
     /// The last error (the one that failed it, or the one it is restarting after), as one
     /// line.
     pub last_error: Option<String>,
+    /// The error that failed it: its kind, message and fix, one per line (Kafka Connect's
+    /// `trace`). `None` unless the state is [`ConnectorState::Failed`].
+    pub trace: Option<String>,
+    /// The kind of the error that failed it (the CLI's exit status follows it).
+    pub failure: Option<ErrorKind>,
     /// Restarts after retriable errors since it was started.
     pub restarts: u64,
     /// Counters since it was created, over all its runs.
@@ -57,17 +62,23 @@ pub struct ConnectorStatus {
 struct Progress {
     state: ConnectorState,
     last_error: Option<String>,
+    /// The failing error, as [`ConnectorStatus::trace`] and its kind.
+    failure: Option<(ErrorKind, String)>,
     restarts: u64,
     /// Counters of the runs that ended.
     finished: RunStats,
     /// Counters of the current run (each run logs its own).
     current: Arc<Counters>,
+    /// Topics the runs that ended wrote to.
+    finished_topics: std::collections::BTreeSet<String>,
 }
 
 /// State shared between a connector and its supervision loop.
 #[derive(Debug)]
 struct Shared {
     progress: Mutex<Progress>,
+    /// The state, for owners that wait on a change ([`ConnectorHandle::subscribe`]).
+    state: watch::Sender<ConnectorState>,
 }
 
 impl Shared {
@@ -79,8 +90,46 @@ impl Shared {
     fn set(&self, state: ConnectorState, error: Option<String>) {
         let mut p = self.lock();
         p.state = state;
+        if state != ConnectorState::Failed {
+            p.failure = None;
+        }
         if error.is_some() {
             p.last_error = error;
+        }
+        drop(p);
+        self.state.send_replace(state);
+    }
+
+    /// Ends in [`ConnectorState::Failed`] because of `e`.
+    fn fail(&self, e: &Error) {
+        let trace = format!(
+            "{:?} error: {}\nfix: {}",
+            e.kind(),
+            e.report(),
+            e.kind().policy().fix
+        );
+        // Everything under the lock before the state is published: an owner woken by the
+        // change reads the failure with it.
+        let mut p = self.lock();
+        p.state = ConnectorState::Failed;
+        p.last_error = Some(e.one_line());
+        p.failure = Some((e.kind(), trace));
+        drop(p);
+        self.state.send_replace(ConnectorState::Failed);
+    }
+
+    /// What an owner sees.
+    fn status(&self, name: &str) -> ConnectorStatus {
+        let stats = self.stats();
+        let p = self.lock();
+        ConnectorStatus {
+            name: name.to_string(),
+            state: p.state,
+            last_error: p.last_error.clone(),
+            trace: p.failure.as_ref().map(|(_, t)| t.clone()),
+            failure: p.failure.as_ref().map(|(k, _)| *k),
+            restarts: p.restarts,
+            stats,
         }
     }
 
@@ -89,6 +138,8 @@ impl Shared {
         let mut p = self.lock();
         let ended = p.current.snapshot();
         p.finished = p.finished + ended;
+        let topics = p.current.topics();
+        p.finished_topics.extend(topics);
         p.current = Arc::new(Counters::default());
         p.current.clone()
     }
@@ -97,6 +148,45 @@ impl Shared {
     fn stats(&self) -> RunStats {
         let p = self.lock();
         p.finished + p.current.snapshot()
+    }
+
+    /// The live counters of the current run.
+    fn current(&self) -> Arc<Counters> {
+        self.lock().current.clone()
+    }
+}
+
+/// A cheap, cloneable view of a [`Connector`] that reads its status and counters and asks it
+/// to stop without owning it (the REST API and the metrics hold these while the owner starts
+/// and stops the connector).
+#[derive(Debug, Clone)]
+pub struct ConnectorHandle {
+    name: String,
+    shared: Arc<Shared>,
+}
+
+impl ConnectorHandle {
+    /// What the connector is doing now.
+    pub fn status(&self) -> ConnectorStatus {
+        self.shared.status(&self.name)
+    }
+
+    /// The live counters of the current run (snapshot progress, last event, LSNs).
+    pub fn counters(&self) -> Arc<Counters> {
+        self.shared.current()
+    }
+
+    /// The topics the connector has written to since it was created, sorted.
+    pub fn topics(&self) -> Vec<String> {
+        let p = self.shared.lock();
+        let mut all: std::collections::BTreeSet<String> = p.finished_topics.clone();
+        all.extend(p.current.topics());
+        all.into_iter().collect()
+    }
+
+    /// A receiver that sees every change of the connector's state.
+    pub fn subscribe(&self) -> watch::Receiver<ConnectorState> {
+        self.shared.state.subscribe()
     }
 }
 
@@ -129,10 +219,13 @@ impl Connector {
                 progress: Mutex::new(Progress {
                     state: ConnectorState::Unassigned,
                     last_error: None,
+                    failure: None,
                     restarts: 0,
                     finished: RunStats::default(),
                     current: Arc::new(Counters::default()),
+                    finished_topics: Default::default(),
                 }),
+                state: watch::channel(ConnectorState::Unassigned).0,
             }),
             stop: Arc::new(watch::channel(false).0),
             task: None,
@@ -169,6 +262,12 @@ impl Connector {
         result.map(|()| self.shared.stats())
     }
 
+    /// `true` from [`Connector::start`] until [`Connector::wait`] (or `stop`) has collected
+    /// the supervision task: something to stop.
+    pub fn is_started(&self) -> bool {
+        self.task.is_some()
+    }
+
     /// A handle that stops this connector's runs from elsewhere.
     pub fn stopper(&self) -> Stopper {
         Stopper(self.stop.clone())
@@ -192,7 +291,9 @@ impl Connector {
         }
         p.state = ConnectorState::Running;
         p.last_error = None;
+        p.failure = None;
         p.restarts = 0;
+        self.shared.state.send_replace(ConnectorState::Running);
         let mut rx = self.stop.subscribe();
         if *rx.borrow() {
             rx.mark_changed();
@@ -202,14 +303,14 @@ impl Connector {
 
     /// What the connector is doing now.
     pub fn status(&self) -> ConnectorStatus {
-        let stats = self.shared.stats();
-        let p = self.shared.lock();
-        ConnectorStatus {
+        self.shared.status(&self.config.name)
+    }
+
+    /// A view of this connector's status and counters that can be kept elsewhere.
+    pub fn handle(&self) -> ConnectorHandle {
+        ConnectorHandle {
             name: self.config.name.clone(),
-            state: p.state,
-            last_error: p.last_error.clone(),
-            restarts: p.restarts,
-            stats,
+            shared: self.shared.clone(),
         }
     }
 
@@ -238,8 +339,9 @@ impl Connector {
             Ok(r) => r.map(|()| self.shared.stats()),
             Err(e) => {
                 let msg = format!("connector {} task ended abnormally: {e}", self.config.name);
-                self.shared.set(ConnectorState::Failed, Some(msg.clone()));
-                Err(Error::new(ErrorKind::Internal, msg))
+                let e = Error::new(ErrorKind::Internal, msg);
+                self.shared.fail(&e);
+                Err(e)
             }
         }
     }
@@ -265,6 +367,8 @@ impl Drop for StoppedOnDrop<'_> {
             ConnectorState::Running | ConnectorState::Restarting
         ) {
             p.state = ConnectorState::Stopped;
+            drop(p);
+            self.0.state.send_replace(ConnectorState::Stopped);
         }
     }
 }
@@ -296,7 +400,7 @@ async fn supervise(
         if !e.is_retriable() || !may_retry {
             let e = give_up(&config, e, attempts);
             tracing::error!(error = %e.one_line(), fix = e.kind().policy().fix, "connector failed");
-            shared.set(ConnectorState::Failed, Some(e.one_line()));
+            shared.fail(&e);
             return Err(e);
         }
         attempts += 1;

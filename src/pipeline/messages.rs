@@ -69,7 +69,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if own_unit {
             self.complete_own_unit(token, message_lsn.max(lsn), ts_us);
         }
-        self.counters.add_change_event();
+        self.counters.add_change_event(None, ts_us);
         Ok(())
     }
 

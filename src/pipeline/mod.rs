@@ -31,6 +31,7 @@
 
 pub mod changes;
 pub mod connector;
+mod counters;
 pub mod fence;
 pub mod heartbeat;
 pub mod messages;
@@ -49,7 +50,6 @@ pub mod watchdog;
 #[cfg(test)]
 mod tests;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,8 +58,9 @@ use tokio::sync::watch;
 use crate::config::ConnectorConfig;
 use crate::error::Result;
 
-pub use connector::{Connector, ConnectorState, ConnectorStatus, Stopper};
-pub use validate::validate_config;
+pub use connector::{Connector, ConnectorHandle, ConnectorState, ConnectorStatus, Stopper};
+pub use counters::{Counters, RunStats, SnapshotProgress, TableProgress};
+pub use validate::{check_config, validate_config};
 
 /// How long a graceful stop waits for outstanding Kafka acknowledgements.
 pub const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -67,76 +68,6 @@ pub const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 pub const SNAPSHOT_BATCH_BYTES: usize = 8 * 1024 * 1024;
 /// How long start-up waits for a first answer from Kafka.
 pub const KAFKA_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Counters of one run (or, in a [`Connector`], of every run since it was created), for logs,
-/// status and tests.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct RunStats {
-    /// Snapshot rows emitted.
-    pub snapshot_rows: u64,
-    /// Change events emitted while streaming.
-    pub change_events: u64,
-    /// Records handed to Kafka.
-    pub records: u64,
-    /// Transactions processed.
-    pub transactions: u64,
-    /// Schema registry calls that returned a schema id (Avro converters): one per subject
-    /// and schema version.
-    pub registry_calls: u64,
-}
-
-impl std::ops::Add for RunStats {
-    type Output = RunStats;
-
-    fn add(self, o: RunStats) -> RunStats {
-        RunStats {
-            snapshot_rows: self.snapshot_rows + o.snapshot_rows,
-            change_events: self.change_events + o.change_events,
-            records: self.records + o.records,
-            transactions: self.transactions + o.transactions,
-            registry_calls: self.registry_calls + o.registry_calls,
-        }
-    }
-}
-
-/// The live counters behind [`RunStats`], shared between a running pipeline and its owner.
-#[derive(Debug, Default)]
-pub struct Counters {
-    snapshot_rows: AtomicU64,
-    change_events: AtomicU64,
-    records: AtomicU64,
-    transactions: AtomicU64,
-    registry_calls: AtomicU64,
-}
-
-impl Counters {
-    /// The current values.
-    pub fn snapshot(&self) -> RunStats {
-        RunStats {
-            snapshot_rows: self.snapshot_rows.load(Ordering::Relaxed),
-            change_events: self.change_events.load(Ordering::Relaxed),
-            records: self.records.load(Ordering::Relaxed),
-            transactions: self.transactions.load(Ordering::Relaxed),
-            registry_calls: self.registry_calls.load(Ordering::Relaxed),
-        }
-    }
-
-    pub(crate) fn add_snapshot_row(&self) {
-        self.snapshot_rows.fetch_add(1, Ordering::Relaxed);
-    }
-    pub(crate) fn add_change_event(&self) {
-        self.change_events.fetch_add(1, Ordering::Relaxed);
-    }
-    pub(crate) fn add_record(&self) {
-        self.records.fetch_add(1, Ordering::Relaxed);
-    }
-    pub(crate) fn add_transaction(&self) {
-        self.transactions.fetch_add(1, Ordering::Relaxed);
-    }
-    pub(crate) fn add_registry_call(&self) {
-        self.registry_calls.fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 /// Runs a start-up step that is safe to abandon (it creates nothing a later start relies on),
 /// unless a stop is requested first (`None`).
@@ -194,5 +125,6 @@ pub(crate) async fn run_counted(
     };
     let mut streaming = stream::start(&config, &mut started, repl).await?;
     let result = stream::run(&mut started, &mut streaming, &mut shutdown).await;
+    started.processor.counters.set_connected(false);
     shutdown::finish(&config, &mut started, streaming, result.map(|_| ())).await
 }

@@ -131,12 +131,12 @@ pub(super) struct RecordOutput {
 }
 
 impl RecordOutput {
-    /// Refuses a record whose topic Kafka would refuse (too long, a character it does not
+    /// Whether `record`'s topic is new to this run (`true` the first time). Refuses a record whose topic Kafka would refuse (too long, a character it does not
     /// allow), naming the table it came from: a config error, never a cut name that could
     /// merge two tables' records.
-    fn check_topic(&mut self, record: &ConnectRecord) -> Result<()> {
+    fn check_topic(&mut self, record: &ConnectRecord) -> Result<bool> {
         if self.checked_topics.contains(&record.topic) {
-            return Ok(());
+            return Ok(false);
         }
         if let Some(problem) = topic_name_problem(&record.topic) {
             let source = match &record.table {
@@ -148,7 +148,7 @@ impl RecordOutput {
             )));
         }
         self.checked_topics.insert(record.topic.clone());
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -402,7 +402,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.progress.last_commit_time_us = Some(tx.commit_time_us);
         self.progress.last_commit = info;
         self.note_idle_position(end_lsn);
-        self.counters.add_transaction();
+        self.counters.add_transaction(end_lsn);
         Ok(())
     }
 
@@ -446,7 +446,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         token: AckToken,
     ) -> Result<()> {
         if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
-            self.output.check_topic(&record)?;
+            if self.output.check_topic(&record)? {
+                self.counters.add_topic(&record.topic);
+            }
             while let Some(request) = self.output.converter.missing_schema(&record)? {
                 let obtained = self
                     .output

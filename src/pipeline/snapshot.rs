@@ -116,10 +116,16 @@ pub(super) async fn read_tables(
         biased;
         _ = shutdown.changed() => {
             tracing::info!(rows = processor.counters.snapshot().snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
+            processor.counters.snapshot_ended(false);
             processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
             Ok(None)
         }
-        r = processor.snapshot_tables(snap_sql, tx, position, completes) => Ok(Some(r)),
+        r = processor.snapshot_tables(snap_sql, tx, position, completes) => {
+            if r.is_err() {
+                processor.counters.snapshot_ended(false);
+            }
+            Ok(Some(r))
+        }
     }
 }
 
@@ -176,6 +182,7 @@ async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
         .await?;
     let processor = &mut started.processor;
     tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
+    processor.counters.snapshot_ended(true);
     processor.note_idle_position(position);
     processor.heartbeat(true).await?;
     if started.replication.is_none() && processor.heartbeat_enabled() {
@@ -259,6 +266,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     ) -> Result<()> {
         let tables = setup::captured_tables(snap_sql, &self.config).await?;
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
+        self.counters.snapshot_started(
+            tables
+                .iter()
+                .map(|t| (format!("{}.{}", t.schema, t.table), t.estimate))
+                .collect(),
+        );
         let tx = SnapshotTx {
             xid,
             start_us,
@@ -307,6 +320,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let names: Vec<String> = published.iter().map(|p| p.0.clone()).collect();
         cursor::open_cursor(snap_sql, &t.schema, &t.table, &names).await?;
         let mut rows_in_table = 0u64;
+        let mut progress = ProgressLog::new(format!("{}.{}", t.schema, t.table), t.estimate);
         // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch stays
         // near SNAPSHOT_BATCH_BYTES.
         let mut fetch = self.config.snapshot_fetch_size.min(64);
@@ -324,7 +338,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 rows_in_table += 1;
                 self.counters.add_snapshot_row();
             }
+            progress.batch(&self.counters, rows_in_table);
         }
+        self.counters.snapshot_table_done();
         cursor::close_cursor(snap_sql).await?;
         tracing::info!(table = %table.full_name(), rows = rows_in_table, "snapshot of table done");
         Ok(())
@@ -370,6 +386,56 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             after: Some(table.value_row(after)),
             source,
         })
+    }
+}
+
+/// Logs a table's snapshot progress every [`PROGRESS_LOG_INTERVAL`]: rows, rows/s, the
+/// planner's estimate and the time left at the current rate; and counts rows per table.
+struct ProgressLog {
+    table: String,
+    estimate: Option<u64>,
+    started: std::time::Instant,
+    last_log: std::time::Instant,
+    counted: u64,
+}
+
+/// How often a table's snapshot logs its progress.
+const PROGRESS_LOG_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl ProgressLog {
+    fn new(table: String, estimate: Option<u64>) -> Self {
+        let now = std::time::Instant::now();
+        ProgressLog {
+            table,
+            estimate,
+            started: now,
+            last_log: now,
+            counted: 0,
+        }
+    }
+
+    /// After a batch: `rows` read so far in this table.
+    fn batch(&mut self, counters: &super::Counters, rows: u64) {
+        counters.snapshot_rows(&self.table, rows - self.counted);
+        self.counted = rows;
+        if self.last_log.elapsed() < PROGRESS_LOG_INTERVAL {
+            return;
+        }
+        self.last_log = std::time::Instant::now();
+        let secs = self.started.elapsed().as_secs_f64().max(0.001);
+        let rate = rows as f64 / secs;
+        let eta_s = self
+            .estimate
+            .filter(|&e| e > rows && rate > 0.0)
+            .map(|e| ((e - rows) as f64 / rate).round() as u64);
+        tracing::info!(
+            table = %self.table,
+            rows,
+            rows_per_s = rate.round() as u64,
+            estimated_rows = self.estimate,
+            eta_s,
+            "snapshot progress"
+        );
     }
 }
 

@@ -87,6 +87,17 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let (mut slot, waited) = wait_for_slot(config, &sql, server.version_num, found).await?;
     let offsets = if waited { store.load().await? } else { offsets };
     let plan = decide(config, &store, slot.as_ref(), offsets.as_ref())?;
+    tracing::info!(
+        slot = %config.slot_name,
+        slot_exists = slot.is_some(),
+        slot_lsn = %slot.as_ref().and_then(|s| s.confirmed_flush).unwrap_or(Lsn(0)),
+        offsets = offsets.is_some(),
+        snapshot_mode = ?config.snapshot_mode,
+        create_slot = plan.create_slot,
+        snapshot = plan.snapshot,
+        stream = plan.stream,
+        "start-up decision"
+    );
     warn_offsets_lost(config, &store, slot.as_ref(), offsets.as_ref(), &plan);
     if resumes_after_offsets(&plan) {
         check_offsets_not_ahead(&sql, config, &store, offsets.as_ref()).await?;

@@ -118,6 +118,7 @@ pub async fn start(
         options,
     );
     let (reader, writer) = repl.start_replication(&command).await?;
+    started.processor.counters.set_connected(true);
     tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, binary_tuples = options.binary, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
     let (chunk_len, chunks) = queue_shape(config.max_queue_size);
     let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
@@ -126,7 +127,12 @@ pub async fn start(
     let (drained, drained_rx) = watch::channel(false);
     let tracker = started.processor.tracker().clone();
     let stored = started.offsets.stored();
-    let confirmable = move || tracker.confirmable(Lsn(stored.load(Ordering::Acquire)));
+    let counters = started.processor.counters.clone();
+    let confirmable = move || {
+        let lsn = tracker.confirmable(Lsn(stored.load(Ordering::Acquire)));
+        counters.set_confirmed(lsn);
+        lsn
+    };
     let reader = tokio::spawn(run_reader(
         reader,
         writer,

@@ -11,6 +11,15 @@ use crate::sink::kafka::invalid_producer_settings;
 /// line: the connector-level problems, then those of transform and predicate options, then
 /// the producer settings librdkafka refuses (followed by the warnings).
 pub fn validate_config(raw: &RawConfig) -> Result<(ConnectorConfig, Vec<ConfigWarning>)> {
+    match check_config(raw) {
+        (Some(config), problems, warnings) if problems.is_empty() => Ok((config, warnings)),
+        (_, problems, warnings) => Err(invalid_config(&problems, &warnings)),
+    }
+}
+
+/// What [`validate_config`] checks, as lists: the typed config (`None` when a NUL byte stops
+/// the check early), every problem (one sentence each, naming its key) and the warnings.
+pub fn check_config(raw: &RawConfig) -> (Option<ConnectorConfig>, Vec<String>, Vec<ConfigWarning>) {
     // A NUL byte would be blamed on whatever setting it ends up in (a producer property, a
     // connection string): name the key first.
     let nul: Vec<String> = raw
@@ -19,7 +28,7 @@ pub fn validate_config(raw: &RawConfig) -> Result<(ConnectorConfig, Vec<ConfigWa
         .map(|(k, _)| format!("{} contains a NUL byte", k.replace('\0', "\\0")))
         .collect();
     if !nul.is_empty() {
-        return Err(invalid_config(&nul, &[]));
+        return (None, nul, Vec::new());
     }
     let (config, mut problems, mut warnings) = ConnectorConfig::parse(raw);
     let (transform_problems, transform_warnings) =
@@ -27,11 +36,7 @@ pub fn validate_config(raw: &RawConfig) -> Result<(ConnectorConfig, Vec<ConfigWa
     problems.extend(transform_problems);
     warnings.extend(transform_warnings);
     problems.extend(producer_problems(&config));
-    if problems.is_empty() {
-        Ok((config, warnings))
-    } else {
-        Err(invalid_config(&problems, &warnings))
-    }
+    (Some(config), problems, warnings)
 }
 
 /// The producer settings librdkafka refuses, each naming the key the user wrote.

@@ -1,0 +1,337 @@
+//! The worker config: settings of the process rather than of one connector (its REST
+//! listener, the credentials that protect writes, where `serve` keeps connector configs).
+//!
+//! Read from a worker properties file with Kafka Connect's key names where Connect has the
+//! setting ([`super::keys::WORKER_KEYS`]), then from `PGCDC_<KEY>` environment variables, then
+//! from command-line overrides. An unknown key is an error naming the closest known one: a
+//! worker file copied from Connect that sets converters or `bootstrap.servers` is told that
+//! pgcdc takes those from each connector's config.
+
+use std::path::PathBuf;
+
+use super::keys::{self, KeyStatus, WORKER_KEYS};
+use super::RawConfig;
+use crate::error::{Error, Result};
+
+/// The listener when none is configured: Kafka Connect's port, on loopback only.
+pub const DEFAULT_LISTENER: &str = "http://127.0.0.1:8083";
+/// How often a running connector logs its status line by default.
+pub const DEFAULT_STATUS_LOG_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+/// Where `serve` keeps connector configs when `pgcdc.config.storage.dir` is not set
+/// (relative to the working directory).
+pub const DEFAULT_CONFIG_STORAGE_DIR: &str = "pgcdc-connectors";
+
+/// How writes to the REST API authenticate.
+#[derive(Clone, PartialEq, Eq)]
+pub enum RestAuth {
+    /// No credentials configured: writes are accepted from loopback peers only, unless
+    /// [`WorkerConfig::unauthenticated_writes`].
+    None,
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// `Authorization: Basic base64(user:password)`.
+    Basic {
+        /// User name.
+        username: String,
+        /// Password.
+        password: String,
+    },
+}
+
+impl std::fmt::Debug for RestAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RestAuth::None => write!(f, "None"),
+            RestAuth::Bearer(_) => write!(f, "Bearer([hidden])"),
+            RestAuth::Basic { username, .. } => write!(f, "Basic({username}, [hidden])"),
+        }
+    }
+}
+
+/// The validated worker config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerConfig {
+    /// `listeners`, as written (`http://127.0.0.1:8083`).
+    pub listener: String,
+    /// The host part to bind (`0.0.0.0` for `http://:8083`, as Connect reads an empty host).
+    pub bind_host: String,
+    /// The port to bind (0: any free port, which the start-up log names).
+    pub bind_port: u16,
+    /// `rest.advertised.host.name`: the host part of `worker_id` in status answers.
+    pub advertised_host: Option<String>,
+    /// `rest.advertised.port`: the port part of `worker_id`.
+    pub advertised_port: Option<u16>,
+    /// Credentials for writes.
+    pub auth: RestAuth,
+    /// `pgcdc.rest.unauthenticated.writes=true`: accept writes without credentials from any
+    /// peer (the operator protects the port otherwise).
+    pub unauthenticated_writes: bool,
+    /// `pgcdc.config.storage.dir`: where `serve` keeps one JSON file per connector.
+    pub storage_dir: PathBuf,
+    /// `pgcdc.status.log.interval.ms`: how often each running connector logs a status line
+    /// (`None`: never, for 0).
+    pub status_log_interval: Option<std::time::Duration>,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig::from_raw(&RawConfig::new()).expect("the defaults are valid")
+    }
+}
+
+impl WorkerConfig {
+    /// Reads the worker config: `file` (a `.properties` file, optional), then the
+    /// `PGCDC_<KEY>` variables of `env` for worker keys (`PGCDC_LISTENERS`), then
+    /// `overrides` (command-line options). Errors: as [`WorkerConfig::from_raw`], and a file
+    /// that cannot be read.
+    pub fn load(
+        file: Option<&std::path::Path>,
+        env: &[(String, String)],
+        overrides: &[(String, String)],
+    ) -> Result<WorkerConfig> {
+        let mut raw = match file {
+            Some(path) => super::load_file(path)?,
+            None => RawConfig::new(),
+        };
+        for (key, _) in WORKER_KEYS {
+            let var = super::source::env_name(key);
+            if let Some((_, v)) = env.iter().find(|(k, _)| *k == var) {
+                raw.insert(key.to_string(), v.clone());
+            }
+        }
+        for (k, v) in overrides {
+            raw.insert(k.clone(), v.clone());
+        }
+        WorkerConfig::from_raw(&raw)
+    }
+
+    /// Validates a merged worker config. Errors: unknown or not yet supported keys, a
+    /// listener that is not `http://HOST:PORT`, half-given credentials; every problem at
+    /// once, one per line.
+    pub fn from_raw(raw: &RawConfig) -> Result<WorkerConfig> {
+        let mut problems = Vec::new();
+        for key in raw.keys() {
+            if let Some(p) = key_problem(key) {
+                problems.push(p);
+            }
+        }
+        let get = |k: &str| raw.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let listener = get(keys::LISTENERS).unwrap_or(DEFAULT_LISTENER).to_string();
+        let (bind_host, bind_port) = match parse_listener(&listener) {
+            Ok(hp) => hp,
+            Err(p) => {
+                problems.push(p);
+                (String::new(), 0)
+            }
+        };
+        let advertised_port = match get(keys::REST_ADVERTISED_PORT).map(str::parse::<u16>) {
+            None => None,
+            Some(Ok(p)) => Some(p),
+            Some(Err(_)) => {
+                problems.push(format!(
+                    "{} must be a port number (1-65535)",
+                    keys::REST_ADVERTISED_PORT
+                ));
+                None
+            }
+        };
+        let auth = match auth(raw) {
+            Ok(a) => a,
+            Err(p) => {
+                problems.push(p);
+                RestAuth::None
+            }
+        };
+        let unauthenticated_writes = match get(keys::REST_UNAUTHENTICATED_WRITES) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                problems.push(format!(
+                    "{}={v:?}: expected true or false",
+                    keys::REST_UNAUTHENTICATED_WRITES
+                ));
+                false
+            }
+        };
+        let status_log_interval = match get(keys::STATUS_LOG_INTERVAL_MS).map(str::parse::<u64>) {
+            None => Some(DEFAULT_STATUS_LOG_INTERVAL),
+            Some(Ok(0)) => None,
+            Some(Ok(ms)) => Some(std::time::Duration::from_millis(ms)),
+            Some(Err(_)) => {
+                problems.push(format!(
+                    "{} must be a number of milliseconds (0: no status lines)",
+                    keys::STATUS_LOG_INTERVAL_MS
+                ));
+                None
+            }
+        };
+        if !problems.is_empty() {
+            return Err(Error::config(problems.join("\n")));
+        }
+        Ok(WorkerConfig {
+            listener,
+            bind_host,
+            bind_port,
+            advertised_host: get(keys::REST_ADVERTISED_HOST_NAME).map(str::to_string),
+            advertised_port,
+            auth,
+            unauthenticated_writes,
+            storage_dir: PathBuf::from(
+                get(keys::CONFIG_STORAGE_DIR).unwrap_or(DEFAULT_CONFIG_STORAGE_DIR),
+            ),
+            status_log_interval,
+        })
+    }
+}
+
+/// What is wrong with a worker file's `key`, if anything.
+fn key_problem(key: &str) -> Option<String> {
+    match WORKER_KEYS.iter().find(|(k, _)| *k == key).map(|(_, s)| *s) {
+        Some(KeyStatus::Implemented | KeyStatus::Framework) => None,
+        // A Connect worker's cluster name: no effect on a pgcdc worker.
+        None if key == keys::GROUP_ID => None,
+        Some(KeyStatus::NotImplemented(_)) => Some(format!(
+            "{key} is not supported yet: serve keeps connector configs in a local directory ({}); remove {key}",
+            keys::CONFIG_STORAGE_DIR
+        )),
+        None if keys::status(key).is_some() => Some(format!(
+            "{key} is a connector setting: pgcdc takes it from each connector's config, not from the worker file; move it there"
+        )),
+        None => {
+            let hint = crate::util::closest_of(key, WORKER_KEYS.iter().map(|(k, _)| *k))
+                .map(|k| format!(" (did you mean {k}?)"))
+                .unwrap_or_default();
+            Some(format!("unknown worker setting {key}{hint}"))
+        }
+    }
+}
+
+/// `http://HOST:PORT` into (host to bind, port). An empty host binds every interface, as in
+/// Kafka Connect.
+fn parse_listener(text: &str) -> std::result::Result<(String, u16), String> {
+    let bad = |why: &str| {
+        format!(
+            "{}={text:?}: {why}; expected one http://HOST:PORT, such as {DEFAULT_LISTENER}",
+            keys::LISTENERS
+        )
+    };
+    if text.contains(',') {
+        return Err(bad("pgcdc serves one listener"));
+    }
+    let Some(rest) = text.strip_prefix("http://") else {
+        return Err(if text.starts_with("https://") {
+            bad("HTTPS listeners are not supported yet (put a TLS proxy in front)")
+        } else {
+            bad("the scheme must be http")
+        });
+    };
+    let rest = rest.trim_end_matches('/');
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) => (h, p),
+        None => return Err(bad("the port is missing")),
+    };
+    let port: u16 = port.parse().map_err(|_| bad("the port is not a number"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
+    Ok((host.to_string(), port))
+}
+
+/// The credentials the config gives, if any.
+fn auth(raw: &RawConfig) -> std::result::Result<RestAuth, String> {
+    let get = |k: &str| raw.get(k).filter(|v| !v.is_empty()).cloned();
+    let token = get(keys::REST_AUTH_TOKEN);
+    let user = get(keys::REST_AUTH_USERNAME);
+    let password = get(keys::REST_AUTH_PASSWORD);
+    match (token, user, password) {
+        (None, None, None) => Ok(RestAuth::None),
+        (Some(t), None, None) => Ok(RestAuth::Bearer(t)),
+        (None, Some(username), Some(password)) => Ok(RestAuth::Basic { username, password }),
+        (Some(_), _, _) => Err(format!(
+            "{} and {}/{} are both set: choose bearer or basic authentication",
+            keys::REST_AUTH_TOKEN,
+            keys::REST_AUTH_USERNAME,
+            keys::REST_AUTH_PASSWORD
+        )),
+        (None, _, _) => Err(format!(
+            "{} and {} go together: set both for basic authentication",
+            keys::REST_AUTH_USERNAME,
+            keys::REST_AUTH_PASSWORD
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawConfig {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback_8083_with_no_credentials() {
+        let w = WorkerConfig::default();
+        assert_eq!((w.bind_host.as_str(), w.bind_port), ("127.0.0.1", 8083));
+        assert_eq!(w.auth, RestAuth::None);
+        assert!(!w.unauthenticated_writes);
+        assert_eq!(w.storage_dir, PathBuf::from("pgcdc-connectors"));
+    }
+
+    #[test]
+    fn listeners_take_connects_forms_and_refuse_others() {
+        let w = WorkerConfig::from_raw(&raw(&[("listeners", "http://:8084")])).unwrap();
+        assert_eq!((w.bind_host.as_str(), w.bind_port), ("0.0.0.0", 8084));
+        let w = WorkerConfig::from_raw(&raw(&[("listeners", "http://[::1]:0")])).unwrap();
+        assert_eq!((w.bind_host.as_str(), w.bind_port), ("::1", 0));
+        for bad in [
+            "https://:8083",
+            "http://a:1,http://b:2",
+            "tcp://x:1",
+            "http://host",
+        ] {
+            let e = WorkerConfig::from_raw(&raw(&[("listeners", bad)])).unwrap_err();
+            assert!(e.message().contains("listeners="), "{bad}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn credentials_are_bearer_or_basic_never_both_or_half() {
+        let w = WorkerConfig::from_raw(&raw(&[("pgcdc.rest.auth.token", "t")])).unwrap();
+        assert_eq!(w.auth, RestAuth::Bearer("t".into()));
+        assert!(
+            !format!("{w:?}").contains("\"t\""),
+            "the token is not printed"
+        );
+        let e = WorkerConfig::from_raw(&raw(&[("pgcdc.rest.auth.username", "u")])).unwrap_err();
+        assert!(e.message().contains("go together"), "{}", e.message());
+        let e = WorkerConfig::from_raw(&raw(&[
+            ("pgcdc.rest.auth.token", "t"),
+            ("pgcdc.rest.auth.username", "u"),
+            ("pgcdc.rest.auth.password", "p"),
+        ]))
+        .unwrap_err();
+        assert!(e.message().contains("both set"), "{}", e.message());
+    }
+
+    #[test]
+    fn unknown_and_connector_keys_are_refused_with_what_to_do() {
+        let e = WorkerConfig::from_raw(&raw(&[
+            ("listener", "http://:1"),
+            ("key.converter", "x"),
+            ("config.storage.topic", "t"),
+        ]))
+        .unwrap_err();
+        let m = e.message();
+        assert!(m.contains("did you mean listeners?"), "{m}");
+        assert!(m.contains("key.converter is a connector setting"), "{m}");
+        assert!(
+            m.contains("config.storage.topic is not supported yet"),
+            "{m}"
+        );
+        assert!(WorkerConfig::from_raw(&raw(&[("group.id", "g")])).is_ok());
+    }
+}

@@ -1,0 +1,278 @@
+//! The live counters of a run: what the pipeline has done so far, read by the connector's
+//! owner for its status, its logs and the metrics endpoint.
+//!
+//! Writers are the pipeline's own tasks; readers take a consistent-enough view at any time.
+//! Every field is an atomic or a short-held lock, so counting never waits on a reader. Counts
+//! only grow within a run; a [`super::Connector`] adds the runs that ended
+//! ([`RunStats`]'s `Add`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::event::Op;
+use crate::lsn::Lsn;
+
+/// Counters of one run (or, in a [`super::Connector`], of every run since it was created), for
+/// logs, status and tests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RunStats {
+    /// Snapshot rows emitted.
+    pub snapshot_rows: u64,
+    /// Change events emitted while streaming (row changes, truncates and logical messages).
+    pub change_events: u64,
+    /// Of those, inserts (`c`).
+    pub creates: u64,
+    /// Updates (`u`).
+    pub updates: u64,
+    /// Deletes (`d`).
+    pub deletes: u64,
+    /// Records handed to Kafka.
+    pub records: u64,
+    /// Transactions processed.
+    pub transactions: u64,
+    /// Schema registry calls that returned a schema id (Avro converters): one per subject
+    /// and schema version.
+    pub registry_calls: u64,
+}
+
+impl std::ops::Add for RunStats {
+    type Output = RunStats;
+
+    fn add(self, o: RunStats) -> RunStats {
+        RunStats {
+            snapshot_rows: self.snapshot_rows + o.snapshot_rows,
+            change_events: self.change_events + o.change_events,
+            creates: self.creates + o.creates,
+            updates: self.updates + o.updates,
+            deletes: self.deletes + o.deletes,
+            records: self.records + o.records,
+            transactions: self.transactions + o.transactions,
+            registry_calls: self.registry_calls + o.registry_calls,
+        }
+    }
+}
+
+/// The snapshot of one table, as far as it has gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableProgress {
+    /// Rows read so far.
+    pub rows: u64,
+    /// The planner's estimate of the table's rows (`pg_class.reltuples`), when known.
+    pub estimate: Option<u64>,
+}
+
+/// The snapshot of a run: Debezium's snapshot metrics.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotProgress {
+    /// Tables the snapshot reads (Debezium's `TotalTableCount`).
+    pub total_tables: u64,
+    /// Tables not finished yet (`RemainingTableCount`).
+    pub remaining_tables: u64,
+    /// Rows read per table, by `schema.table` (`RowsScanned`).
+    pub tables: BTreeMap<String, TableProgress>,
+    /// When it started; `None` when no snapshot ran.
+    pub started: Option<Instant>,
+    /// How long it took, once completed (`SnapshotDurationInSeconds` then).
+    pub duration: Option<std::time::Duration>,
+    /// Completed (`SnapshotCompleted`).
+    pub completed: bool,
+    /// Ended by a stop or an error before completing (`SnapshotAborted`).
+    pub aborted: bool,
+}
+
+impl SnapshotProgress {
+    /// `SnapshotRunning`: started, neither completed nor aborted.
+    pub fn running(&self) -> bool {
+        self.started.is_some() && !self.completed && !self.aborted
+    }
+
+    /// Seconds it has run (or ran), 0 when it never started.
+    pub fn seconds(&self) -> f64 {
+        match (self.duration, self.started) {
+            (Some(d), _) => d.as_secs_f64(),
+            (None, Some(s)) => s.elapsed().as_secs_f64(),
+            (None, None) => 0.0,
+        }
+    }
+}
+
+/// The live counters behind [`RunStats`], shared between a running pipeline and its owner,
+/// with the gauges of the current run (connection, last event, LSNs, snapshot progress).
+#[derive(Debug, Default)]
+pub struct Counters {
+    snapshot_rows: AtomicU64,
+    change_events: AtomicU64,
+    creates: AtomicU64,
+    updates: AtomicU64,
+    deletes: AtomicU64,
+    records: AtomicU64,
+    transactions: AtomicU64,
+    registry_calls: AtomicU64,
+    /// Wall-clock ms (Unix epoch) when the last change event was processed; 0: none yet.
+    last_event_ms: AtomicI64,
+    /// Processing time minus commit time of the last change event, in ms.
+    behind_source_ms: AtomicI64,
+    /// The replication connection streams.
+    connected: AtomicBool,
+    /// End LSN of the last transaction processed.
+    processed_lsn: AtomicU64,
+    /// The LSN last reported to PostgreSQL as flushed.
+    confirmed_lsn: AtomicU64,
+    /// Topics this run has written to.
+    topics: Mutex<BTreeSet<String>>,
+    snapshot: Mutex<SnapshotProgress>,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Counters {
+    /// The current values.
+    pub fn snapshot(&self) -> RunStats {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        RunStats {
+            snapshot_rows: get(&self.snapshot_rows),
+            change_events: get(&self.change_events),
+            creates: get(&self.creates),
+            updates: get(&self.updates),
+            deletes: get(&self.deletes),
+            records: get(&self.records),
+            transactions: get(&self.transactions),
+            registry_calls: get(&self.registry_calls),
+        }
+    }
+
+    /// Wall-clock time of the last change event, in ms since the Unix epoch (`None`: none
+    /// yet in this run).
+    pub fn last_event_ms(&self) -> Option<i64> {
+        Some(self.last_event_ms.load(Ordering::Relaxed)).filter(|&t| t > 0)
+    }
+
+    /// Ms between the last change event's commit and its processing (Debezium's
+    /// `MilliSecondsBehindSource`); `None` before the first event.
+    pub fn behind_source_ms(&self) -> Option<i64> {
+        self.last_event_ms()
+            .map(|_| self.behind_source_ms.load(Ordering::Relaxed))
+    }
+
+    /// The replication connection is streaming (Debezium's `Connected`).
+    pub fn connected(&self) -> bool {
+        self.connected.load(Ordering::Relaxed)
+    }
+
+    /// End LSN of the last transaction processed, if any.
+    pub fn processed_lsn(&self) -> Option<Lsn> {
+        Some(self.processed_lsn.load(Ordering::Relaxed))
+            .filter(|&l| l > 0)
+            .map(Lsn)
+    }
+
+    /// The LSN last reported to PostgreSQL as flushed, if any.
+    pub fn confirmed_lsn(&self) -> Option<Lsn> {
+        Some(self.confirmed_lsn.load(Ordering::Relaxed))
+            .filter(|&l| l > 0)
+            .map(Lsn)
+    }
+
+    /// The topics this run has written to.
+    pub fn topics(&self) -> BTreeSet<String> {
+        self.topics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The snapshot's progress.
+    pub fn snapshot_progress(&self) -> SnapshotProgress {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn with_snapshot(&self, f: impl FnOnce(&mut SnapshotProgress)) {
+        f(&mut self.snapshot.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    pub(crate) fn add_snapshot_row(&self) {
+        self.snapshot_rows.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a streamed change event of kind `op` (`None`: a logical message) committed at
+    /// `commit_time_us` (µs since the Unix epoch).
+    pub(crate) fn add_change_event(&self, op: Option<Op>, commit_time_us: i64) {
+        self.change_events.fetch_add(1, Ordering::Relaxed);
+        match op {
+            Some(Op::Create) => self.creates.fetch_add(1, Ordering::Relaxed),
+            Some(Op::Update) => self.updates.fetch_add(1, Ordering::Relaxed),
+            Some(Op::Delete) => self.deletes.fetch_add(1, Ordering::Relaxed),
+            _ => 0,
+        };
+        let now = now_ms();
+        self.last_event_ms.store(now, Ordering::Relaxed);
+        self.behind_source_ms
+            .store((now - commit_time_us / 1000).max(0), Ordering::Relaxed);
+    }
+    pub(crate) fn add_record(&self) {
+        self.records.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn add_transaction(&self, end_lsn: Lsn) {
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+        self.processed_lsn.store(end_lsn.0, Ordering::Relaxed);
+    }
+    pub(crate) fn add_registry_call(&self) {
+        self.registry_calls.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn set_confirmed(&self, lsn: Lsn) {
+        self.confirmed_lsn.store(lsn.0, Ordering::Relaxed);
+    }
+    pub(crate) fn set_connected(&self, on: bool) {
+        self.connected.store(on, Ordering::Relaxed);
+    }
+    /// Notes a topic written to (called once per topic and run).
+    pub(crate) fn add_topic(&self, topic: &str) {
+        self.topics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(topic.to_string());
+    }
+
+    /// A snapshot of `tables` (`schema.table`, with their row estimates) starts.
+    pub(crate) fn snapshot_started(&self, tables: Vec<(String, Option<u64>)>) {
+        self.with_snapshot(|s| {
+            s.total_tables = tables.len() as u64;
+            s.remaining_tables = tables.len() as u64;
+            s.tables = tables
+                .into_iter()
+                .map(|(t, estimate)| (t, TableProgress { rows: 0, estimate }))
+                .collect();
+            s.started = Some(Instant::now());
+        });
+    }
+    /// `rows` more rows of `table` were read.
+    pub(crate) fn snapshot_rows(&self, table: &str, rows: u64) {
+        self.with_snapshot(|s| {
+            if let Some(t) = s.tables.get_mut(table) {
+                t.rows += rows;
+            }
+        });
+    }
+    /// `table` is read completely.
+    pub(crate) fn snapshot_table_done(&self) {
+        self.with_snapshot(|s| s.remaining_tables = s.remaining_tables.saturating_sub(1));
+    }
+    /// The snapshot ended: completed (`true`) or aborted.
+    pub(crate) fn snapshot_ended(&self, completed: bool) {
+        self.with_snapshot(|s| {
+            s.duration = s.started.map(|t| t.elapsed());
+            s.completed = completed;
+            s.aborted = !completed;
+        });
+    }
+}

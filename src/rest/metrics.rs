@@ -1,0 +1,313 @@
+//! `GET /metrics`: Debezium's streaming and snapshot metrics under the names Debezium's own
+//! Prometheus JMX exporter rules give them (`debezium_metrics_<MBean attribute>` with the
+//! labels `plugin="postgres"`, `name=<topic.prefix>`, `context="streaming"|"snapshot"`, and
+//! `table` for `RowsScanned`), so dashboards built for Debezium keep working; and pgcdc's own
+//! (`pgcdc_*`: LSNs, records, restarts), labelled with the connector's name. Every value is
+//! read at scrape time from the connectors' live counters.
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use super::App;
+use crate::config::{keys, DEFAULT_MAX_QUEUE_SIZE};
+use crate::pipeline::{ConnectorHandle, ConnectorState};
+use crate::worker::{TargetState, Worker};
+
+pub(super) fn routes() -> Router<App> {
+    Router::new().route("/metrics", get(metrics))
+}
+
+async fn metrics(State(app): State<App>) -> Response {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Collector(app.worker.clone())));
+    let mut text = String::new();
+    if prometheus_client::encoding::text::encode(&mut text, &registry).is_err() {
+        return super::error(500, "the metrics could not be encoded");
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// Reads every connector's counters at scrape time.
+struct Collector(Worker);
+
+impl std::fmt::Debug for Collector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Collector")
+    }
+}
+
+/// One connector's values at scrape time.
+struct Sample {
+    connector: String,
+    server: String,
+    handle: ConnectorHandle,
+    target: TargetState,
+    queue_capacity: i64,
+}
+
+type Labels = Vec<(String, String)>;
+
+impl Sample {
+    fn debezium(&self, context: &str) -> Labels {
+        vec![
+            ("plugin".into(), "postgres".into()),
+            ("name".into(), self.server.clone()),
+            ("context".into(), context.into()),
+        ]
+    }
+    fn own(&self) -> Labels {
+        vec![("connector".into(), self.connector.clone())]
+    }
+}
+
+/// Writes one metric family: a descriptor, then one value per label set.
+fn family<M: EncodeMetric>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    kind: MetricType,
+    values: Vec<(Labels, M)>,
+) -> Result<(), std::fmt::Error> {
+    let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
+    for (labels, value) in values {
+        value.encode(metric.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+fn gauges(
+    encoder: &mut DescriptorEncoder,
+    samples: &[Sample],
+    name: &str,
+    help: &str,
+    value: impl Fn(&Sample) -> Option<(Labels, i64)>,
+) -> Result<(), std::fmt::Error> {
+    let values = samples
+        .iter()
+        .filter_map(&value)
+        .map(|(l, v)| (l, ConstGauge::new(v)))
+        .collect();
+    family(encoder, name, help, MetricType::Gauge, values)
+}
+
+impl prometheus_client::collector::Collector for Collector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let samples: Vec<Sample> = self
+            .0
+            .handles()
+            .into_iter()
+            .map(|(connector, raw, handle, target)| Sample {
+                server: raw.get(keys::TOPIC_PREFIX).cloned().unwrap_or_default(),
+                queue_capacity: raw
+                    .get(keys::MAX_QUEUE_SIZE)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(DEFAULT_MAX_QUEUE_SIZE as i64),
+                connector,
+                handle,
+                target,
+            })
+            .collect();
+        streaming(&mut encoder, &samples)?;
+        snapshot(&mut encoder, &samples)?;
+        own(&mut encoder, &samples)
+    }
+}
+
+fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
+    let s = |x: &Sample| x.debezium("streaming");
+    let stats = |x: &Sample| x.handle.status().stats;
+    let c = |x: &Sample| x.handle.counters();
+    gauges(e, samples, "debezium_metrics_TotalNumberOfEventsSeen", "Change events seen while streaming, since the connector was created (JMX TotalNumberOfEventsSeen).", |x| Some((s(x), stats(x).change_events as i64)))?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_TotalNumberOfCreateEventsSeen",
+        "Inserts seen (JMX TotalNumberOfCreateEventsSeen).",
+        |x| Some((s(x), stats(x).creates as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_TotalNumberOfUpdateEventsSeen",
+        "Updates seen (JMX TotalNumberOfUpdateEventsSeen).",
+        |x| Some((s(x), stats(x).updates as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_TotalNumberOfDeleteEventsSeen",
+        "Deletes seen (JMX TotalNumberOfDeleteEventsSeen).",
+        |x| Some((s(x), stats(x).deletes as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_NumberOfCommittedTransactions",
+        "Transactions processed (JMX NumberOfCommittedTransactions).",
+        |x| Some((s(x), stats(x).transactions as i64)),
+    )?;
+    gauges(e, samples, "debezium_metrics_MilliSecondsBehindSource", "Ms between the last event's commit and its processing; -1 before the first event (JMX MilliSecondsBehindSource).", |x| Some((s(x), c(x).behind_source_ms().unwrap_or(-1))))?;
+    gauges(e, samples, "debezium_metrics_MilliSecondsSinceLastEvent", "Ms since the last event was processed; -1 before the first event (JMX MilliSecondsSinceLastEvent).", |x| {
+        let since = c(x).last_event_ms().map(|t| (now_ms() - t).max(0)).unwrap_or(-1);
+        Some((s(x), since))
+    })?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_Connected",
+        "1 while the replication connection streams (JMX Connected).",
+        |x| Some((s(x), c(x).connected() as i64)),
+    )?;
+    gauges(e, samples, "debezium_metrics_QueueTotalCapacity", "Capacity of the queue between the replication reader and the pipeline, in events (JMX QueueTotalCapacity; max.queue.size).", |x| Some((s(x), x.queue_capacity)))
+}
+
+fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
+    let s = |x: &Sample| x.debezium("snapshot");
+    let p = |x: &Sample| x.handle.counters().snapshot_progress();
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_TotalTableCount",
+        "Tables the snapshot reads (JMX TotalTableCount).",
+        |x| Some((s(x), p(x).total_tables as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_RemainingTableCount",
+        "Tables the snapshot has not finished (JMX RemainingTableCount).",
+        |x| Some((s(x), p(x).remaining_tables as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_SnapshotRunning",
+        "1 while a snapshot runs (JMX SnapshotRunning).",
+        |x| Some((s(x), p(x).running() as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_SnapshotCompleted",
+        "1 once the snapshot of this run completed (JMX SnapshotCompleted).",
+        |x| Some((s(x), p(x).completed as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_SnapshotAborted",
+        "1 when the snapshot of this run was stopped or failed (JMX SnapshotAborted).",
+        |x| Some((s(x), p(x).aborted as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "debezium_metrics_SnapshotDurationInSeconds",
+        "Seconds the snapshot has run or ran (JMX SnapshotDurationInSeconds).",
+        |x| Some((s(x), p(x).seconds() as i64)),
+    )?;
+    let rows = samples
+        .iter()
+        .flat_map(|x| {
+            p(x).tables.into_iter().map(move |(table, t)| {
+                let mut labels = s(x);
+                labels.push(("table".into(), table));
+                (labels, ConstGauge::new(t.rows as i64))
+            })
+        })
+        .collect();
+    family(
+        e,
+        "debezium_metrics_RowsScanned",
+        "Rows the snapshot read, per table (JMX RowsScanned).",
+        MetricType::Gauge,
+        rows,
+    )
+}
+
+fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
+    let o = |x: &Sample| x.own();
+    let counter =
+        |e: &mut DescriptorEncoder, name: &str, help: &str, f: &dyn Fn(&Sample) -> u64| {
+            let values = samples
+                .iter()
+                .map(|x| (o(x), ConstCounter::new(f(x))))
+                .collect();
+            family(e, name, help, MetricType::Counter, values)
+        };
+    counter(
+        e,
+        "pgcdc_records_sent",
+        "Records handed to Kafka since the connector was created.",
+        &|x| x.handle.status().stats.records,
+    )?;
+    counter(
+        e,
+        "pgcdc_snapshot_rows",
+        "Snapshot rows emitted since the connector was created.",
+        &|x| x.handle.status().stats.snapshot_rows,
+    )?;
+    counter(
+        e,
+        "pgcdc_restarts",
+        "Restarts after retriable errors since the connector was last started.",
+        &|x| x.handle.status().restarts,
+    )?;
+    counter(
+        e,
+        "pgcdc_schema_registry_calls",
+        "Schema registry calls that returned a schema id.",
+        &|x| x.handle.status().stats.registry_calls,
+    )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_processed_lsn",
+        "End LSN of the last transaction processed, as a number (absent before the first).",
+        |x| {
+            x.handle
+                .counters()
+                .processed_lsn()
+                .map(|l| (o(x), l.0 as i64))
+        },
+    )?;
+    gauges(e, samples, "pgcdc_confirmed_lsn", "The LSN last reported to PostgreSQL as flushed (the slot's confirmed_flush_lsn follows it), as a number.", |x| x.handle.counters().confirmed_lsn().map(|l| (o(x), l.0 as i64)))?;
+    gauges(e, samples, "pgcdc_task_running", "1 while the connector's task runs (RUNNING); 0 when paused, stopped, failed or restarting.", |x| {
+        let running = x.target == TargetState::Started && x.handle.status().state == ConnectorState::Running;
+        Some((o(x), running as i64))
+    })?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_task_failed",
+        "1 when the connector's task FAILED (its trace is in GET /connectors/{name}/status).",
+        |x| {
+            Some((
+                o(x),
+                (x.handle.status().state == ConnectorState::Failed) as i64,
+            ))
+        },
+    )
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,563 @@
+//! The worker: the connectors one process runs, by name, as Kafka Connect's herder keeps
+//! them: each with its config, its target state (started, paused, stopped) and its
+//! [`Connector`]. The REST API ([`crate::rest`]) is a thin layer over the operations here.
+//!
+//! Invariants:
+//! - operations on one connector run one at a time, in the order they were asked for (each
+//!   takes the connector's control lock, a fair mutex); reading a status never waits for
+//!   them (it reads through a [`ConnectorHandle`]);
+//! - a paused or stopped connector has no run: its replication connection is closed, so no
+//!   status update is owed to PostgreSQL, and its slot keeps the WAL from its confirmed LSN;
+//! - in `serve` ([`Mode::Serve`]) every change of a connector's config or target state is
+//!   written to the config store before it is applied, so a restarted process comes back
+//!   with the same connectors in the same states.
+
+mod offsets;
+mod store;
+mod validation;
+mod view;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use crate::config::{self, RawConfig};
+use crate::error::ErrorKind;
+use crate::pipeline::{self, Connector, ConnectorHandle, ConnectorState};
+
+pub use store::ConfigStore;
+pub use validation::{validate as validate_config, ValidatedKey, Validation};
+pub use view::{ConnectorInfo, StatusView, TaskView};
+
+/// What a connector is meant to be doing, as Kafka Connect's target states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetState {
+    /// Running (`RUNNING`).
+    Started,
+    /// Paused: no run, task kept (`PAUSED`).
+    Paused,
+    /// Stopped: no run, no task (`STOPPED`).
+    Stopped,
+}
+
+impl TargetState {
+    /// Connect's name (`RUNNING`, `PAUSED`, `STOPPED`), as `initial_state` takes it.
+    pub fn connect_name(self) -> &'static str {
+        match self {
+            TargetState::Started => "RUNNING",
+            TargetState::Paused => "PAUSED",
+            TargetState::Stopped => "STOPPED",
+        }
+    }
+
+    /// Parses Connect's name, case-insensitively.
+    pub fn from_connect_name(s: &str) -> Option<TargetState> {
+        [
+            TargetState::Started,
+            TargetState::Paused,
+            TargetState::Stopped,
+        ]
+        .into_iter()
+        .find(|t| t.connect_name().eq_ignore_ascii_case(s))
+    }
+}
+
+/// How the process runs its connectors.
+#[derive(Debug)]
+pub enum Mode {
+    /// `pgcdc run`: one connector from a file; none can be created or deleted over REST.
+    Run,
+    /// `pgcdc serve`: connectors are created, changed and deleted over REST and kept in the
+    /// store.
+    Serve(ConfigStore),
+}
+
+/// A refused operation, with the HTTP status Kafka Connect answers it with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerError {
+    /// 400, 404, 405 or 409.
+    pub status: u16,
+    /// Connect's `message`.
+    pub message: String,
+}
+
+impl WorkerError {
+    /// A refusal with Connect's `status` and `message`.
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        WorkerError {
+            status,
+            message: message.into(),
+        }
+    }
+    /// Connect's answer for a connector it does not have (reads, config, delete).
+    pub fn unknown_connector(name: &str) -> Self {
+        WorkerError::new(404, format!("Connector {name} not found"))
+    }
+}
+
+/// The result of a worker operation.
+pub type WorkerResult<T> = std::result::Result<T, WorkerError>;
+
+/// One connector of the worker.
+struct Entry {
+    name: String,
+    state: Mutex<EntryState>,
+    /// Serialises the operations that start and stop the connector.
+    control: tokio::sync::Mutex<Connector>,
+}
+
+struct EntryState {
+    raw: RawConfig,
+    /// The validated config of the current connector.
+    config: Arc<config::ConnectorConfig>,
+    target: TargetState,
+    handle: ConnectorHandle,
+    /// A task restart asked for over REST is under way.
+    restarting: bool,
+}
+
+impl Entry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, EntryState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The connectors of this process.
+#[derive(Clone)]
+pub struct Worker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    mode: Mode,
+    connectors: Mutex<BTreeMap<String, Arc<Entry>>>,
+}
+
+impl Worker {
+    /// A worker with no connector. `id` is its `worker_id` in status answers (Connect's
+    /// advertised `host:port`).
+    pub fn new(id: String, mode: Mode) -> Worker {
+        Worker {
+            inner: Arc::new(Inner {
+                id,
+                mode,
+                connectors: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+
+    /// The `worker_id` of status answers.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// `true` in `pgcdc serve`.
+    pub fn serves(&self) -> bool {
+        matches!(self.inner.mode, Mode::Serve(_))
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Entry>>> {
+        self.inner
+            .connectors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn entry(&self, name: &str) -> WorkerResult<Arc<Entry>> {
+        self.entry_or(name, |n| format!("Connector {n} not found"))
+    }
+
+    /// The entry, or a 404 with Connect's message for the endpoint (`message(name)`): its
+    /// herder words it differently for reads, restarts and target states.
+    fn entry_or(&self, name: &str, message: impl Fn(&str) -> String) -> WorkerResult<Arc<Entry>> {
+        self.map()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| WorkerError::new(404, message(name)))
+    }
+
+    /// The connectors' names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.map().keys().cloned().collect()
+    }
+
+    /// Handles of every connector with its name and config, for the metrics.
+    pub fn handles(&self) -> Vec<(String, RawConfig, ConnectorHandle, TargetState)> {
+        self.map()
+            .values()
+            .map(|e| {
+                let s = e.lock();
+                (e.name.clone(), s.raw.clone(), s.handle.clone(), s.target)
+            })
+            .collect()
+    }
+
+    /// Adds a connector whose config `validated` already checked (the CLI's `run`, and
+    /// `serve` when it loads its store), and starts it unless `target` says otherwise.
+    pub async fn add(
+        &self,
+        raw: RawConfig,
+        validated: pipeline::Connector,
+        target: TargetState,
+    ) -> WorkerResult<()> {
+        let name = validated.config().name.clone();
+        let entry = Arc::new(Entry {
+            name: name.clone(),
+            state: Mutex::new(EntryState {
+                raw,
+                config: validated.config().clone(),
+                target,
+                handle: validated.handle(),
+                restarting: false,
+            }),
+            control: tokio::sync::Mutex::new(validated),
+        });
+        {
+            let mut map = self.map();
+            if map.contains_key(&name) {
+                return Err(WorkerError::new(
+                    409,
+                    format!("Connector {name} already exists"),
+                ));
+            }
+            map.insert(name, entry.clone());
+        }
+        {
+            let s = entry.lock();
+            let c = &s.config;
+            tracing::info!(
+                connector = %entry.name,
+                version = env!("CARGO_PKG_VERSION"),
+                topic_prefix = %c.topic_prefix,
+                slot = %c.slot_name,
+                publication = %c.publication_name,
+                snapshot_mode = ?c.snapshot_mode,
+                state = target.connect_name(),
+                "connector added"
+            );
+        }
+        apply(&entry).await;
+        Ok(())
+    }
+
+    /// Logs one status line per running connector every `interval`: events per second since
+    /// the last line, ms behind the source, the processed and confirmed LSNs. Runs until the
+    /// process ends.
+    pub fn spawn_status_log(&self, interval: std::time::Duration) {
+        let worker = self.clone();
+        tokio::spawn(async move {
+            let mut last: BTreeMap<String, u64> = BTreeMap::new();
+            let mut tick = tokio::time::interval(interval);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                worker.log_status(interval, &mut last);
+            }
+        });
+    }
+
+    fn log_status(&self, interval: std::time::Duration, last: &mut BTreeMap<String, u64>) {
+        for (name, _, handle, target) in self.handles() {
+            let status = handle.status();
+            let seen = status.stats.change_events + status.stats.snapshot_rows;
+            let before = last.insert(name.clone(), seen).unwrap_or(seen);
+            if target != TargetState::Started || status.state != ConnectorState::Running {
+                continue;
+            }
+            let c = handle.counters();
+            let rate = (seen.saturating_sub(before)) as f64 / interval.as_secs_f64();
+            tracing::info!(
+                connector = %name,
+                events_per_s = rate.round() as u64,
+                events = seen,
+                ms_behind_source = c.behind_source_ms(),
+                processed_lsn = %c.processed_lsn().map(|l| l.to_string()).unwrap_or_default(),
+                confirmed_lsn = %c.confirmed_lsn().map(|l| l.to_string()).unwrap_or_default(),
+                "status"
+            );
+        }
+    }
+
+    /// `POST /connectors`: creates a connector from `raw` (its `name` key is set), in
+    /// `target`. Errors: 405 in `run`, 409 when the name exists, 400 for an invalid config.
+    pub async fn create(&self, raw: RawConfig, target: TargetState) -> WorkerResult<()> {
+        let store = self.store()?;
+        let connector = validate(&raw)?;
+        let name = connector.config().name.clone();
+        if self.map().contains_key(&name) {
+            return Err(WorkerError::new(
+                409,
+                format!("Connector {name} already exists"),
+            ));
+        }
+        store.save(&name, &raw, target).map_err(internal)?;
+        self.add(raw, connector, target).await
+    }
+
+    /// `PUT /connectors/{name}/config`: creates the connector (`Ok(true)`) or replaces its
+    /// config and restarts it (`Ok(false)`), keeping its target state.
+    pub async fn put_config(&self, name: &str, raw: RawConfig) -> WorkerResult<bool> {
+        let store = self.store()?;
+        let connector = validate(&raw)?;
+        let Ok(entry) = self.entry(name) else {
+            store
+                .save(name, &raw, TargetState::Started)
+                .map_err(internal)?;
+            self.add(raw, connector, TargetState::Started).await?;
+            return Ok(true);
+        };
+        let target = entry.lock().target;
+        store.save(name, &raw, target).map_err(internal)?;
+        let mut control = entry.control.lock().await;
+        stop_quietly(&mut control).await;
+        {
+            let mut s = entry.lock();
+            s.raw = raw;
+            s.config = connector.config().clone();
+            s.handle = connector.handle();
+        }
+        *control = connector;
+        drop(control);
+        apply(&entry).await;
+        Ok(false)
+    }
+
+    /// `DELETE /connectors/{name}`: stops the connector (gracefully) and forgets it. Its
+    /// slot, publication and offsets stay, as with Debezium.
+    pub async fn delete(&self, name: &str) -> WorkerResult<()> {
+        let store = self.store()?;
+        let entry = self.entry(name)?;
+        store.remove(name).map_err(internal)?;
+        self.map().remove(name);
+        stop_quietly(&mut *entry.control.lock().await).await;
+        Ok(())
+    }
+
+    /// `PUT .../pause`, `.../resume`, `.../stop`: sets the target state and applies it in the
+    /// background (Connect answers before the state changes).
+    pub fn set_target(&self, name: &str, target: TargetState) -> WorkerResult<()> {
+        let entry = self.entry_or(name, |n| format!("Unknown connector {n}"))?;
+        let raw = {
+            let mut s = entry.lock();
+            if s.target == target {
+                return Ok(());
+            }
+            s.target = target;
+            s.raw.clone()
+        };
+        if let Mode::Serve(store) = &self.inner.mode {
+            store.save(name, &raw, target).map_err(internal)?;
+        }
+        tokio::spawn(async move { apply(&entry).await });
+        Ok(())
+    }
+
+    /// `POST /connectors/{name}/restart`. Connect restarts the connector object, which in
+    /// pgcdc holds nothing; the task restarts with `include_tasks` (every task, or only a
+    /// failed one with `only_failed`). Returns the status with the task to restart shown
+    /// `RESTARTING` when tasks were asked for (Connect's 202 answer), `None` otherwise.
+    pub fn restart(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> WorkerResult<Option<StatusView>> {
+        let entry = self.entry_or(name, |n| format!("Unknown connector: {n}"))?;
+        if !include_tasks && !only_failed {
+            return Ok(None);
+        }
+        let failed = entry.lock().handle.status().state == ConnectorState::Failed;
+        let restart_task = include_tasks && (!only_failed || failed);
+        let target = entry.lock().target;
+        if restart_task && target == TargetState::Started {
+            self.restart_entry(entry.clone());
+        }
+        // The connector object restarts too unless only failed instances were asked for
+        // (pgcdc's connector object never fails).
+        let shown = view::Restarting {
+            connector: include_tasks && !only_failed,
+            task: restart_task,
+        };
+        Ok(Some(view::status(&entry, self.id(), shown)))
+    }
+
+    /// `POST /connectors/{name}/tasks/{id}/restart`. Errors: 404 for an unknown connector or
+    /// task (pgcdc's connectors have one task, 0, as Debezium's PostgreSQL connector).
+    pub fn restart_task(&self, name: &str, task: &str) -> WorkerResult<()> {
+        let entry = self.entry_or(name, |n| format!("Unknown connector: {n}"))?;
+        check_task(&entry, task, |n, t| format!("Unknown task: {n}-{t}"))?;
+        self.restart_entry(entry);
+        Ok(())
+    }
+
+    fn restart_entry(&self, entry: Arc<Entry>) {
+        entry.lock().restarting = true;
+        tokio::spawn(async move {
+            let mut control = entry.control.lock().await;
+            stop_quietly(&mut control).await;
+            if entry.lock().target == TargetState::Started {
+                if let Err(e) = control.start() {
+                    tracing::warn!(connector = %entry.name, error = %e.one_line(), "restart failed");
+                }
+            }
+            entry.lock().restarting = false;
+        });
+    }
+
+    /// The connector's info (`GET /connectors/{name}`), secrets hidden.
+    pub fn info(&self, name: &str) -> WorkerResult<ConnectorInfo> {
+        Ok(view::info(&*self.entry(name)?))
+    }
+
+    /// The connector's status (`GET /connectors/{name}/status`).
+    pub fn status(&self, name: &str) -> WorkerResult<StatusView> {
+        let entry = self.entry_or(name, |n| format!("No status found for connector {n}"))?;
+        Ok(view::status(&entry, self.id(), view::Restarting::default()))
+    }
+
+    /// One task's status. Errors: 404 for an unknown connector or task.
+    pub fn task_status(&self, name: &str, task: &str) -> WorkerResult<TaskView> {
+        let no_status = |n: &str, t: &str| format!("No status found for task {n}-{t}");
+        let entry = self.entry_or(name, |n| no_status(n, task))?;
+        check_task(&entry, task, no_status)?;
+        view::status(&entry, self.id(), view::Restarting::default())
+            .tasks
+            .into_iter()
+            .next()
+            .ok_or_else(|| WorkerError::new(404, no_status(name, task)))
+    }
+
+    /// The topics the connector has written to (`GET /connectors/{name}/topics`); none for
+    /// a connector the worker does not have, as Connect answers.
+    pub fn topics(&self, name: &str) -> Vec<String> {
+        self.entry(name)
+            .map(|e| e.lock().handle.topics())
+            .unwrap_or_default()
+    }
+
+    /// The connector's state and failure, for `pgcdc run`'s exit: `None` while it has not
+    /// ended on its own.
+    pub fn ended(&self, name: &str) -> Option<Option<ErrorKind>> {
+        let entry = self.entry(name).ok()?;
+        let s = entry.lock();
+        let st = s.handle.status();
+        if s.restarting || s.target != TargetState::Started {
+            return None;
+        }
+        match st.state {
+            // A failure always has a kind; `Internal` only if that ever did not hold.
+            ConnectorState::Failed => Some(Some(st.failure.unwrap_or(ErrorKind::Internal))),
+            ConnectorState::Stopped => Some(None),
+            _ => None,
+        }
+    }
+
+    /// A receiver of `name`'s state changes (`None` for an unknown connector).
+    pub fn subscribe(&self, name: &str) -> Option<tokio::sync::watch::Receiver<ConnectorState>> {
+        self.entry(name).ok().map(|e| e.lock().handle.subscribe())
+    }
+
+    /// Stops every connector gracefully (process shutdown); their target states are kept.
+    pub async fn shutdown(&self) {
+        let entries: Vec<Arc<Entry>> = self.map().values().cloned().collect();
+        let stops = entries.into_iter().map(|e| async move {
+            stop_quietly(&mut *e.control.lock().await).await;
+        });
+        for stop in stops {
+            stop.await;
+        }
+    }
+
+    /// Loads the store's connectors (`serve` at start-up). A stored config that no longer
+    /// validates is skipped with an error in the log, so one bad file does not keep the
+    /// others down; it stays in the store to be fixed with `PUT .../config`.
+    pub async fn load_stored(&self) -> crate::error::Result<usize> {
+        let Mode::Serve(store) = &self.inner.mode else {
+            return Ok(0);
+        };
+        let mut loaded = 0;
+        for (name, raw, target) in store.load()? {
+            match validate(&raw) {
+                Ok(c) => {
+                    if self.add(raw, c, target).await.is_ok() {
+                        loaded += 1;
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(connector = %name, error = %e.message, "stored connector config is invalid; not started (fix it with PUT /connectors/{name}/config)");
+                }
+            }
+        }
+        Ok(loaded)
+    }
+
+    fn store(&self) -> WorkerResult<&ConfigStore> {
+        match &self.inner.mode {
+            Mode::Serve(store) => Ok(store),
+            Mode::Run => Err(WorkerError::new(
+                405,
+                "pgcdc run serves the one connector of its config file: start pgcdc serve to create, change or delete connectors over REST",
+            )),
+        }
+    }
+}
+
+/// Validates a connector config as `pgcdc run` does (config providers resolved from the
+/// environment). Errors: 400 with every problem.
+fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
+    let bad = |e: crate::error::Error| WorkerError::new(400, e.report());
+    let resolved = config::resolve_providers(raw, &|name| std::env::var(name).ok()).map_err(bad)?;
+    let (cfg, warnings) = pipeline::validate_config(&resolved).map_err(bad)?;
+    for w in warnings {
+        tracing::warn!(connector = %cfg.name, "{}", w.0);
+    }
+    Ok(Connector::new(Arc::new(cfg)))
+}
+
+/// Refuses a task id other than 0 (and task 0 of a stopped connector), with Connect's
+/// message for the endpoint (`message(connector, task)`).
+fn check_task(
+    entry: &Entry,
+    task: &str,
+    message: impl Fn(&str, &str) -> String,
+) -> WorkerResult<()> {
+    let stopped = entry.lock().target == TargetState::Stopped;
+    if task == "0" && !stopped {
+        Ok(())
+    } else {
+        Err(WorkerError::new(404, message(&entry.name, task)))
+    }
+}
+
+fn internal(e: crate::error::Error) -> WorkerError {
+    WorkerError::new(500, e.one_line())
+}
+
+/// Starts or stops the connector as its target state says.
+async fn apply(entry: &Entry) {
+    let mut control = entry.control.lock().await;
+    let target = entry.lock().target;
+    match target {
+        TargetState::Started => {
+            let state = control.status().state;
+            if matches!(state, ConnectorState::Unassigned | ConnectorState::Stopped) {
+                if let Err(e) = control.start() {
+                    tracing::warn!(connector = %entry.name, error = %e.one_line(), "could not start");
+                }
+            }
+        }
+        TargetState::Paused | TargetState::Stopped => {
+            stop_quietly(&mut control).await;
+            tracing::info!(connector = %entry.name, state = target.connect_name(), "connector target state applied");
+        }
+    }
+}
+
+/// Stops a started connector and waits for it; the error that ended its last run (if any) is
+/// in its status already. A connector never started is left alone (a stop request would
+/// otherwise wait for its first run and end it at once).
+async fn stop_quietly(c: &mut Connector) {
+    if c.is_started() {
+        let _ = c.stop().await;
+    }
+}

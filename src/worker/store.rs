@@ -1,0 +1,161 @@
+//! Where `pgcdc serve` keeps connector configs: one JSON file per connector in a directory,
+//! `{"name": ..., "config": {...}, "state": "RUNNING"}` (Connect's request body plus the
+//! target state), written to a temporary file and renamed, so a crash leaves the old file or
+//! the new one, never half of one.
+//!
+//! Values are kept as given, `${provider:...}` placeholders unresolved: the secrets they
+//! name stay where they are.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{keys, RawConfig};
+use crate::error::{Error, ErrorKind, Result};
+
+use super::TargetState;
+
+/// A directory of connector configs.
+#[derive(Debug, Clone)]
+pub struct ConfigStore {
+    dir: PathBuf,
+}
+
+impl ConfigStore {
+    /// Opens (creating it if needed) the directory. Errors: it cannot be created.
+    pub fn open(dir: &Path) -> Result<ConfigStore> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::config(format!(
+                "cannot create the connector config directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        Ok(ConfigStore {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{}.json", file_stem(name)))
+    }
+
+    /// Writes `name`'s config and target state. Errors: the file cannot be written.
+    pub fn save(&self, name: &str, raw: &RawConfig, target: TargetState) -> Result<()> {
+        let body = serde_json::json!({
+            keys::NAME: name,
+            "config": raw,
+            "state": target.connect_name(),
+        });
+        let path = self.path(name);
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        write_private(&tmp, text.as_bytes())
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| io_error(&path, e))
+    }
+
+    /// Removes `name`'s file. Errors: it exists and cannot be removed.
+    pub fn remove(&self, name: &str) -> Result<()> {
+        match std::fs::remove_file(self.path(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(io_error(&self.path(name), e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Every stored connector: (name, config, target state), sorted by file name. Errors: the
+    /// directory or a file cannot be read, or a file is not what [`ConfigStore::save`] writes.
+    pub fn load(&self) -> Result<Vec<(String, RawConfig, TargetState)>> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map_err(|e| io_error(&self.dir, e))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        files.iter().map(|p| read_one(p)).collect()
+    }
+}
+
+/// Writes a file only its owner can read (configs hold passwords), synced.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+fn read_one(path: &Path) -> Result<(String, RawConfig, TargetState)> {
+    let bad = |why: &str| {
+        Error::config(format!(
+            "connector config file {}: {why}; fix or remove it",
+            path.display()
+        ))
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+    let name = v[keys::NAME].as_str().ok_or_else(|| bad("no \"name\""))?;
+    let config = v["config"]
+        .as_object()
+        .ok_or_else(|| bad("no \"config\" object"))?;
+    let mut raw = RawConfig::new();
+    for (k, val) in config {
+        let s = val
+            .as_str()
+            .ok_or_else(|| bad(&format!("{k} is not a string")))?;
+        raw.insert(k.clone(), s.to_string());
+    }
+    let target = v["state"]
+        .as_str()
+        .and_then(TargetState::from_connect_name)
+        .unwrap_or(TargetState::Started);
+    Ok((name.to_string(), raw, target))
+}
+
+/// A file name for a connector name: letters, digits, `-` and `_` kept, every other byte
+/// as `%XX`, so two names never share a file.
+fn file_stem(name: &str) -> String {
+    let mut out = String::new();
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::new(
+        ErrorKind::Config,
+        format!("connector config store {}: {e}", path.display()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_and_target_states_survive_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConfigStore::open(&dir.path().join("c")).unwrap();
+        let raw: RawConfig = [("name".to_string(), "a/b".to_string())].into();
+        store.save("a/b", &raw, TargetState::Paused).unwrap();
+        store.save("x", &raw, TargetState::Started).unwrap();
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded[0], ("a/b".into(), raw.clone(), TargetState::Paused));
+        store.remove("a/b").unwrap();
+        store.remove("a/b").unwrap();
+        assert_eq!(store.load().unwrap().len(), 1);
+        assert_eq!(file_stem("../x y"), "%2E%2E%2Fx%20y");
+    }
+}

@@ -1,0 +1,695 @@
+//! The REST API, metrics and health of a live `pgcdc run` and `pgcdc serve` (the binary)
+//! against real PostgreSQL and Kafka: the seed's monitoring commands verbatim, the worker-mode
+//! lifecycle, a failed task's trace and restart, credentials, validation and log levels.
+//! Shapes and messages are those a Kafka Connect 4.3 distributed worker answers.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::harness::{base_config, env, read_until, unique, wait_for, TestDb};
+
+const T: Duration = Duration::from_secs(60);
+
+/// A pgcdc process with its REST port, its stderr lines collected.
+struct Pgcdc {
+    child: Child,
+    port: u16,
+    lines: Receiver<String>,
+}
+
+impl Pgcdc {
+    /// Starts `pgcdc ARGS --listeners http://127.0.0.1:0` and waits for its REST port.
+    fn start(args: &[&str], envs: &[(&str, &str)]) -> Pgcdc {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgcdc"));
+        cmd.args(args)
+            .args(["--listeners", "http://127.0.0.1:0"])
+            .env("PGCDC_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start pgcdc");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if std::env::var_os("PGCDC_TEST_LOG").is_some() {
+                    eprintln!("pgcdc: {line}");
+                }
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + T;
+        let port = loop {
+            let line = lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("pgcdc never said where its REST API listens");
+            if let Some(at) = line.find("REST API listening") {
+                let addr = line[at..].split("http://127.0.0.1:").nth(1).unwrap_or("");
+                let port: String = addr.chars().take_while(char::is_ascii_digit).collect();
+                break port.parse::<u16>().expect("a port in the listening line");
+            }
+        };
+        Pgcdc { child, port, lines }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Sends SIGTERM and returns the exit code.
+    fn stop(mut self) -> i32 {
+        // SAFETY: kill(2) on our child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        status.code().unwrap_or(-1)
+    }
+
+    /// `true` while the process runs.
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits for a log line containing `text`.
+    fn wait_line(&self, text: &str) -> String {
+        let deadline = Instant::now() + T;
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no log line with {text:?}"));
+            if line.contains(text) {
+                return line;
+            }
+        }
+    }
+}
+
+/// An HTTP answer: status, `Location` header, body (JSON when it parses).
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    location: Option<String>,
+    body: Value,
+    text: String,
+}
+
+/// `curl -X METHOD url` with an optional JSON body and headers.
+fn http(method: &str, url: &str, body: Option<&Value>, headers: &[&str]) -> Answer {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", "-i", "-X", method, url]);
+    if let Some(b) = body {
+        cmd.args([
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            &b.to_string(),
+        ]);
+    }
+    for h in headers {
+        cmd.args(["-H", h]);
+    }
+    let out = cmd.output().expect("curl");
+    let raw = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let (head, text) = raw.split_once("\n\n").unwrap_or((&raw, ""));
+    let status = head
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status from {method} {url}: {raw}"));
+    let location = head
+        .lines()
+        .find_map(|l| l.strip_prefix("location: ").map(str::to_string));
+    Answer {
+        status,
+        location,
+        body: serde_json::from_str(text).unwrap_or(Value::Null),
+        text: text.to_string(),
+    }
+}
+
+fn get(p: &Pgcdc, path: &str) -> Answer {
+    http("GET", &p.url(path), None, &[])
+}
+
+/// Waits until `GET /connectors/{name}/status` shows `connector` and `tasks` states.
+async fn wait_states(p: &Pgcdc, name: &str, connector: &str, tasks: &[&str]) -> Value {
+    let path = format!("/connectors/{name}/status");
+    wait_for(&format!("{name} {connector} {tasks:?}"), T, || async {
+        let s = get(p, &path).body;
+        let task_states: Vec<&str> = s["tasks"]
+            .as_array()
+            .map(|t| t.iter().filter_map(|t| t["state"].as_str()).collect())
+            .unwrap_or_default();
+        (s["connector"]["state"] == connector && task_states == tasks).then_some(s.clone())
+    })
+    .await
+}
+
+/// The samples of `GET /metrics`, parsed by Prometheus' own Python parser.
+async fn metrics(p: &Pgcdc) -> Vec<Value> {
+    let text = get(p, "/metrics").text;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(format!("{root}/scripts/metrics/parse.sh"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("scripts/metrics/parse.sh");
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "Prometheus' parser refused GET /metrics: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The value of the sample `name` whose labels include `labels`.
+fn sample(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|s| s["name"] == name && labels.iter().all(|(k, v)| s["labels"][*k] == *v))
+        .and_then(|s| s["value"].as_f64())
+}
+
+/// A connector config for `db` named `name`, as Connect's request body.
+fn connector_body(db: &TestDb, name: &str, prefix: &str, dir: &Path) -> Value {
+    let mut raw = base_config(db, prefix, &env().kafka, dir);
+    raw.insert("name".into(), name.into());
+    raw.insert("table.include.list".into(), "public.pedidos".into());
+    raw.insert("publication.name".into(), prefix.into());
+    raw.insert("publication.autocreate.mode".into(), "filtered".into());
+    json!({"name": name, "config": raw})
+}
+
+async fn pedidos_db(tag: &str) -> TestDb {
+    let db = TestDb::create(tag).await;
+    db.exec("CREATE TABLE pedidos (id int PRIMARY KEY, note text)")
+        .await;
+    db
+}
+
+/// `pgcdc run` answers the seed's three monitoring commands, run verbatim (the port aside),
+/// as a Kafka Connect worker answers them; its metrics parse and move with the workload; it
+/// creates no connector over REST; SIGTERM ends it with 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_run() {
+    let db = pedidos_db("restseed").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("restseed");
+    let body = connector_body(&db, "pedidos-cdc", &prefix, dir.path());
+    let file = dir.path().join("pedidos-cdc.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
+    wait_states(&p, "pedidos-cdc", "RUNNING", &["RUNNING"]).await;
+    // RUNNING covers the snapshot too (as in Connect): the changes below must be streamed.
+    p.wait_line("streaming started");
+
+    let script = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/rest/seed-monitoring.sh"
+    ))
+    .unwrap();
+    let commands: Vec<String> = script
+        .split("\n\n")
+        .map(|block| {
+            block
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .replace("localhost:8083", &format!("localhost:{}", p.port))
+        })
+        .filter(|c| !c.trim().is_empty())
+        .collect();
+    assert_eq!(commands.len(), 3, "{commands:?}");
+    let run = |c: &str| {
+        let out = Command::new("bash").args(["-c", c]).output().unwrap();
+        assert!(out.status.success(), "{c}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let health: Value = serde_json::from_str(&run(&commands[0])).unwrap();
+    assert_eq!(
+        health,
+        json!({"name": "pedidos-cdc", "connector": "RUNNING", "tasks": ["RUNNING"]})
+    );
+    assert_eq!(run(&commands[1]).trim(), "null", "no trace while running");
+    assert_eq!(
+        run(&commands[2]),
+        r#"{"error_code":404,"message":"Unknown task: pedidos-cdc-2"}"#,
+        "Connect's distributed worker answers a missing task so"
+    );
+
+    // Metrics: parsed by Prometheus' parser, and moving with the workload.
+    // One transaction (a multi-statement simple query).
+    db.exec("INSERT INTO pedidos VALUES (1, 'a'), (2, 'b'); UPDATE pedidos SET note = 'c' WHERE id = 1; DELETE FROM pedidos WHERE id = 2")
+        .await;
+    let streaming = [
+        ("plugin", "postgres"),
+        ("name", prefix.as_str()),
+        ("context", "streaming"),
+    ];
+    let samples = wait_for("metrics to count the changes", T, || async {
+        let s = metrics(&p).await;
+        (sample(&s, "debezium_metrics_TotalNumberOfEventsSeen", &streaming) == Some(4.0))
+            .then_some(s)
+    })
+    .await;
+    for (name, want) in [
+        ("debezium_metrics_TotalNumberOfCreateEventsSeen", 2.0),
+        ("debezium_metrics_TotalNumberOfUpdateEventsSeen", 1.0),
+        ("debezium_metrics_TotalNumberOfDeleteEventsSeen", 1.0),
+        ("debezium_metrics_NumberOfCommittedTransactions", 1.0),
+        ("debezium_metrics_Connected", 1.0),
+    ] {
+        assert_eq!(sample(&samples, name, &streaming), Some(want), "{name}");
+    }
+    let behind = sample(
+        &samples,
+        "debezium_metrics_MilliSecondsBehindSource",
+        &streaming,
+    );
+    assert!(
+        behind.is_some_and(|b| (0.0..60_000.0).contains(&b)),
+        "{behind:?}"
+    );
+    let snapshot = [("name", prefix.as_str()), ("context", "snapshot")];
+    assert_eq!(
+        sample(&samples, "debezium_metrics_SnapshotCompleted", &snapshot),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&samples, "debezium_metrics_TotalTableCount", &snapshot),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &samples,
+            "debezium_metrics_RowsScanned",
+            &[("table", "public.pedidos")]
+        ),
+        Some(0.0)
+    );
+    let own = [("connector", "pedidos-cdc")];
+    assert!(sample(&samples, "pgcdc_records_sent_total", &own).is_some_and(|n| n >= 4.0));
+    let confirmed = wait_for(
+        "the confirmed LSN metric to pass the last commit",
+        T,
+        || async {
+            let s = metrics(&p).await;
+            let lsn = sample(&s, "pgcdc_confirmed_lsn", &own)?;
+            (lsn >= sample(&s, "pgcdc_processed_lsn", &own)?).then_some(lsn)
+        },
+    )
+    .await;
+    assert!(confirmed > 0.0);
+
+    // `run` serves its one connector: creating another is refused, not silently done.
+    let refused = http(
+        "POST",
+        &p.url("/connectors"),
+        Some(&connector_body(&db, "other", "other", dir.path())),
+        &[],
+    );
+    assert_eq!(refused.status, 405, "{refused:?}");
+    assert!(refused.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("pgcdc serve"));
+    assert_eq!(get(&p, "/health/ready").status, 200);
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
+}
+
+/// `pgcdc serve`: create, pause (the slot is released), resume (nothing written meanwhile is
+/// lost), stop, offsets, restart of the process (connectors and states come back), task
+/// restart and delete, with Connect's codes, bodies and messages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_across_restarts() {
+    let db = pedidos_db("restlife").await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("connectors");
+    let prefix = unique("restlife");
+    let name = prefix.clone();
+    let topic = format!("{prefix}.public.pedidos");
+    let serve = ["serve"];
+    let store_env = [("PGCDC_PGCDC_CONFIG_STORAGE_DIR", store.to_str().unwrap())];
+    let p = Pgcdc::start(&serve, &store_env);
+    assert_eq!(get(&p, "/connectors").body, json!([]));
+    let body = connector_body(&db, &name, &prefix, dir.path());
+    let created = http("POST", &p.url("/connectors"), Some(&body), &[]);
+    assert_eq!(created.status, 201, "{created:?}");
+    assert_eq!(
+        created.location,
+        Some(p.url(&format!("/connectors/{name}")))
+    );
+    assert_eq!(created.body["tasks"], json!([]));
+    assert_eq!(created.body["config"]["database.password"], "[hidden]");
+    let again = http("POST", &p.url("/connectors"), Some(&body), &[]);
+    assert_eq!(
+        (again.status, again.body["message"].clone()),
+        (409, json!(format!("Connector {name} already exists")))
+    );
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    db.exec("INSERT INTO pedidos VALUES (1, 'before the pause')")
+        .await;
+    read_until(&env().kafka, &topic, T, |r| !r.is_empty()).await;
+
+    // Pause: 202 with no body, PAUSED, and the slot's connection closed.
+    let paused = http(
+        "PUT",
+        &p.url(&format!("/connectors/{name}/pause")),
+        None,
+        &[],
+    );
+    assert_eq!((paused.status, paused.text.as_str()), (202, ""));
+    wait_states(&p, &name, "PAUSED", &["PAUSED"]).await;
+    wait_for("the slot to be released while paused", T, || async {
+        db.walsender(&prefix).await.is_none().then_some(())
+    })
+    .await;
+    db.exec("INSERT INTO pedidos VALUES (2, 'while paused')")
+        .await;
+    let resumed = http(
+        "PUT",
+        &p.url(&format!("/connectors/{name}/resume")),
+        None,
+        &[],
+    );
+    assert_eq!(resumed.status, 202);
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    read_until(&env().kafka, &topic, T, |r| r.len() >= 2).await;
+
+    // Offsets may change only while stopped.
+    let offsets_url = p.url(&format!("/connectors/{name}/offsets"));
+    let refused = http("DELETE", &offsets_url, None, &[]);
+    assert_eq!(refused.status, 400);
+    assert!(refused.body["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Connectors must be in the STOPPED state"));
+    let stopped = http(
+        "PUT",
+        &p.url(&format!("/connectors/{name}/stop")),
+        None,
+        &[],
+    );
+    assert_eq!(stopped.status, 204);
+    wait_states(&p, &name, "STOPPED", &[]).await;
+    assert_eq!(
+        get(&p, &format!("/connectors/{name}/tasks")).body,
+        json!([])
+    );
+    let offsets = get(&p, &format!("/connectors/{name}/offsets")).body;
+    assert_eq!(
+        offsets["offsets"][0]["partition"],
+        json!({"server": prefix})
+    );
+    assert!(
+        offsets["offsets"][0]["offset"]["lsn"].as_u64().is_some(),
+        "{offsets}"
+    );
+    let altered = http("PATCH", &offsets_url, Some(&offsets), &[]);
+    assert_eq!(altered.status, 200, "{altered:?}");
+    assert!(altered.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("altered successfully"));
+    assert_eq!(
+        get(&p, &format!("/connectors/{name}/offsets")).body,
+        offsets
+    );
+
+    // The process restarts: the connector comes back, still stopped.
+    assert_eq!(p.stop(), 0);
+    assert!(store.read_dir().unwrap().count() == 1, "one stored config");
+    let p = Pgcdc::start(&serve, &store_env);
+    wait_states(&p, &name, "STOPPED", &[]).await;
+    assert_eq!(
+        http(
+            "PUT",
+            &p.url(&format!("/connectors/{name}/resume")),
+            None,
+            &[]
+        )
+        .status,
+        202
+    );
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    db.exec("INSERT INTO pedidos VALUES (3, 'after the restart')")
+        .await;
+    let recs = read_until(&env().kafka, &topic, T, |r| r.len() >= 3).await;
+    let ids: Vec<i64> = recs
+        .iter()
+        .filter_map(|r| r.payload()["after"]["id"].as_i64())
+        .collect();
+    assert_eq!(ids, vec![1, 2, 3], "every change once, in order");
+
+    // A task restart, then a restart of only failed instances (none): 202 with the status.
+    let restart = http(
+        "POST",
+        &p.url(&format!("/connectors/{name}/tasks/0/restart")),
+        None,
+        &[],
+    );
+    assert_eq!(restart.status, 204);
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    let only_failed = http(
+        "POST",
+        &p.url(&format!(
+            "/connectors/{name}/restart?includeTasks=true&onlyFailed=true"
+        )),
+        None,
+        &[],
+    );
+    assert_eq!(only_failed.status, 202);
+    assert_eq!(only_failed.body["tasks"][0]["state"], "RUNNING");
+
+    // Delete: 204, then Connect's 404s, and the stored config is gone.
+    let deleted = http("DELETE", &p.url(&format!("/connectors/{name}")), None, &[]);
+    assert_eq!(deleted.status, 204);
+    let gone = get(&p, &format!("/connectors/{name}"));
+    assert_eq!(
+        (gone.status, gone.body.clone()),
+        (
+            404,
+            json!({"error_code": 404, "message": format!("Connector {name} not found")})
+        )
+    );
+    let no_status = get(&p, &format!("/connectors/{name}/status"));
+    assert_eq!(
+        no_status.body["message"],
+        format!("No status found for connector {name}")
+    );
+    assert_eq!(store.read_dir().unwrap().count(), 0);
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
+}
+
+/// A task that fails (its replication connection killed with `errors.max.retries=0`) shows
+/// FAILED with its trace while the process stays up and not ready; a restart of failed
+/// instances brings it back, and nothing committed meanwhile is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_task_shows_its_trace_and_a_restart_brings_it_back_with_the_process_up() {
+    let db = pedidos_db("restfail").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("restfail");
+    let mut body = connector_body(&db, "pedidos-cdc", &prefix, dir.path());
+    body["config"]["errors.max.retries"] = json!("0");
+    let file = dir.path().join("c.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let store = dir.path().join("connectors");
+    let mut p = Pgcdc::start(
+        &["serve"],
+        &[("PGCDC_PGCDC_CONFIG_STORAGE_DIR", store.to_str().unwrap())],
+    );
+    assert_eq!(
+        http("POST", &p.url("/connectors"), Some(&body), &[]).status,
+        201
+    );
+    wait_states(&p, "pedidos-cdc", "RUNNING", &["RUNNING"]).await;
+    let (pid, _) = wait_for("the walsender", T, || db.walsender(&prefix)).await;
+    db.exec(&format!("SELECT pg_terminate_backend({pid})"))
+        .await;
+    let failed = wait_states(&p, "pedidos-cdc", "RUNNING", &["FAILED"]).await;
+    let trace = failed["tasks"][0]["trace"].as_str().unwrap().to_string();
+    assert!(trace.starts_with("Connection error: "), "{trace}");
+    assert!(trace.contains("\nfix: "), "{trace}");
+    assert!(p.alive(), "the process stays up");
+    assert_eq!(get(&p, "/health/live").status, 200);
+    let ready = get(&p, "/health/ready");
+    assert_eq!(
+        (
+            ready.status,
+            ready.body["connectors"]["pedidos-cdc"].clone()
+        ),
+        (503, json!("FAILED"))
+    );
+    assert_eq!(get(&p, "/health").body["status"], "healthy");
+    db.exec("INSERT INTO pedidos VALUES (1, 'while failed')")
+        .await;
+
+    let restart = http(
+        "POST",
+        &p.url("/connectors/pedidos-cdc/restart?includeTasks=true&onlyFailed=true"),
+        None,
+        &[],
+    );
+    assert_eq!(restart.status, 202, "{restart:?}");
+    assert_eq!(restart.body["connector"]["state"], "RUNNING");
+    assert_eq!(restart.body["tasks"][0]["state"], "RESTARTING");
+    wait_states(&p, "pedidos-cdc", "RUNNING", &["RUNNING"]).await;
+    let topic = format!("{prefix}.public.pedidos");
+    read_until(&env().kafka, &topic, T, |r| {
+        r.iter().any(|r| r.payload()["after"]["id"] == 1)
+    })
+    .await;
+    p.wait_line("streaming started");
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
+}
+
+/// Credentials protect writes, not reads; config validation answers Connect's shape; log
+/// levels change at run time. No database is needed: the connector is created stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("connectors");
+    let p = Pgcdc::start(
+        &["serve"],
+        &[
+            ("PGCDC_PGCDC_CONFIG_STORAGE_DIR", store.to_str().unwrap()),
+            ("PGCDC_PGCDC_REST_AUTH_TOKEN", "s3cret"),
+        ],
+    );
+    let mut config = json!({
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "database.hostname": "127.0.0.1", "database.user": "u", "database.password": "pw",
+        "database.dbname": "d", "topic.prefix": "authp", "bootstrap.servers": "127.0.0.1:1",
+    });
+    let body = json!({"name": "authc", "config": config, "initial_state": "STOPPED"});
+    let no_token = http("POST", &p.url("/connectors"), Some(&body), &[]);
+    assert_eq!(no_token.status, 401, "{no_token:?}");
+    let wrong = http(
+        "POST",
+        &p.url("/connectors"),
+        Some(&body),
+        &["Authorization: Bearer nope"],
+    );
+    assert_eq!(wrong.status, 401);
+    let ok = http(
+        "POST",
+        &p.url("/connectors"),
+        Some(&body),
+        &["Authorization: Bearer s3cret"],
+    );
+    assert_eq!(ok.status, 201, "{ok:?}");
+    let status = get(&p, "/connectors/authc/status").body;
+    assert_eq!(status["connector"]["state"], "STOPPED");
+    assert_eq!(status["tasks"], json!([]));
+    assert_eq!(
+        get(&p, "/connectors?expand=info").body["authc"]["info"]["config"]["database.password"],
+        "[hidden]"
+    );
+    assert!(!std::fs::read_to_string(store.join("authc.json"))
+        .unwrap()
+        .is_empty());
+
+    // Validation: Connect's shape, each problem on its key, an unknown plugin refused.
+    config["snapshot.mode"] = json!("bogus");
+    config["tabel.include.list"] = json!("public.x");
+    let url = p.url(
+        "/connector-plugins/io.debezium.connector.postgresql.PostgresConnector/config/validate",
+    );
+    let v = http(
+        "PUT",
+        &url,
+        Some(&config),
+        &["Authorization: Bearer s3cret"],
+    )
+    .body;
+    assert_eq!(
+        v["name"],
+        "io.debezium.connector.postgresql.PostgresConnector"
+    );
+    assert_eq!(v["error_count"], 2, "{v}");
+    let entry = |k: &str| {
+        v["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["value"]["name"] == k)
+            .cloned()
+            .unwrap_or_else(|| panic!("no entry for {k}"))
+    };
+    assert!(entry("snapshot.mode")["value"]["errors"][0]
+        .as_str()
+        .unwrap()
+        .contains("bogus"));
+    assert!(entry("tabel.include.list")["value"]["errors"][0]
+        .as_str()
+        .unwrap()
+        .contains("did you mean table.include.list"));
+    assert_eq!(entry("database.password")["value"]["value"], "[hidden]");
+    let other = http(
+        "PUT",
+        &p.url("/connector-plugins/NoSuchClass/config/validate"),
+        Some(&config),
+        &["Authorization: Bearer s3cret"],
+    );
+    assert_eq!(other.status, 400);
+    assert_eq!(
+        get(&p, "/connector-plugins").body[0]["class"],
+        "io.debezium.connector.postgresql.PostgresConnector"
+    );
+
+    // Log levels.
+    assert_eq!(get(&p, "/admin/loggers").body["root"]["level"], "INFO");
+    let set = http(
+        "PUT",
+        &p.url("/admin/loggers/io.debezium"),
+        Some(&json!({"level": "DEBUG"})),
+        &["Authorization: Bearer s3cret"],
+    );
+    assert_eq!(
+        (set.status, set.body.clone()),
+        (200, json!(["io.debezium"]))
+    );
+    assert_eq!(get(&p, "/admin/loggers/io.debezium").body["level"], "DEBUG");
+    assert_eq!(get(&p, "/admin/loggers/nope").status, 404);
+
+    // Connect's 404 and 405 for paths and methods it does not have.
+    assert_eq!(
+        get(&p, "/nonexistent-path").body,
+        json!({"error_code": 404, "message": "HTTP 404 Not Found"})
+    );
+    let root = http(
+        "DELETE",
+        &p.url("/"),
+        None,
+        &["Authorization: Bearer s3cret"],
+    );
+    assert_eq!(
+        root.body,
+        json!({"error_code": 405, "message": "HTTP 405 Method Not Allowed"})
+    );
+    assert_eq!(get(&p, "/").body["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(p.stop(), 0);
+}
