@@ -5,6 +5,10 @@
 # the offsets in Kafka (offsets.storage.topic), so a new container does not snapshot again.
 # Exit status: 0 stopped, 78 config error, 77 refused credentials, 1 other fatal error (a
 # supervisor should not restart after 77 or 78).
+# The REST API (Kafka Connect's, plus /metrics and /health/ready) listens on port 8083 on every
+# interface of the container: publish it (-p 8083:8083). Writes from outside the container
+# need credentials (pgcdc.rest.auth.token, or .username and .password, in a worker file or as
+# PGCDC_PGCDC_REST_AUTH_TOKEN); reads, metrics and health need none.
 FROM rust:1-bookworm AS build
 # rdkafka builds its bundled librdkafka from C sources (configure + make); cmake and
 # pkg-config cover the zlib/zstd sys crates; libssl-dev gives Kafka TLS and SASL/SCRAM.
@@ -28,5 +32,7 @@ RUN apt-get update \
 COPY --from=build /usr/local/bin/pgcdc /usr/local/bin/pgcdc
 USER 10001:10001
 WORKDIR /var/lib/pgcdc
+ENV PGCDC_LISTENERS=http://0.0.0.0:8083
+EXPOSE 8083
 ENTRYPOINT ["/usr/local/bin/pgcdc"]
 CMD ["--help"]

@@ -248,6 +248,12 @@ EOF
   start_ms=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%d", (b - a) * 1000 }')
   uid=$(podman exec "$CT" id -u)
   [ "$uid" != 0 ] || die "the container runs as root"
+  # The image's REST API answers on port 8083 (the host network here): ready, and the
+  # connector's task RUNNING as Kafka Connect shows it.
+  curl -sf --max-time 5 http://127.0.0.1:8083/health/ready >/dev/null || die "GET /health/ready on the container's port 8083 did not answer 200"
+  local state
+  state=$(curl -sf --max-time 5 "http://127.0.0.1:8083/connectors/$prefix/status" | jq -r '.tasks[0].state')
+  [ "$state" = RUNNING ] || die "the container's task state is '$state', expected RUNNING"
   wait_count "$topic" 5 "$CT"
   psql_t -d "$TEST_DB" -c "INSERT INTO items VALUES (6, 'streamed')" >/dev/null
   wait_count "$topic" 6 "$CT"

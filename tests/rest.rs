@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::harness::{base_config, env, read_until, unique, wait_for, TestDb};
+use crate::harness::{
+    base_config, env, fault_broker_lock, read_until, unique, wait_for, PausedBroker, TestDb,
+};
 
 const T: Duration = Duration::from_secs(60);
 
@@ -692,4 +694,44 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
     );
     assert_eq!(get(&p, "/").body["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(p.stop(), 0);
+}
+
+/// The stalled-slot signal: while Kafka does not answer, the slot's confirmed position stands
+/// still as WAL grows, and `pgcdc_slot_stalled_seconds` climbs with the lag; once Kafka is
+/// back it returns to 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_after() {
+    let _fault = fault_broker_lock().await;
+    let db = pedidos_db("reststall").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("reststall");
+    let mut body = connector_body(&db, "stall", &prefix, dir.path());
+    body["config"]["bootstrap.servers"] = json!(env().kafka_fault);
+    let file = dir.path().join("c.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
+    p.wait_line("streaming started");
+    let own = [("connector", "stall")];
+    wait_for("the slot monitor's first reading", T, || async {
+        sample(&metrics(&p).await, "pgcdc_slot_stalled_seconds", &own).filter(|s| *s == 0.0)
+    })
+    .await;
+    let paused = PausedBroker::pause();
+    db.exec("INSERT INTO pedidos VALUES (1, 'while Kafka is paused')")
+        .await;
+    let stalled = wait_for("the slot to show as stalled", T, || async {
+        let s = metrics(&p).await;
+        let stalled = sample(&s, "pgcdc_slot_stalled_seconds", &own)?;
+        let lag = sample(&s, "pgcdc_slot_lag_bytes", &own)?;
+        (stalled >= 5.0 && lag > 0.0).then_some(stalled)
+    })
+    .await;
+    drop(paused);
+    wait_for("the stall to clear once Kafka answers", T, || async {
+        (sample(&metrics(&p).await, "pgcdc_slot_stalled_seconds", &own)? == 0.0).then_some(())
+    })
+    .await;
+    assert!(stalled >= 5.0);
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
 }

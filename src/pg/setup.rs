@@ -406,6 +406,40 @@ pub async fn find_slot(client: &Client, name: &str, version_num: u32) -> Result<
     }))
 }
 
+/// Where a slot stands against the server's WAL, for the metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotPositions {
+    /// The server's current WAL write position (`pg_current_wal_lsn()`).
+    pub current: Lsn,
+    /// The slot's `confirmed_flush_lsn`.
+    pub confirmed_flush: Lsn,
+    /// The slot's `restart_lsn`: WAL from here on is retained for it.
+    pub restart: Lsn,
+}
+
+/// The positions of slot `name` and of the server's WAL; `None` when the slot is gone or has
+/// no position yet. Errors: the query fails (on a standby `pg_current_wal_lsn()` does).
+pub async fn slot_positions(client: &Client, name: &str) -> Result<Option<SlotPositions>> {
+    let row = client
+        .query_opt(
+            "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text, restart_lsn::text \
+             FROM pg_replication_slots WHERE slot_name = $1",
+            &[&name],
+        )
+        .await?;
+    let lsn = |r: &tokio_postgres::Row, i: usize| {
+        r.get::<_, Option<String>>(i)
+            .and_then(|s| s.parse::<Lsn>().ok())
+    };
+    Ok(row.and_then(|r| {
+        Some(SlotPositions {
+            current: lsn(&r, 0)?,
+            confirmed_flush: lsn(&r, 1)?,
+            restart: lsn(&r, 2)?,
+        })
+    }))
+}
+
 /// Drops slot `name`, waiting (up to `attempts` tries) for its walsender to let go.
 pub async fn drop_slot(client: &Client, name: &str, attempts: u32) -> Result<()> {
     let mut last = None;

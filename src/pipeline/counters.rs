@@ -8,11 +8,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::event::Op;
 use crate::lsn::Lsn;
+use crate::offsets::ack::AckTracker;
 
 /// Counters of one run (or, in a [`super::Connector`], of every run since it was created), for
 /// logs, status and tests.
@@ -98,6 +99,19 @@ impl SnapshotProgress {
     }
 }
 
+/// The slot as the server sees it (see [`super::slot_monitor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotGauges {
+    /// The server's current WAL position.
+    pub current_wal: Lsn,
+    /// Bytes between the slot's confirmed position and the server's WAL position.
+    pub lag_bytes: u64,
+    /// Bytes of WAL the slot retains (from its `restart_lsn`).
+    pub retained_bytes: u64,
+    /// Seconds its confirmed position has stood still while WAL grew past it.
+    pub stalled_seconds: u64,
+}
+
 /// The live counters behind [`RunStats`], shared between a running pipeline and its owner,
 /// with the gauges of the current run (connection, last event, LSNs, snapshot progress).
 #[derive(Debug, Default)]
@@ -120,6 +134,10 @@ pub struct Counters {
     processed_lsn: AtomicU64,
     /// The LSN last reported to PostgreSQL as flushed.
     confirmed_lsn: AtomicU64,
+    /// The server's side of the slot, as the slot monitor last read it.
+    slot: Mutex<Option<SlotGauges>>,
+    /// The run's ack tracker, once its sink exists: records in flight and acknowledged.
+    tracker: Mutex<Option<Arc<AckTracker>>>,
     /// Topics this run has written to.
     topics: Mutex<BTreeSet<String>>,
     snapshot: Mutex<SnapshotProgress>,
@@ -180,6 +198,18 @@ impl Counters {
             .map(Lsn)
     }
 
+    /// The slot as the server saw it at the last check, if it was read.
+    pub fn slot(&self) -> Option<SlotGauges> {
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// (records handed to Kafka and not acknowledged yet, delivery reports received), once the
+    /// run's producer exists.
+    pub fn deliveries(&self) -> Option<(u64, u64)> {
+        let t = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        t.as_ref().map(|t| t.delivery_progress())
+    }
+
     /// The topics this run has written to.
     pub fn topics(&self) -> BTreeSet<String> {
         self.topics
@@ -228,6 +258,18 @@ impl Counters {
     }
     pub(crate) fn add_registry_call(&self) {
         self.registry_calls.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn set_slot(&self, p: crate::pg::setup::SlotPositions, stalled_seconds: u64) {
+        let gauges = SlotGauges {
+            current_wal: p.current,
+            lag_bytes: p.current.0.saturating_sub(p.confirmed_flush.0),
+            retained_bytes: p.current.0.saturating_sub(p.restart.0),
+            stalled_seconds,
+        };
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(gauges);
+    }
+    pub(crate) fn set_tracker(&self, tracker: Arc<AckTracker>) {
+        *self.tracker.lock().unwrap_or_else(|p| p.into_inner()) = Some(tracker);
     }
     pub(crate) fn set_confirmed(&self, lsn: Lsn) {
         self.confirmed_lsn.store(lsn.0, Ordering::Relaxed);

@@ -41,6 +41,7 @@ pub mod processor;
 pub mod relations;
 pub mod resume;
 pub mod shutdown;
+pub mod slot_monitor;
 pub mod snapshot;
 pub mod startup;
 pub mod stream;
@@ -59,7 +60,7 @@ use crate::config::ConnectorConfig;
 use crate::error::Result;
 
 pub use connector::{Connector, ConnectorHandle, ConnectorState, ConnectorStatus, Stopper};
-pub use counters::{Counters, RunStats, SnapshotProgress, TableProgress};
+pub use counters::{Counters, RunStats, SlotGauges, SnapshotProgress, TableProgress};
 pub use validate::{check_config, validate_config};
 
 /// How long a graceful stop waits for outstanding Kafka acknowledgements.
@@ -124,7 +125,13 @@ pub(crate) async fn run_counted(
         return Ok(());
     };
     let mut streaming = stream::start(&config, &mut started, repl).await?;
+    let monitor = slot_monitor::spawn(
+        config.database.clone(),
+        config.slot_name.clone(),
+        started.processor.counters.clone(),
+    );
     let result = stream::run(&mut started, &mut streaming, &mut shutdown).await;
+    monitor.abort();
     started.processor.counters.set_connected(false);
     shutdown::finish(&config, &mut started, streaming, result.map(|_| ())).await
 }

@@ -361,6 +361,7 @@ pub async fn start(
     let mut sink = sink;
     sink.attach_offsets(offsets.stored(), floor);
     let mut processor = Processor::new(config.clone(), sql, sink, counters, start)?;
+    processor.counters.set_tracker(processor.tracker().clone());
     let mut replication = if plan.stream {
         Some(WireConnection::connect(&config.database, true).await?)
     } else {

@@ -287,6 +287,47 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         },
     )?;
     gauges(e, samples, "pgcdc_confirmed_lsn", "The LSN last reported to PostgreSQL as flushed (the slot's confirmed_flush_lsn follows it), as a number.", |x| x.handle.counters().confirmed_lsn().map(|l| (o(x), l.0 as i64)))?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_records_in_flight",
+        "Records handed to Kafka and not acknowledged yet.",
+        |x| {
+            x.handle
+                .counters()
+                .deliveries()
+                .map(|(n, _)| (o(x), n as i64))
+        },
+    )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_records_acknowledged",
+        "Delivery reports received in the current run.",
+        |x| {
+            x.handle
+                .counters()
+                .deliveries()
+                .map(|(_, n)| (o(x), n as i64))
+        },
+    )?;
+    let slot = |x: &Sample| x.handle.counters().slot();
+    gauges(e, samples, "pgcdc_server_wal_lsn", "The server's current WAL position (pg_current_wal_lsn()), as a number, read every 5 s while streaming.", |x| slot(x).map(|s| (o(x), s.current_wal.0 as i64)))?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_slot_lag_bytes",
+        "Bytes of WAL between the slot's confirmed_flush_lsn and the server's current position.",
+        |x| slot(x).map(|s| (o(x), s.lag_bytes as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_slot_retained_wal_bytes",
+        "Bytes of WAL the slot holds back (from its restart_lsn): what it costs the server's disk.",
+        |x| slot(x).map(|s| (o(x), s.retained_bytes as i64)),
+    )?;
+    gauges(e, samples, "pgcdc_slot_stalled_seconds", "Seconds the slot's confirmed position has not moved while WAL was written after it; 0 while it moves or nothing is written. Alert on it before the disk fills.", |x| slot(x).map(|s| (o(x), s.stalled_seconds as i64)))?;
     gauges(e, samples, "pgcdc_task_running", "1 while the connector's task runs (RUNNING); 0 when paused, stopped, failed or restarting.", |x| {
         let running = x.target == TargetState::Started && x.handle.status().state == ConnectorState::Running;
         Some((o(x), running as i64))
