@@ -93,6 +93,16 @@ enum Command {
         #[command(flatten)]
         worker: WorkerArgs,
     },
+    /// Check a connector against its PostgreSQL and Kafka before running it: every finding
+    /// with its fix. Exit 0 when all is well, 1 for errors, 3 for warnings only.
+    Validate {
+        /// Connector config file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Override a property (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
+        set: Vec<(String, String)>,
+    },
     /// Validate a config (without connecting) and print the merged settings, secrets hidden;
     /// keys left at their defaults are not printed.
     Check {
@@ -217,6 +227,41 @@ async fn serve(config: WorkerConfig, loggers: Loggers) -> pgcdc::Result<()> {
     Ok(())
 }
 
+/// `pgcdc validate`: prints each finding (and its fix) and returns the exit status: 0 when
+/// every check passed, 1 when one found an error, 3 when the worst was a warning.
+async fn preflight(cfg: &ConnectorConfig) -> u8 {
+    use pgcdc::pipeline::preflight::{self, Severity};
+    let findings = preflight::run(cfg).await;
+    println!("pgcdc validate: connector {}", cfg.name);
+    for f in &findings {
+        let tag = match f.severity {
+            Severity::Ok => "ok     ",
+            Severity::Warning => "WARNING",
+            Severity::Error => "ERROR  ",
+        };
+        println!("  {tag} {:<22} {}", f.check, f.message);
+        if let Some(fix) = &f.fix {
+            println!("          {:<22} fix: {fix}", "");
+        }
+    }
+    let worst = findings
+        .iter()
+        .map(|f| f.severity)
+        .max()
+        .unwrap_or(Severity::Ok);
+    let (errors, warnings) = findings.iter().fold((0, 0), |(e, w), f| match f.severity {
+        Severity::Error => (e + 1, w),
+        Severity::Warning => (e, w + 1),
+        Severity::Ok => (e, w),
+    });
+    println!("{errors} error(s), {warnings} warning(s)");
+    match worst {
+        Severity::Ok => 0,
+        Severity::Warning => 3,
+        Severity::Error => 1,
+    }
+}
+
 /// The error's message in a task's trace (`<Kind> error: <message>`, then `fix: ...`).
 fn trace_message(trace: &str) -> String {
     let body = trace.split_once(" error: ").map_or(trace, |(_, m)| m);
@@ -289,7 +334,11 @@ fn main() -> ExitCode {
                     };
                     println!("{k}={shown}");
                 }
-                Ok(())
+                Ok(0)
+            }
+            Command::Validate { config, set } => {
+                let (_, cfg) = load(&config, set)?;
+                Ok(preflight(&cfg).await)
             }
             Command::Run {
                 config,
@@ -298,16 +347,16 @@ fn main() -> ExitCode {
             } => {
                 let (raw, cfg) = load(&config, set)?;
                 let worker = worker.load()?;
-                run(raw, cfg, worker, loggers).await
+                run(raw, cfg, worker, loggers).await.map(|()| 0)
             }
-            Command::Serve { worker } => serve(worker.load()?, loggers).await,
+            Command::Serve { worker } => serve(worker.load()?, loggers).await.map(|()| 0),
         }
     });
     // A blocking call the stop abandoned (a schema registry request that hangs, for up to its
     // 30 s timeout) must not hold the exit: nothing waits for its answer any more.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A config error lists every problem, one per line; anything else is one line.
             if e.kind() == pgcdc::ErrorKind::Config {

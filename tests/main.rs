@@ -16,6 +16,7 @@ mod exactly_once;
 mod faults;
 mod offsets;
 mod outbox;
+mod preflight;
 mod producer;
 mod records;
 mod rest;

@@ -5,6 +5,7 @@
 
 pub mod columns;
 pub mod pgoutput;
+pub mod preflight;
 pub mod relation;
 pub mod setup;
 pub mod snapshot;

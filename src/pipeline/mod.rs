@@ -37,6 +37,7 @@ pub mod heartbeat;
 pub mod messages;
 pub mod offsets;
 pub mod plan;
+pub mod preflight;
 pub mod processor;
 pub mod relations;
 pub mod resume;

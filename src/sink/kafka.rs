@@ -726,6 +726,39 @@ impl KafkaSink {
         Ok(())
     }
 
+    /// For `pgcdc validate`: each topic's `cleanup.policy` (`None` when it does not exist, or
+    /// when the principal may not describe it: `Some("")`). Errors: metadata cannot be read.
+    pub async fn topic_cleanup_policies(
+        &self,
+        topics: &[String],
+    ) -> Result<Vec<(String, Option<String>)>> {
+        let mut out = Vec::new();
+        for topic in topics {
+            if !self.topic_exists(topic).await? {
+                out.push((topic.clone(), None));
+                continue;
+            }
+            let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(10)));
+            let policy = self
+                .admin
+                .describe_configs(&[ResourceSpecifier::Topic(topic)], &opts)
+                .await
+                .ok()
+                .and_then(|r| r.into_iter().next()?.ok())
+                .and_then(|c| c.get("cleanup.policy")?.value.clone())
+                .unwrap_or_default();
+            out.push((topic.clone(), Some(policy)));
+        }
+        Ok(out)
+    }
+
+    /// `true` when a missing topic would be created: by pgcdc (`topic.creation.enable`) or,
+    /// as far as the brokers said at the connection check, by the brokers.
+    pub fn creates_topics(&self) -> bool {
+        self.config.topic_creation_enable
+            || self.broker_auto_create.load(Ordering::Relaxed) == AUTO_CREATE_ON
+    }
+
     async fn topic_exists(&self, topic: &str) -> Result<bool> {
         let client = self.producer.client();
         let md = tokio::task::block_in_place(|| {

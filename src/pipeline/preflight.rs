@@ -1,0 +1,464 @@
+//! `pgcdc validate`: connects to PostgreSQL and Kafka with the connector's config and reports
+//! everything that would stop it or hurt the server, each with the exact fix, before anything
+//! is created. Read-only: no publication, slot or topic is created or changed.
+//!
+//! Checks, in order: the server (`wal_level`, free replication slots and walsenders,
+//! `max_slot_wal_keep_size`), the role (REPLICATION, SELECT on captured tables, what creating
+//! the publication needs), the captured tables' keys, the publication against the include
+//! lists, the slot (plugin, database, in use, `wal_status`, invalidation, lag), then Kafka
+//! (reachable with the configured security, the tables' topics present or creatable, and
+//! compacted topics that would get records without a key).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_postgres::Client;
+
+use crate::config::{ConnectorConfig, PublicationAutocreateMode};
+use crate::lsn::Lsn;
+use crate::offsets::ack::AckTracker;
+use crate::pg::preflight::{self as facts, ServerFacts, TableFacts};
+use crate::pg::setup;
+use crate::sink::kafka::KafkaSink;
+use crate::util::quote_ident;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Checked and fine.
+    Ok,
+    /// The connector runs, but something will hurt (the server's disk, the application's
+    /// updates).
+    Warning,
+    /// The connector will not run (or not correctly) until it is fixed.
+    Error,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What was checked (`wal_level`, `slot`, `kafka`, ...).
+    pub check: &'static str,
+    /// How bad.
+    pub severity: Severity,
+    /// What was found.
+    pub message: String,
+    /// The exact fix, for warnings and errors.
+    pub fix: Option<String>,
+}
+
+fn ok(check: &'static str, message: impl Into<String>) -> Finding {
+    Finding {
+        check,
+        severity: Severity::Ok,
+        message: message.into(),
+        fix: None,
+    }
+}
+
+fn bad(check: &'static str, severity: Severity, message: String, fix: String) -> Finding {
+    Finding {
+        check,
+        severity,
+        message,
+        fix: Some(fix),
+    }
+}
+
+/// Runs every check for `config`.
+pub async fn run(config: &ConnectorConfig) -> Vec<Finding> {
+    let mut out = Vec::new();
+    match crate::pg::sql::connect(&config.database).await {
+        Ok(sql) => {
+            if let Err(e) = postgres(config, &sql, &mut out).await {
+                out.push(bad(
+                    "postgresql",
+                    Severity::Error,
+                    format!("a check query failed: {}", e.one_line()),
+                    e.kind().policy().fix.to_string(),
+                ));
+            }
+        }
+        Err(e) => out.push(bad(
+            "postgresql",
+            Severity::Error,
+            e.one_line(),
+            unreachable_fix(
+                &e,
+                "PostgreSQL runs and database.hostname and database.port reach it (and sslmode)",
+            ),
+        )),
+    }
+    kafka(config, &mut out).await;
+    out
+}
+
+async fn postgres(
+    config: &ConnectorConfig,
+    sql: &Client,
+    out: &mut Vec<Finding>,
+) -> crate::error::Result<()> {
+    let server = facts::server(sql).await?;
+    server_findings(&server, out);
+    let role = facts::role(sql).await?;
+    if role.superuser || role.replication {
+        out.push(ok(
+            "role",
+            format!("role {} may use logical replication", role.name),
+        ));
+    } else {
+        out.push(bad(
+            "role",
+            Severity::Error,
+            format!("role {} has no REPLICATION right", role.name),
+            format!(
+                "ALTER ROLE {} REPLICATION; (on Amazon RDS: GRANT rds_replication TO {0};)",
+                quote_ident(&role.name)
+            ),
+        ));
+    }
+    let captured = setup::captured_tables(sql, config).await?;
+    let tables = facts::tables(sql, &captured).await?;
+    table_findings(&role.name, &tables, out);
+    let publication = facts::publication(sql, &config.publication_name).await?;
+    publication_findings(config, &role, &tables, publication, out);
+    slot_findings(config, sql, &server, out).await
+}
+
+fn server_findings(s: &ServerFacts, out: &mut Vec<Finding>) {
+    if s.wal_level == "logical" {
+        out.push(ok("wal_level", "wal_level = logical"));
+    } else {
+        out.push(bad(
+            "wal_level",
+            Severity::Error,
+            format!(
+                "wal_level = {}: logical decoding needs logical",
+                s.wal_level
+            ),
+            "ALTER SYSTEM SET wal_level = logical; then restart PostgreSQL".into(),
+        ));
+    }
+    let (max, used) = s.slots;
+    out.push(if used < max {
+        ok("max_replication_slots", format!("{used} of {max} replication slots used"))
+    } else {
+        bad("max_replication_slots", Severity::Error, format!("all {max} replication slots are used: a new slot cannot be created"),
+            format!("ALTER SYSTEM SET max_replication_slots = {}; then restart PostgreSQL (or drop an unused slot)", max + 4))
+    });
+    let (max, used) = s.wal_senders;
+    out.push(if used < max {
+        ok(
+            "max_wal_senders",
+            format!("{used} of {max} walsenders running"),
+        )
+    } else {
+        bad(
+            "max_wal_senders",
+            Severity::Error,
+            format!("all {max} walsenders are running: the replication connection will be refused"),
+            format!(
+                "ALTER SYSTEM SET max_wal_senders = {}; then restart PostgreSQL",
+                max + 4
+            ),
+        )
+    });
+    match s.max_slot_wal_keep_size.as_deref() {
+        Some("-1") => out.push(bad("max_slot_wal_keep_size", Severity::Warning,
+            "max_slot_wal_keep_size = -1 (unlimited): a slot that stops advancing keeps WAL until the disk is full".into(),
+            "ALTER SYSTEM SET max_slot_wal_keep_size = '50GB' (a size your disk can hold; then SELECT pg_reload_conf()), and alert on pgcdc_slot_stalled_seconds".into())),
+        Some(v) => out.push(ok("max_slot_wal_keep_size", format!("max_slot_wal_keep_size = {v}"))),
+        None => {}
+    }
+}
+
+fn table_findings(role: &str, tables: &[TableFacts], out: &mut Vec<Finding>) {
+    if tables.is_empty() {
+        out.push(bad(
+            "tables",
+            Severity::Warning,
+            "no table matches the include and exclude lists: nothing will be captured".into(),
+            "check table.include.list / schema.include.list (and their exclude lists)".into(),
+        ));
+        return;
+    }
+    out.push(ok("tables", format!("{} captured tables", tables.len())));
+    for t in tables.iter().filter(|t| !t.select) {
+        out.push(bad(
+            "select",
+            Severity::Error,
+            format!(
+                "role {role} may not SELECT {}: the snapshot cannot read it",
+                t.name
+            ),
+            format!("GRANT SELECT ON {} TO {};", t.name, quote_ident(role)),
+        ));
+    }
+    for t in tables
+        .iter()
+        .filter(|t| t.replica_identity == 'n' || (t.replica_identity == 'd' && !t.primary_key))
+    {
+        out.push(bad("replica_identity", Severity::Warning,
+            format!("{} has no primary key or replica identity: PostgreSQL refuses UPDATE and DELETE on it in the application while the publication publishes them", t.name),
+            format!("add a primary key, or ALTER TABLE {} REPLICA IDENTITY FULL;", t.name)));
+    }
+}
+
+fn publication_findings(
+    config: &ConnectorConfig,
+    role: &facts::RoleFacts,
+    tables: &[TableFacts],
+    publication: Option<(bool, Vec<String>)>,
+    out: &mut Vec<Finding>,
+) {
+    let name = &config.publication_name;
+    let mode = config.publication_autocreate_mode;
+    let not_owned: Vec<&str> = tables
+        .iter()
+        .filter(|t| !t.owner)
+        .map(|t| t.name.as_str())
+        .collect();
+    let Some((all_tables, published)) = publication else {
+        let problem = match mode {
+            PublicationAutocreateMode::Disabled => Some(format!("CREATE PUBLICATION {} FOR TABLE ... (the captured tables); publication.autocreate.mode=disabled does not create it", quote_ident(name))),
+            PublicationAutocreateMode::AllTables if !role.superuser => Some(format!("CREATE PUBLICATION {} FOR ALL TABLES; as a superuser (pgcdc's role cannot: FOR ALL TABLES needs one), or use publication.autocreate.mode=filtered", quote_ident(name))),
+            PublicationAutocreateMode::Filtered if !role.superuser && (!role.create_on_database || !not_owned.is_empty()) => Some(format!(
+                "creating the publication needs CREATE on the database and ownership of every captured table; not owned: {}. Create it as the owner: CREATE PUBLICATION {} FOR TABLE ...",
+                if not_owned.is_empty() { "none".to_string() } else { not_owned.join(", ") }, quote_ident(name))),
+            _ => None,
+        };
+        out.push(match problem {
+            Some(fix) => bad(
+                "publication",
+                Severity::Error,
+                format!("publication {name} does not exist and pgcdc cannot create it"),
+                fix,
+            ),
+            None => ok(
+                "publication",
+                format!("publication {name} does not exist; pgcdc creates it at start"),
+            ),
+        });
+        return;
+    };
+    if all_tables {
+        out.push(ok(
+            "publication",
+            format!("publication {name} publishes all tables"),
+        ));
+        return;
+    }
+    let missing: Vec<&str> = tables
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|t| !published.iter().any(|p| p == t))
+        .collect();
+    let extra: Vec<&str> = published
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !tables.iter().any(|t| t.name == *p))
+        .collect();
+    if !missing.is_empty() {
+        let realigned = mode == PublicationAutocreateMode::Filtered;
+        out.push(if realigned && (role.superuser || not_owned.is_empty()) {
+            ok("publication", format!("publication {name} lacks {}; pgcdc adds them at start (filtered)", missing.join(", ")))
+        } else {
+            bad("publication", Severity::Error, format!("publication {name} does not publish captured tables {}: their changes would never arrive", missing.join(", ")),
+                format!("ALTER PUBLICATION {} ADD TABLE {};", quote_ident(name), missing.join(", ")))
+        });
+    }
+    if !extra.is_empty() {
+        out.push(bad("publication", Severity::Warning, format!("publication {name} also publishes {}, which the include lists leave out: the server decodes and sends their changes for nothing", extra.join(", ")),
+            format!("ALTER PUBLICATION {} DROP TABLE {}; (or widen the include lists)", quote_ident(name), extra.join(", "))));
+    }
+    if missing.is_empty() && extra.is_empty() {
+        out.push(ok(
+            "publication",
+            format!("publication {name} publishes exactly the captured tables"),
+        ));
+    }
+}
+
+async fn slot_findings(
+    config: &ConnectorConfig,
+    sql: &Client,
+    server: &ServerFacts,
+    out: &mut Vec<Finding>,
+) -> crate::error::Result<()> {
+    let name = &config.slot_name;
+    let Some(slot) = setup::find_slot(sql, name, server.version_num).await? else {
+        out.push(ok("slot", format!("slot {name} does not exist; pgcdc creates it at start (snapshot.mode decides the snapshot)")));
+        return Ok(());
+    };
+    let drop_it = format!("SELECT pg_drop_replication_slot('{name}'); then start with a snapshot.mode that takes a new snapshot");
+    let before = out.len();
+    if slot.plugin.as_deref() != Some("pgoutput") {
+        out.push(bad(
+            "slot",
+            Severity::Error,
+            format!(
+                "slot {name} uses plugin {}, not pgoutput",
+                slot.plugin.unwrap_or_default()
+            ),
+            drop_it.clone(),
+        ));
+    }
+    if slot.database.as_deref() != Some(config.database.dbname.as_str()) {
+        out.push(bad(
+            "slot",
+            Severity::Error,
+            format!(
+                "slot {name} belongs to database {}, not {}",
+                slot.database.unwrap_or_default(),
+                config.database.dbname
+            ),
+            "set slot.name to a slot of this database (each database needs its own)".into(),
+        ));
+    }
+    if slot.active {
+        out.push(bad("slot", Severity::Warning, format!("slot {name} is in use by walsender pid {}: another pgcdc or Debezium streams from it, and this connector waits for it (slot.max.retries)", slot.active_pid.unwrap_or(0)),
+            "stop the other connector, or give this one its own slot.name".into()));
+    }
+    match slot.wal_status.as_deref() {
+        Some("lost") => out.push(bad("slot", Severity::Error, format!("slot {name} was invalidated (wal_status = lost): the changes since its position are gone"), drop_it.clone())),
+        Some("unreserved") => out.push(bad("slot", Severity::Warning, format!("slot {name} is about to lose WAL it needs (wal_status = unreserved, past max_slot_wal_keep_size)"),
+            "start the connector now so it catches up, or raise max_slot_wal_keep_size".into())),
+        _ => {}
+    }
+    if let Some(reason) = facts::slot_invalidation(sql, name, server.version_num).await? {
+        out.push(bad(
+            "slot",
+            Severity::Error,
+            format!("slot {name} was invalidated ({reason})"),
+            drop_it,
+        ));
+    }
+    let lag = match (server.current_wal, slot.confirmed_flush) {
+        (Some(Lsn(now)), Some(Lsn(at))) => {
+            format!(", {} bytes behind the server's WAL", now.saturating_sub(at))
+        }
+        _ => String::new(),
+    };
+    if out.len() == before {
+        out.push(ok("slot", format!("slot {name} exists (pgoutput){lag}")));
+    }
+    Ok(())
+}
+
+async fn kafka(config: &ConnectorConfig, out: &mut Vec<Finding>) {
+    let tracker = Arc::new(AckTracker::new(Lsn(0)));
+    let sink = match KafkaSink::new(&config.kafka, tracker, None) {
+        Ok(s) => s,
+        Err(e) => {
+            out.push(bad(
+                "kafka",
+                Severity::Error,
+                e.one_line(),
+                e.kind().policy().fix.to_string(),
+            ));
+            return;
+        }
+    };
+    if let Err(e) = sink.check_connection(Duration::from_secs(15)).await {
+        let what = "the brokers run and bootstrap.servers reaches them from here, with the security settings (security.protocol, sasl.*, ssl.*) they expect";
+        out.push(bad(
+            "kafka",
+            Severity::Error,
+            e.one_line(),
+            unreachable_fix(&e, what),
+        ));
+        return;
+    }
+    out.push(ok(
+        "kafka",
+        format!("Kafka at {} answers", config.kafka.bootstrap_servers),
+    ));
+    let Ok(sql) = crate::pg::sql::connect(&config.database).await else {
+        return;
+    };
+    let Ok(captured) = setup::captured_tables(&sql, config).await else {
+        return;
+    };
+    let keyless: Vec<String> = facts::tables(&sql, &captured)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| !t.primary_key)
+        .map(|t| t.name)
+        .collect();
+    let topics: Vec<String> = captured
+        .iter()
+        .map(|t| format!("{}.{}.{}", config.topic_prefix, t.schema, t.table))
+        .collect();
+    let policies = match sink.topic_cleanup_policies(&topics).await {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(bad(
+                "topics",
+                Severity::Error,
+                e.one_line(),
+                e.kind().policy().fix.to_string(),
+            ));
+            return;
+        }
+    };
+    topic_findings(&policies, &keyless, config, sink.creates_topics(), out);
+}
+
+/// The fix for a connection that failed: what to check for a connection error (the run's
+/// fix, "pgcdc retries", does not help a preflight), the error kind's fix otherwise.
+fn unreachable_fix(e: &crate::error::Error, what: &str) -> String {
+    if e.kind() == crate::error::ErrorKind::Connection {
+        format!("check that {what}")
+    } else {
+        e.kind().policy().fix.to_string()
+    }
+}
+
+fn topic_findings(
+    policies: &[(String, Option<String>)],
+    keyless: &[String],
+    config: &ConnectorConfig,
+    creates: bool,
+    out: &mut Vec<Finding>,
+) {
+    let missing: Vec<&str> = policies
+        .iter()
+        .filter(|(_, p)| p.is_none())
+        .map(|(t, _)| t.as_str())
+        .collect();
+    if !missing.is_empty() && !creates {
+        out.push(bad(
+            "topics",
+            Severity::Error,
+            format!(
+                "topics {} do not exist and nothing creates them",
+                missing.join(", ")
+            ),
+            "create them, or set topic.creation.enable=true".into(),
+        ));
+    }
+    for (topic, policy) in policies {
+        let Some(policy) = policy else { continue };
+        let table = topic
+            .strip_prefix(&format!("{}.", config.topic_prefix))
+            .unwrap_or(topic);
+        if policy.contains("compact") && keyless.iter().any(|k| k == table) {
+            out.push(bad("topics", Severity::Warning, format!("topic {topic} is compacted (cleanup.policy={policy}) but table {table} has no key: Kafka refuses its records and tombstones without a key"),
+                format!("give {table} a primary key (or message.key.columns), or set cleanup.policy=delete on {topic}")));
+        }
+    }
+    out.push(ok(
+        "topics",
+        format!(
+            "{} table topics checked ({} missing, {}); routed topics (transforms) are not checked",
+            policies.len(),
+            missing.len(),
+            if creates {
+                "created when needed"
+            } else {
+                "none created automatically"
+            }
+        ),
+    ));
+}
