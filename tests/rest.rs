@@ -603,6 +603,14 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
         &["Authorization: Bearer s3cret"],
     );
     assert_eq!(ok.status, 201, "{ok:?}");
+    let slash = json!({"name": "a/b", "config": config, "initial_state": "STOPPED"});
+    let refused = http(
+        "POST",
+        &p.url("/connectors"),
+        Some(&slash),
+        &["Authorization: Bearer s3cret"],
+    );
+    assert_eq!(refused.status, 400, "a name no path can reach: {refused:?}");
     let status = get(&p, "/connectors/authc/status").body;
     assert_eq!(status["connector"]["state"], "STOPPED");
     assert_eq!(status["tasks"], json!([]));

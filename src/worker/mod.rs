@@ -503,8 +503,16 @@ impl Worker {
 }
 
 /// Validates a connector config as `pgcdc run` does (config providers resolved from the
-/// environment). Errors: 400 with every problem.
+/// environment). Errors: 400 with every problem, and for a name the REST paths cannot carry.
 fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
+    if let Some(name) = raw.get(config::keys::NAME) {
+        if name.contains('/') || name.trim().is_empty() {
+            return Err(WorkerError::new(
+                400,
+                format!("connector name {name:?} cannot be used over REST (a name needs a character and no '/'): choose another name"),
+            ));
+        }
+    }
     let bad = |e: crate::error::Error| WorkerError::new(400, e.report());
     let resolved = config::resolve_providers(raw, &|name| std::env::var(name).ok()).map_err(bad)?;
     let (cfg, warnings) = pipeline::validate_config(&resolved).map_err(bad)?;
