@@ -20,6 +20,8 @@ DBZ_REST_PORT=58083
 # The Avro pass's two schema registries (Apicurio, in-memory), one per side, state under
 # target/debezium/registry-{dbz,pgcdc}/.
 REGISTRY_PORT_DBZ=58085
+# pgcdc's REST API in the harness (the Connect worker has DBZ_REST_PORT).
+PGCDC_REST_PORT=58086
 REGISTRY_PORT_PGCDC=58084
 BROKER_RUN="$DBZ/broker"
 CONNECT_RUN="$DBZ/connect"

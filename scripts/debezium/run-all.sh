@@ -12,7 +12,9 @@ summary=()
 run_pass() {
   local name=$1 extra=$2 pgcdc_only=${3:-} status=0
   echo "== differential pass: $name${pgcdc_only:+ (pgcdc: $pgcdc_only)}"
-  DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" scripts/debezium/run.sh || status=$?
+  # The plain pass also compares the REST APIs (rest-compare.sh).
+  local rest=0; [ "$name" = plain ] && rest=1
+  DBZ_REST_COMPARE=$rest DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" scripts/debezium/run.sh || status=$?
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
   # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
   rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true

@@ -14,6 +14,7 @@
 #   DBZ_TIMEOUT    seconds for each wait (default 180)
 #   DBZ_EXTRA_CONFIG  extra connector keys for both sides, as "k=v,k=v" (or one k=v per line)
 #   DBZ_PGCDC_SET     extra keys for pgcdc only (pgcdc's own keys, such as pgcdc.pgoutput.binary=true), "k=v,k=v"
+#   DBZ_REST_COMPARE=1  also compare pgcdc's REST answers with the Connect worker's (rest-compare.sh)
 # Output: the comparison table on stdout (also in target/debezium/run/report*.txt), every
 # differing record pair in target/debezium/run/diffs.jsonl. Exit status: the comparer's
 # (0 = every record identical after normalisation, 1 = differences, 2 = harness error).
@@ -154,7 +155,8 @@ PGCDC_PID=$(PGCDC_LOG=info launch "$RUN/pgcdc.pid" "$RUN/pgcdc.log" \
   "$PGCDC_BIN" run --config "$RUN/connector.json" "${pgcdc_sets[@]}" "${registry_sets[@]}" \
     --set slot.name="$SLOT_PGCDC" --set publication.name="$SLOT_PGCDC" \
     --set bootstrap.servers="$PGCDC_KAFKA" \
-    --set offset.storage.file.filename="$RUN/pgcdc-offsets.json")
+    --set offset.storage.file.filename="$RUN/pgcdc-offsets.json" \
+    --listeners "http://127.0.0.1:$PGCDC_REST_PORT")
 log "pgcdc: pid $PGCDC_PID, log $RUN/pgcdc.log"
 
 phase "starting the Debezium side: broker $DBZ_KAFKA, Kafka Connect + Debezium"
@@ -182,6 +184,12 @@ until [ $dbz_ok = 1 ] && [ $pgcdc_ok = 1 ]; do
   [ "$(date +%s)" -lt "$deadline" ] || die "not streaming after ${TIMEOUT}s (debezium=$dbz_ok pgcdc=$pgcdc_ok; logs: $CONNECT_RUN/logs/connect.log, $RUN/pgcdc.log)"
   sleep 0.2
 done
+
+if [ "${DBZ_REST_COMPARE:-0}" = 1 ]; then
+  phase "comparing pgcdc's REST API with Kafka Connect's"
+  "$ROOT/scripts/debezium/rest-compare.sh" "http://127.0.0.1:$DBZ_REST_PORT" "http://127.0.0.1:$PGCDC_REST_PORT" "$NAME" | tee "$RUN/rest-compare.txt" \
+    || die "pgcdc's REST answers differ from Kafka Connect's ($RUN/rest-compare.txt)"
+fi
 
 # ------------------------------------------------------------------------------ workload
 phase "applying $(basename "$W")-stream.sql"

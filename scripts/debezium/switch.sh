@@ -150,7 +150,8 @@ pgcdc_start() {
   PGCDC_PID=$(PGCDC_LOG=info launch "$RUN/pgcdc.pid" "$RUN/pgcdc-$1.log" \
     "$PGCDC_BIN" run --config "$RUN/connector.json" \
       --set bootstrap.servers="$DBZ_KAFKA" \
-      --set offset.storage.topic="$CONNECT_OFFSETS_TOPIC")
+      --set offset.storage.topic="$CONNECT_OFFSETS_TOPIC" \
+      --listeners "http://127.0.0.1:$PGCDC_REST_PORT")
   log "pgcdc: pid $PGCDC_PID, log $RUN/pgcdc-$1.log"
 }
 

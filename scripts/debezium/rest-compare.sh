@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Compares pgcdc's REST API with the Kafka Connect worker's while both run the harness's
+# connector (called by run.sh when DBZ_REST_COMPARE=1): read-only calls only, so the record
+# comparison is not disturbed. Each check is an exact answer (status and body, names
+# substituted) or a shape (keys and value types, recursively; connector configs, whose keys
+# differ by the --set lines, count as "object").
+#
+# Usage: rest-compare.sh CONNECT_URL PGCDC_URL NAME
+# Output: one line per check; exit 1 when one differs.
+# Not compared here: calls that change state (pause, restart, stop, offsets changes), and
+# answers where the standalone worker the harness runs differs from a distributed one (pgcdc
+# follows the distributed worker's: tests/rest.rs checks those texts).
+set -euo pipefail
+CONNECT=$1 PGCDC=$2 NAME=$3
+fails=0
+
+# answer URL [METHOD [BODY]]: "<status> <body>"
+answer() {
+  local url=$1 method=${2:-GET} body=${3:-}
+  local out code
+  out=$(mktemp)
+  if [ -n "$body" ]; then
+    code=$(curl -sS --max-time 30 -o "$out" -w '%{http_code}' -X "$method" -H 'Content-Type: application/json' --data "$body" "$url")
+  else
+    code=$(curl -sS --max-time 30 -o "$out" -w '%{http_code}' -X "$method" "$url")
+  fi
+  printf '%s %s' "$code" "$(cat "$out")"
+  rm -f "$out"
+}
+
+# The shape of JSON on stdin: objects keep their keys (sorted) with the shapes of their values,
+# arrays the shape of their first element, scalars their type; "config" objects are "object".
+SHAPE='def shape: if type == "object" then with_entries(if .key == "config" then .value = "object" else .value |= shape end)
+  elif type == "array" then (if length == 0 then [] else [.[0] | shape] end) else type end; shape'
+
+report() {
+  if [ "$2" = "$3" ]; then
+    printf 'rest: same   %s\n' "$1"
+  else
+    printf 'rest: DIFFERENT %s\n  connect: %s\n  pgcdc:   %s\n' "$1" "$2" "$3"
+    fails=$((fails + 1))
+  fi
+}
+
+# exact PATH [METHOD [BODY]]: the same status and body.
+exact() {
+  report "$2 ${1} (exact)" "$(answer "$CONNECT$1" "${2:-GET}" "${3:-}")" "$(answer "$PGCDC$1" "${2:-GET}" "${3:-}")"
+}
+
+# shaped PATH [JQ_PREFIX]: the same status and the same shape (after an optional jq filter).
+shaped() {
+  local filter="${2:-.}" a b
+  a=$(answer "$CONNECT$1"); b=$(answer "$PGCDC$1")
+  report "GET $1 (shape of $filter)" \
+    "${a%% *} $(printf '%s' "${a#* }" | jq -c "$filter | $SHAPE")" \
+    "${b%% *} $(printf '%s' "${b#* }" | jq -c "$filter | $SHAPE")"
+}
+
+exact /connectors GET
+exact /health GET
+exact /connector-plugins GET
+exact /connectors/nope GET
+exact /connectors/nope/config GET
+exact /connectors/nope/status GET
+exact /connectors/nope/tasks/0/status GET
+exact "/connectors/$NAME/tasks/2/status" GET
+exact /connectors/nope/topics GET
+exact /connectors/nope/pause PUT
+exact /connectors/nope/resume PUT
+exact /nonexistent-path GET
+exact / DELETE
+shaped / 'keys'
+shaped "/connectors/$NAME"
+shaped "/connectors/$NAME/status"
+shaped "/connectors/$NAME/tasks"
+shaped "/connectors/$NAME/tasks/0/status"
+shaped "/connectors/$NAME/topics" 'keys'
+shaped "/connectors/$NAME/offsets" '.offsets[0].partition'
+shaped "/connectors?expand=status"
+shaped "/connectors?expand=info"
+shaped "/connectors?expand=status&expand=info"
+shaped /admin/loggers/root
+# Validation: the same top-level keys and the same keys in a config entry.
+bogus='{"connector.class":"io.debezium.connector.postgresql.PostgresConnector","name":"v","snapshot.mode":"bogus"}'
+path=/connector-plugins/io.debezium.connector.postgresql.PostgresConnector/config/validate
+a=$(answer "$CONNECT$path" PUT "$bogus"); b=$(answer "$PGCDC$path" PUT "$bogus")
+vshape='[keys, (.configs[0] | keys), (.configs[0].definition | keys), (.configs[0].value | keys), (.configs | map(select(.value.name == "snapshot.mode"))[0].value.errors | length)]'
+report "PUT $path (keys, and one error on snapshot.mode)" \
+  "${a%% *} $(printf '%s' "${a#* }" | jq -c "$vshape")" "${b%% *} $(printf '%s' "${b#* }" | jq -c "$vshape")"
+
+if [ "$fails" -gt 0 ]; then
+  echo "rest: $fails answer(s) differ from Kafka Connect's" >&2
+  exit 1
+fi
+echo "rest: every compared answer matches Kafka Connect's"
