@@ -64,7 +64,9 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
     // The REST API shows the worker (and the counters its connectors' handles give).
     (
         "rest",
-        &["error", "lsn", "util", "config", "pipeline", "worker"],
+        &[
+            "error", "lsn", "util", "config", "offsets", "pipeline", "worker",
+        ],
     ),
     ("lib", &["error"]),
     // The CLI names the library as `pgcdc::`, not `crate::`.

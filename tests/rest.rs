@@ -280,6 +280,7 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
         ("debezium_metrics_TotalNumberOfDeleteEventsSeen", 1.0),
         ("debezium_metrics_NumberOfCommittedTransactions", 1.0),
         ("debezium_metrics_Connected", 1.0),
+        ("debezium_metrics_QueueTotalCapacity", 8192.0),
     ] {
         assert_eq!(sample(&samples, name, &streaming), Some(want), "{name}");
     }
@@ -311,6 +312,25 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
     );
     let own = [("connector", "pedidos-cdc")];
     assert!(sample(&samples, "pgcdc_records_sent_total", &own).is_some_and(|n| n >= 4.0));
+    let remaining = sample(
+        &samples,
+        "debezium_metrics_QueueRemainingCapacity",
+        &streaming,
+    );
+    assert!(
+        remaining.is_some_and(|r| r > 0.0 && r <= 8192.0),
+        "{remaining:?}"
+    );
+    // The streamed transaction (the snapshot's unit is not a latency).
+    let latencies = sample(&samples, "pgcdc_commit_to_ack_seconds_count", &own);
+    assert_eq!(latencies, Some(1.0));
+    let inf = [("connector", "pedidos-cdc"), ("le", "+Inf")];
+    assert_eq!(
+        sample(&samples, "pgcdc_commit_to_ack_seconds_bucket", &inf),
+        Some(1.0)
+    );
+    let sum = sample(&samples, "pgcdc_commit_to_ack_seconds_sum", &own).unwrap();
+    assert!((0.0..60.0).contains(&sum), "{sum}");
     let confirmed = wait_for(
         "the confirmed LSN metric to pass the last commit",
         T,

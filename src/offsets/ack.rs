@@ -56,6 +56,45 @@ struct Inner {
     in_flight: u64,
     /// Delivery reports received, ever.
     acked_total: u64,
+    /// Commit to acknowledgement of completed transactions.
+    latency: AckLatency,
+}
+
+/// Upper bounds (seconds) of the commit-to-acknowledgement latency buckets; the last bucket is
+/// everything above.
+pub const ACK_LATENCY_BOUNDS: [f64; 13] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+/// A histogram of the time from a transaction's commit in PostgreSQL to the moment Kafka had
+/// acknowledged all its records (the wall clocks of both machines, so skew shows in it).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct AckLatency {
+    /// Transactions per bucket of [`ACK_LATENCY_BOUNDS`], and one more for the rest.
+    pub buckets: [u64; ACK_LATENCY_BOUNDS.len() + 1],
+    /// Sum of the latencies, in seconds.
+    pub sum_seconds: f64,
+    /// Transactions observed.
+    pub count: u64,
+}
+
+impl AckLatency {
+    fn observe(&mut self, seconds: f64) {
+        let seconds = seconds.max(0.0);
+        let i = ACK_LATENCY_BOUNDS
+            .iter()
+            .position(|b| seconds <= *b)
+            .unwrap_or(ACK_LATENCY_BOUNDS.len());
+        self.buckets[i] += 1;
+        self.sum_seconds += seconds;
+        self.count += 1;
+    }
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
 }
 
 /// Tracks produced records per transaction and exposes the flushable LSN.
@@ -170,6 +209,11 @@ impl AckTracker {
             match front.end_lsn {
                 Some(end) if front.outstanding == 0 => {
                     let info = front.info;
+                    // A snapshot's "commit time" is when it started: not a latency.
+                    if !info.completes_snapshot && info.commit_time_us > 0 {
+                        g.latency
+                            .observe((now_us() - info.commit_time_us) as f64 / 1e6);
+                    }
                     g.txs.pop_front();
                     g.front_seq += 1;
                     if end.0 > self.flushable.load(Ordering::Acquire) {
@@ -218,6 +262,11 @@ impl AckTracker {
         self.lock().in_flight
     }
 
+    /// The commit-to-acknowledgement latencies of the transactions completed so far.
+    pub fn latency(&self) -> AckLatency {
+        self.lock().latency.clone()
+    }
+
     /// Records produced and not yet acknowledged, and delivery reports received ever.
     pub fn delivery_progress(&self) -> (u64, u64) {
         let g = self.lock();
@@ -238,6 +287,19 @@ impl AckTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_fall_in_the_first_bucket_that_holds_them() {
+        let mut l = AckLatency::default();
+        for s in [0.001, 0.005, 0.3, 61.0, -1.0] {
+            l.observe(s);
+        }
+        assert_eq!(l.count, 5);
+        assert_eq!(l.buckets[0], 3, "0.001, 0.005 and a clock-skewed -1 (as 0)");
+        assert_eq!(l.buckets[6], 1, "0.3 <= 0.5");
+        assert_eq!(l.buckets[ACK_LATENCY_BOUNDS.len()], 1, "above 60 s");
+        assert!((l.sum_seconds - 61.306).abs() < 1e-9);
+    }
 
     fn info(end: u64) -> CommitInfo {
         CommitInfo {

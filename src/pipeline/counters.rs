@@ -130,6 +130,9 @@ pub struct Counters {
     behind_source_ms: AtomicI64,
     /// The replication connection streams.
     connected: AtomicBool,
+    /// Events waiting in the queue between the replication reader and the pipeline, as of
+    /// the last chunk taken from it.
+    queued: AtomicU64,
     /// End LSN of the last transaction processed.
     processed_lsn: AtomicU64,
     /// The LSN last reported to PostgreSQL as flushed.
@@ -179,6 +182,12 @@ impl Counters {
             .map(|_| self.behind_source_ms.load(Ordering::Relaxed))
     }
 
+    /// Events waiting between the replication reader and the pipeline (chunks behind the
+    /// current one counted full), as of the last chunk the pipeline took.
+    pub fn queued(&self) -> u64 {
+        self.queued.load(Ordering::Relaxed)
+    }
+
     /// The replication connection is streaming (Debezium's `Connected`).
     pub fn connected(&self) -> bool {
         self.connected.load(Ordering::Relaxed)
@@ -201,6 +210,12 @@ impl Counters {
     /// The slot as the server saw it at the last check, if it was read.
     pub fn slot(&self) -> Option<SlotGauges> {
         *self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The commit-to-acknowledgement latencies of this run, once its producer exists.
+    pub fn ack_latency(&self) -> Option<crate::offsets::ack::AckLatency> {
+        let t = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        t.as_ref().map(|t| t.latency())
     }
 
     /// (records handed to Kafka and not acknowledged yet, delivery reports received), once the
@@ -273,6 +288,9 @@ impl Counters {
     }
     pub(crate) fn set_confirmed(&self, lsn: Lsn) {
         self.confirmed_lsn.store(lsn.0, Ordering::Relaxed);
+    }
+    pub(crate) fn set_queued(&self, events: usize) {
+        self.queued.store(events as u64, Ordering::Relaxed);
     }
     pub(crate) fn set_connected(&self, on: bool) {
         self.connected.store(on, Ordering::Relaxed);

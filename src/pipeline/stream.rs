@@ -57,6 +57,9 @@ pub struct Streaming {
     reader_shutdown: watch::Sender<bool>,
     drained: watch::Sender<bool>,
     reader: JoinHandle<Result<()>>,
+    /// Items per chunk of `input`, for the queue gauge.
+    chunk_len: usize,
+    counters: Arc<super::Counters>,
 }
 
 impl Streaming {
@@ -80,6 +83,9 @@ impl Streaming {
                 return Some(ev);
             }
             self.chunk = self.input.recv().await?.into();
+            // Events waiting: this chunk and the chunks behind it (counted full).
+            let queued = self.input.len() * self.chunk_len + self.chunk.len();
+            self.counters.set_queued(queued);
         }
     }
 
@@ -155,6 +161,8 @@ pub async fn start(
         reader_shutdown,
         drained,
         reader,
+        chunk_len,
+        counters: started.processor.counters.clone(),
     })
 }
 

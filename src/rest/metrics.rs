@@ -173,7 +173,8 @@ fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::f
         "1 while the replication connection streams (JMX Connected).",
         |x| Some((s(x), c(x).connected() as i64)),
     )?;
-    gauges(e, samples, "debezium_metrics_QueueTotalCapacity", "Capacity of the queue between the replication reader and the pipeline, in events (JMX QueueTotalCapacity; max.queue.size).", |x| Some((s(x), x.queue_capacity)))
+    gauges(e, samples, "debezium_metrics_QueueTotalCapacity", "Capacity of the queue between the replication reader and the pipeline, in events (JMX QueueTotalCapacity; max.queue.size).", |x| Some((s(x), x.queue_capacity)))?;
+    gauges(e, samples, "debezium_metrics_QueueRemainingCapacity", "Free room in that queue, in events (JMX QueueRemainingCapacity; waiting chunks are counted full).", |x| Some((s(x), (x.queue_capacity - c(x).queued() as i64).max(0))))
 }
 
 fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
@@ -328,6 +329,16 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         |x| slot(x).map(|s| (o(x), s.retained_bytes as i64)),
     )?;
     gauges(e, samples, "pgcdc_slot_stalled_seconds", "Seconds the slot's confirmed position has not moved while WAL was written after it; 0 while it moves or nothing is written. Alert on it before the disk fills.", |x| slot(x).map(|s| (o(x), s.stalled_seconds as i64)))?;
+    let latency = samples
+        .iter()
+        .filter_map(|x| {
+            x.handle
+                .counters()
+                .ack_latency()
+                .map(|l| (o(x), Latency(l)))
+        })
+        .collect();
+    family(e, "pgcdc_commit_to_ack_seconds", "Seconds from a transaction's commit in PostgreSQL until Kafka acknowledged all its records (this run; wall clocks of both hosts).", MetricType::Histogram, latency)?;
     gauges(e, samples, "pgcdc_task_running", "1 while the connector's task runs (RUNNING); 0 when paused, stopped, failed or restarting.", |x| {
         let running = x.target == TargetState::Started && x.handle.status().state == ConnectorState::Running;
         Some((o(x), running as i64))
@@ -351,4 +362,32 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// A latency histogram as the metrics encoder takes it.
+struct Latency(crate::offsets::ack::AckLatency);
+
+impl EncodeMetric for Latency {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use crate::offsets::ack::ACK_LATENCY_BOUNDS;
+        let buckets: Vec<(f64, u64)> = ACK_LATENCY_BOUNDS
+            .iter()
+            .copied()
+            .chain(std::iter::once(f64::MAX))
+            .zip(self.0.buckets.iter().copied())
+            .collect();
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+            self.0.sum_seconds,
+            self.0.count,
+            &buckets,
+            None,
+        )
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
 }
