@@ -216,7 +216,8 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
     let db = pedidos_db("restseed").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("restseed");
-    let body = connector_body(&db, "pedidos-cdc", &prefix, dir.path());
+    let mut body = connector_body(&db, "pedidos-cdc", &prefix, dir.path());
+    body["config"]["custom.metric.tags"] = json!("env=ci,team=data");
     let file = dir.path().join("pedidos-cdc.json");
     std::fs::write(&file, body.to_string()).unwrap();
     let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
@@ -267,6 +268,9 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
         ("plugin", "postgres"),
         ("name", prefix.as_str()),
         ("context", "streaming"),
+        // custom.metric.tags
+        ("env", "ci"),
+        ("team", "data"),
     ];
     let samples = wait_for("metrics to count the changes", T, || async {
         let s = metrics(&p).await;

@@ -231,7 +231,7 @@ registry! {
         EVENT_CONVERTING_FAILURE_HANDLING_MODE = "event.converting.failure.handling.mode"
             => Implemented,
         EXECUTOR_SHUTDOWN_TIMEOUT_MS = "executor.shutdown.timeout.ms" => Framework,
-        CUSTOM_METRIC_TAGS = "custom.metric.tags" => NotImplemented(None),
+        CUSTOM_METRIC_TAGS = "custom.metric.tags" => Implemented,
         STATISTICS_METRICS_ENABLED = "statistics.metrics.enabled" => Framework,
         GUARDRAIL_COLLECTIONS_MAX = "guardrail.collections.max" => NotImplemented(Some("0")),
         GUARDRAIL_COLLECTIONS_LIMIT_ACTION = "guardrail.collections.limit.action"

@@ -175,6 +175,8 @@ pub struct ConnectorConfig {
     pub max_queue_bytes: usize,
     /// `errors.max.retries` (-1: unlimited).
     pub errors_max_retries: i64,
+    /// `custom.metric.tags`: extra labels on the connector's Debezium metrics, in order.
+    pub custom_metric_tags: Vec<(String, String)>,
     /// `retriable.restart.connector.wait.ms`
     pub restart_wait: Duration,
     /// Record-level features: transaction metadata, heartbeats.
@@ -252,6 +254,7 @@ impl ConnectorConfig {
             max_queue_size: runtime.max_queue_size,
             max_queue_bytes: runtime.max_queue_bytes,
             errors_max_retries: runtime.errors_max_retries,
+            custom_metric_tags: runtime.custom_metric_tags,
             restart_wait: runtime.restart_wait,
             records,
             exactly_once,

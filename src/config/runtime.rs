@@ -4,16 +4,18 @@
 //! (`offsets.storage.topic`, the connector-level name of Kafka Connect's KIP-618, or the
 //! worker's `offset.storage.topic`, with `offset.storage.partitions` and
 //! `offset.storage.replication.factor` for creating it) or a local file
-//! (`offset.storage.file.filename`), written every `offset.flush.interval.ms`.
+//! (`offset.storage.file.filename`), written every `offset.flush.interval.ms`; and the labels
+//! its metrics carry (`custom.metric.tags`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::checker::Checker;
 use super::keys::{
-    ERRORS_MAX_RETRIES, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES, OFFSETS_STORAGE_TOPIC,
-    OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME, OFFSET_STORAGE_PARTITIONS,
-    OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC, RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
+    CUSTOM_METRIC_TAGS, ERRORS_MAX_RETRIES, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES,
+    OFFSETS_STORAGE_TOPIC, OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME,
+    OFFSET_STORAGE_PARTITIONS, OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC,
+    RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
 };
 
 /// Default `max.queue.size` (records between the replication reader and the converter).
@@ -50,6 +52,7 @@ pub(super) struct Runtime {
     pub(super) max_queue_bytes: usize,
     pub(super) errors_max_retries: i64,
     pub(super) restart_wait: Duration,
+    pub(super) custom_metric_tags: Vec<(String, String)>,
 }
 
 /// Reads the runtime settings.
@@ -75,7 +78,44 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
             DEFAULT_RESTART_WAIT_MS,
             0,
         )),
+        custom_metric_tags: metric_tags(c),
     }
+}
+
+/// Label names the metrics give themselves, which a tag may not take.
+const METRIC_LABELS: &[&str] = &["plugin", "name", "context", "table", "connector", "le"];
+
+/// `custom.metric.tags`: `k1=v1,k2=v2`, each key a Prometheus label name the metrics do not
+/// use themselves.
+fn metric_tags(c: &mut Checker<'_>) -> Vec<(String, String)> {
+    let Some(text) = c.get(CUSTOM_METRIC_TAGS).map(str::to_string) else {
+        return Vec::new();
+    };
+    let mut tags: Vec<(String, String)> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            c.problem(format!(
+                "{CUSTOM_METRIC_TAGS}: {part:?} is not key=value (expected k1=v1,k2=v2)"
+            ));
+            continue;
+        };
+        let k = k.trim();
+        let valid = k
+            .chars()
+            .next()
+            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+            && k.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+            && !k.starts_with("__");
+        if !valid || METRIC_LABELS.contains(&k) || tags.iter().any(|(t, _)| t == k) {
+            c.problem(format!(
+                "{CUSTOM_METRIC_TAGS}: {k:?} cannot be a metric label (letters, digits and _, not starting with a digit or __, not repeated, and none of {})",
+                METRIC_LABELS.join(", ")
+            ));
+            continue;
+        }
+        tags.push((k.to_string(), v.trim().to_string()));
+    }
+    tags
 }
 
 /// The offsets topic, when `offsets.storage.topic` or `offset.storage.topic` names one.

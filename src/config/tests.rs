@@ -1074,3 +1074,23 @@ fn exactly_once_takes_connects_names_and_needs_an_offsets_topic() {
     let p = problems(&seed_with(&[("transaction.boundary", "commit")]));
     assert!(p.contains("transaction.boundary=commit is invalid"), "{p}");
 }
+
+#[test]
+fn custom_metric_tags_are_label_pairs_that_do_not_take_the_metrics_own_labels() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[(
+        "custom.metric.tags",
+        "env=prod, team = data",
+    )]))
+    .unwrap();
+    assert_eq!(
+        c.custom_metric_tags,
+        vec![
+            ("env".to_string(), "prod".to_string()),
+            ("team".to_string(), "data".to_string())
+        ]
+    );
+    for bad in ["env", "name=x", "1x=y", "__x=y", "a=1,a=2", "a-b=c"] {
+        let msg = problems(&seed_with(&[("custom.metric.tags", bad)]));
+        assert!(msg.contains("custom.metric.tags"), "{bad}: {msg}");
+    }
+}

@@ -17,7 +17,6 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use super::App;
-use crate::config::{keys, DEFAULT_MAX_QUEUE_SIZE};
 use crate::pipeline::{ConnectorHandle, ConnectorState};
 use crate::worker::{TargetState, Worker};
 
@@ -58,17 +57,21 @@ struct Sample {
     handle: ConnectorHandle,
     target: TargetState,
     queue_capacity: i64,
+    /// `custom.metric.tags`, added to the Debezium metrics' labels.
+    tags: Vec<(String, String)>,
 }
 
 type Labels = Vec<(String, String)>;
 
 impl Sample {
     fn debezium(&self, context: &str) -> Labels {
-        vec![
+        let mut labels = vec![
             ("plugin".into(), "postgres".into()),
             ("name".into(), self.server.clone()),
             ("context".into(), context.into()),
-        ]
+        ];
+        labels.extend(self.tags.iter().cloned());
+        labels
     }
     fn own(&self) -> Labels {
         vec![("connector".into(), self.connector.clone())]
@@ -111,12 +114,10 @@ impl prometheus_client::collector::Collector for Collector {
             .0
             .handles()
             .into_iter()
-            .map(|(connector, raw, handle, target)| Sample {
-                server: raw.get(keys::TOPIC_PREFIX).cloned().unwrap_or_default(),
-                queue_capacity: raw
-                    .get(keys::MAX_QUEUE_SIZE)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(DEFAULT_MAX_QUEUE_SIZE as i64),
+            .map(|(connector, config, handle, target)| Sample {
+                server: config.topic_prefix.clone(),
+                queue_capacity: config.max_queue_size as i64,
+                tags: config.custom_metric_tags.clone(),
                 connector,
                 handle,
                 target,

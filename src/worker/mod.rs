@@ -181,13 +181,20 @@ impl Worker {
         self.map().keys().cloned().collect()
     }
 
-    /// Handles of every connector with its name and config, for the metrics.
-    pub fn handles(&self) -> Vec<(String, RawConfig, ConnectorHandle, TargetState)> {
+    /// Handles of every connector with its name and validated config, for the metrics.
+    pub fn handles(
+        &self,
+    ) -> Vec<(
+        String,
+        Arc<config::ConnectorConfig>,
+        ConnectorHandle,
+        TargetState,
+    )> {
         self.map()
             .values()
             .map(|e| {
                 let s = e.lock();
-                (e.name.clone(), s.raw.clone(), s.handle.clone(), s.target)
+                (e.name.clone(), s.config.clone(), s.handle.clone(), s.target)
             })
             .collect()
     }
