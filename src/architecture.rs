@@ -427,8 +427,10 @@ const NOT_KEYS: &[(&str, &str)] = &[
     ("src/transform/predicate.rs", "name"),
     // The `name` attribute of Avro's named types and fields.
     ("src/convert/avro/canonical.rs", "name"),
-    // The `name` label Debezium's JMX exporter rules give its metrics.
+    // The `name` label Debezium's JMX exporter rules give its metrics (and that a
+    // custom.metric.tags key may not take).
     ("src/rest/metrics.rs", "name"),
+    ("src/config/runtime.rs", "name"),
     // librdkafka's own property of that name, set on the clients.
     ("src/sink/kafka.rs", "bootstrap.servers"),
 ];

@@ -86,7 +86,7 @@ impl ErrorKind {
             ),
             ErrorKind::Server => (
                 false,
-                "change the server setting or object the message names (see the README's PostgreSQL requirements)",
+                "change the server setting or object the message names (pgcdc validate checks the server, the role, the publication and the slot, each with its fix)",
             ),
             ErrorKind::Protocol => (
                 false,

@@ -5,6 +5,19 @@ use std::process::Command;
 
 use crate::harness::{base_config, env, unique, TestDb};
 
+/// Whether `topic` exists (metadata of every topic: asking for it by name would create it).
+fn topic_exists(topic: &str) -> bool {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &env().kafka)
+        .create()
+        .unwrap();
+    let md = consumer
+        .fetch_metadata(None, std::time::Duration::from_secs(10))
+        .unwrap();
+    md.topics().iter().any(|t| t.name() == topic)
+}
+
 /// Runs `pgcdc validate` on `raw`; returns (exit code, stdout).
 fn validate(raw: &pgcdc::config::RawConfig) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -59,6 +72,14 @@ async fn a_sound_setup_has_no_error_and_a_broken_one_gets_each_finding_with_its_
         !finding(&report, "WARNING", "max_slot_wal_keep_size").is_empty()
     );
     assert_eq!(finding(&report, "ok", "kafka").len(), 1, "{report}");
+    // Read-only: the table's topic was reported missing, not created (the test broker creates
+    // topics a client asks metadata for by name).
+    assert!(
+        report.contains("(1 missing, created when needed)"),
+        "{report}"
+    );
+    let topic = format!("{prefix}.public.keyed");
+    assert!(!topic_exists(&topic), "validate created {topic}");
 
     // Broken: a role without REPLICATION that may not read one table, a keyless table, a
     // publication that lacks a captured table (and autocreate disabled), a slot of another

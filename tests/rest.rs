@@ -587,7 +587,23 @@ async fn a_failed_task_shows_its_trace_and_a_restart_brings_it_back_with_the_pro
         r.iter().any(|r| r.payload()["after"]["id"] == 1)
     })
     .await;
-    p.wait_line("streaming started");
+
+    // Fails again; this time stop and resume: a stopped connector's task is created anew.
+    let (pid, _) = wait_for("the walsender", T, || db.walsender(&prefix)).await;
+    db.exec(&format!("SELECT pg_terminate_backend({pid})"))
+        .await;
+    wait_states(&p, "pedidos-cdc", "RUNNING", &["FAILED"]).await;
+    let url = |a: &str| p.url(&format!("/connectors/pedidos-cdc/{a}"));
+    assert_eq!(http("PUT", &url("stop"), None, &[]).status, 204);
+    wait_states(&p, "pedidos-cdc", "STOPPED", &[]).await;
+    db.exec("INSERT INTO pedidos VALUES (2, 'while stopped')")
+        .await;
+    assert_eq!(http("PUT", &url("resume"), None, &[]).status, 202);
+    wait_states(&p, "pedidos-cdc", "RUNNING", &["RUNNING"]).await;
+    read_until(&env().kafka, &topic, T, |r| {
+        r.iter().any(|r| r.payload()["after"]["id"] == 2)
+    })
+    .await;
     assert_eq!(p.stop(), 0);
     db.cleanup().await;
 }
@@ -635,6 +651,31 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
         &["Authorization: Bearer s3cret"],
     );
     assert_eq!(refused.status, 400, "a name no path can reach: {refused:?}");
+    // A connector that cannot reach PostgreSQL waits to retry: RESTARTING, with the error.
+    let mut unreachable = config.clone();
+    unreachable["database.port"] = json!("1");
+    let retrying = json!({"name": "retrying", "config": unreachable});
+    let created = http(
+        "POST",
+        &p.url("/connectors"),
+        Some(&retrying),
+        &["Authorization: Bearer s3cret"],
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let s = wait_states(&p, "retrying", "RUNNING", &["RESTARTING"]).await;
+    let trace = s["tasks"][0]["trace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        trace.starts_with("Connection error (retrying): ") && trace.contains(":1"),
+        "{trace}"
+    );
+    let failing = [("connector", "retrying")];
+    assert_eq!(
+        sample(&metrics(&p).await, "pgcdc_task_restarting", &failing),
+        Some(1.0)
+    );
     let status = get(&p, "/connectors/authc/status").body;
     assert_eq!(status["connector"]["state"], "STOPPED");
     assert_eq!(status["tasks"], json!([]));
@@ -748,6 +789,12 @@ async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_af
         sample(&metrics(&p).await, "pgcdc_slot_stalled_seconds", &own).filter(|s| *s == 0.0)
     })
     .await;
+    // The topic exists before the pause: a broker paused past its session timeout comes back
+    // unregistered for a moment, and creating a topic then fails.
+    db.exec("INSERT INTO pedidos VALUES (0, 'before the pause')")
+        .await;
+    let topic = format!("{prefix}.public.pedidos");
+    read_until(&env().kafka_fault, &topic, T, |r| !r.is_empty()).await;
     let paused = PausedBroker::pause();
     db.exec("INSERT INTO pedidos VALUES (1, 'while Kafka is paused')")
         .await;

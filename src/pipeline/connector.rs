@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::config::ConnectorConfig;
 use crate::error::{Error, ErrorKind, Result};
@@ -241,11 +242,10 @@ impl Connector {
     /// running.
     pub fn start(&mut self) -> Result<()> {
         let stop_rx = self.begin_run()?;
-        self.task = Some(tokio::spawn(supervise(
-            self.config.clone(),
-            stop_rx,
-            self.shared.clone(),
-        )));
+        let span = tracing::info_span!("connector", name = %self.config.name);
+        self.task = Some(tokio::spawn(
+            supervise(self.config.clone(), stop_rx, self.shared.clone()).instrument(span),
+        ));
         Ok(())
     }
 
@@ -256,7 +256,10 @@ impl Connector {
     pub async fn run(&mut self) -> Result<RunStats> {
         let stop_rx = self.begin_run()?;
         let guard = StoppedOnDrop(&self.shared);
-        let result = supervise(self.config.clone(), stop_rx, self.shared.clone()).await;
+        let span = tracing::info_span!("connector", name = %self.config.name);
+        let result = supervise(self.config.clone(), stop_rx, self.shared.clone())
+            .instrument(span)
+            .await;
         drop(guard);
         self.stop.send_replace(false);
         result.map(|()| self.shared.stats())

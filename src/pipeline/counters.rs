@@ -200,7 +200,7 @@ impl Counters {
             .map(Lsn)
     }
 
-    /// The LSN last reported to PostgreSQL as flushed, if any.
+    /// The highest LSN reported to PostgreSQL as flushed in this run, if any.
     pub fn confirmed_lsn(&self) -> Option<Lsn> {
         Some(self.confirmed_lsn.load(Ordering::Relaxed))
             .filter(|&l| l > 0)
@@ -286,8 +286,11 @@ impl Counters {
     pub(crate) fn set_tracker(&self, tracker: Arc<AckTracker>) {
         *self.tracker.lock().unwrap_or_else(|p| p.into_inner()) = Some(tracker);
     }
+    /// Notes a position reported as flushed. The highest is kept: a report may go back (an
+    /// idle keepalive's WAL end confirmed before a transaction that completes after it is
+    /// stored), which PostgreSQL ignores, as the slot never moves back.
     pub(crate) fn set_confirmed(&self, lsn: Lsn) {
-        self.confirmed_lsn.store(lsn.0, Ordering::Relaxed);
+        self.confirmed_lsn.fetch_max(lsn.0, Ordering::Relaxed);
     }
     pub(crate) fn set_queued(&self, events: usize) {
         self.queued.store(events as u64, Ordering::Relaxed);

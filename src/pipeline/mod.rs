@@ -71,6 +71,17 @@ pub const SNAPSHOT_BATCH_BYTES: usize = 8 * 1024 * 1024;
 /// How long start-up waits for a first answer from Kafka.
 pub const KAFKA_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// `tokio::spawn` in the current tracing span, so a run's helper tasks (the replication reader,
+/// the slot monitor, the watchdog, background offset writes) log with their connector's name.
+pub(crate) fn spawn<F>(future: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    use tracing::Instrument;
+    tokio::spawn(future.in_current_span())
+}
+
 /// Runs a start-up step that is safe to abandon (it creates nothing a later start relies on),
 /// unless a stop is requested first (`None`).
 async fn until_stopped<T>(

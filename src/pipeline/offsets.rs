@@ -194,7 +194,7 @@ impl OffsetSaver {
         };
         let storage = self.storage.clone();
         let stored = self.stored.clone();
-        self.writing = Some(tokio::spawn(async move {
+        self.writing = Some(super::spawn(async move {
             write(&storage, &stored, &offsets).await
         }));
         Ok(())

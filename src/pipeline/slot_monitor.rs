@@ -50,7 +50,7 @@ impl StallClock {
 
 /// Starts the monitor of `slot`; it runs until the handle is aborted (the run's end).
 pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) -> JoinHandle<()> {
-    tokio::spawn(async move {
+    super::spawn(async move {
         let mut client = None;
         let mut clock = StallClock::default();
         let mut tick = tokio::time::interval(SLOT_MONITOR_INTERVAL);

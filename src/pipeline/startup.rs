@@ -229,7 +229,7 @@ async fn check_offsets_not_ahead(
     let current = setup::current_wal_lsn(sql).await?;
     if stored > current {
         return Err(Error::server(format!(
-            "the offsets in {} say LSN {stored} was published, but the server's WAL is only at {current}: they belong to another server or cluster (or the server was restored from a backup). Remove this connector's offsets entry (name {}, topic.prefix {}) to stream from the slot, or point pgcdc at the right server",
+            "the offsets in {} say LSN {stored} was published, but the server's WAL is only at {current}: they belong to another server or cluster (or the server was restored from a backup). Point pgcdc at the right server, or remove this connector's offsets (name {}, topic.prefix {}; DELETE /connectors/<name>/offsets while it is stopped) and start again: without offsets, snapshot.mode decides (initial takes a new snapshot, no_data streams from the slot)",
             store.describe(),
             config.name,
             config.topic_prefix

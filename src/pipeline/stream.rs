@@ -139,7 +139,7 @@ pub async fn start(
         counters.set_confirmed(lsn);
         lsn
     };
-    let reader = tokio::spawn(run_reader(
+    let reader = super::spawn(run_reader(
         reader,
         writer,
         tx,

@@ -74,7 +74,7 @@ enum Log {
 
 /// Starts the watchdog over `tracker`.
 pub fn start(tracker: Arc<AckTracker>) -> Watchdog {
-    Watchdog(tokio::spawn(async move {
+    Watchdog(super::spawn(async move {
         let mut seen = Seen {
             acked: tracker.delivery_progress().1,
             waiting_since: None,

@@ -347,6 +347,17 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
     gauges(
         e,
         samples,
+        "pgcdc_task_restarting",
+        "1 while the connector's task waits to retry after a connection error (the error is its trace in GET /connectors/{name}/status).",
+        |x| {
+            let waiting = x.target == TargetState::Started
+                && x.handle.status().state == ConnectorState::Restarting;
+            Some((o(x), waiting as i64))
+        },
+    )?;
+    gauges(
+        e,
+        samples,
         "pgcdc_task_failed",
         "1 when the connector's task FAILED (its trace is in GET /connectors/{name}/status).",
         |x| {

@@ -732,9 +732,23 @@ impl KafkaSink {
         &self,
         topics: &[String],
     ) -> Result<Vec<(String, Option<String>)>> {
+        // Metadata of every topic: asking for one by name lets a broker with
+        // auto.create.topics.enable create it, and a preflight creates nothing.
+        let client = self.producer.client();
+        let md =
+            tokio::task::block_in_place(|| client.fetch_metadata(None, Duration::from_secs(10)))
+                .map_err(|e| {
+                    Error::connection("cannot read the topics' metadata").with_source(e)
+                })?;
+        let existing: HashSet<String> = md
+            .topics()
+            .iter()
+            .filter(|t| t.error().is_none() && !t.partitions().is_empty())
+            .map(|t| t.name().to_string())
+            .collect();
         let mut out = Vec::new();
         for topic in topics {
-            if !self.topic_exists(topic).await? {
+            if !existing.contains(topic) {
                 out.push((topic.clone(), None));
                 continue;
             }

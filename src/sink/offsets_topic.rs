@@ -221,6 +221,34 @@ impl ClientContext for ReaderContext {
 
 impl ConsumerContext for ReaderContext {}
 
+/// The low and high watermarks of a partition. A topic created a moment ago may have no
+/// leader yet: that answer is retried (every 200 ms) until [`OFFSETS_TOPIC_TIMEOUT`].
+fn watermarks(
+    consumer: &BaseConsumer<ReaderContext>,
+    topic: &str,
+    partition: i32,
+) -> Result<(i64, i64)> {
+    let deadline = std::time::Instant::now() + OFFSETS_TOPIC_TIMEOUT;
+    loop {
+        match consumer.fetch_watermarks(topic, partition, OFFSETS_TOPIC_TIMEOUT) {
+            Ok(w) => return Ok(w),
+            Err(e)
+                if matches!(
+                    e.rdkafka_error_code(),
+                    Some(
+                        RDKafkaErrorCode::NotLeaderForPartition
+                            | RDKafkaErrorCode::LeaderNotAvailable
+                            | RDKafkaErrorCode::UnknownTopicOrPartition
+                    )
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => return Err(kafka_error(format!("cannot read the end of {topic}"), e)),
+        }
+    }
+}
+
 /// Reads every partition of `topic` from the beginning up to its end at the time of the call
 /// and returns the last value of `key` (`Some(None)`: a tombstone), if any.
 fn read_last(
@@ -240,9 +268,7 @@ fn read_last(
     let mut ends = std::collections::HashMap::new();
     let mut assignment = TopicPartitionList::new();
     for p in &partitions {
-        let (low, high) = consumer
-            .fetch_watermarks(topic, *p, OFFSETS_TOPIC_TIMEOUT)
-            .map_err(|e| kafka_error(format!("cannot read the end of {topic}"), e))?;
+        let (low, high) = watermarks(consumer, topic, *p)?;
         if high > low {
             ends.insert(*p, high);
             assignment

@@ -278,8 +278,8 @@ impl Worker {
                 events_per_s = rate.round() as u64,
                 events = seen,
                 ms_behind_source = c.behind_source_ms(),
-                processed_lsn = %c.processed_lsn().map(|l| l.to_string()).unwrap_or_default(),
-                confirmed_lsn = %c.confirmed_lsn().map(|l| l.to_string()).unwrap_or_default(),
+                processed_lsn = %c.processed_lsn().map(|l| l.to_string()).unwrap_or_else(|| "none".into()),
+                confirmed_lsn = %c.confirmed_lsn().map(|l| l.to_string()).unwrap_or_else(|| "none".into()),
                 "status"
             );
         }
@@ -344,18 +344,22 @@ impl Worker {
     /// background (Connect answers before the state changes).
     pub fn set_target(&self, name: &str, target: TargetState) -> WorkerResult<()> {
         let entry = self.entry_or(name, |n| format!("Unknown connector {n}"))?;
-        let raw = {
+        let (raw, before) = {
             let mut s = entry.lock();
             if s.target == target {
                 return Ok(());
             }
-            s.target = target;
-            s.raw.clone()
+            let before = std::mem::replace(&mut s.target, target);
+            (s.raw.clone(), before)
         };
         if let Mode::Serve(store) = &self.inner.mode {
             store.save(name, &raw, target).map_err(internal)?;
         }
-        tokio::spawn(async move { apply(&entry).await });
+        // A stopped connector has no task: resuming it creates a fresh one, as in Connect,
+        // so a task that had failed starts again; resuming a paused one does not restart a
+        // failed task (a restart does).
+        let fresh = before == TargetState::Stopped;
+        tokio::spawn(async move { apply_fresh(&entry, fresh).await });
         Ok(())
     }
 
@@ -520,7 +524,15 @@ fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
             ));
         }
     }
-    let bad = |e: crate::error::Error| WorkerError::new(400, e.report());
+    let bad = |e: crate::error::Error| {
+        WorkerError::new(
+            400,
+            format!(
+                "{}\n(over REST every setting goes in the connector's \"config\": the PGCDC_* variables, PG* variables and --set apply to pgcdc run only)",
+                e.report()
+            ),
+        )
+    };
     let resolved = config::resolve_providers(raw, &|name| std::env::var(name).ok()).map_err(bad)?;
     let (cfg, warnings) = pipeline::validate_config(&resolved).map_err(bad)?;
     for w in warnings {
@@ -550,12 +562,21 @@ fn internal(e: crate::error::Error) -> WorkerError {
 
 /// Starts or stops the connector as its target state says.
 async fn apply(entry: &Entry) {
+    apply_fresh(entry, false).await;
+}
+
+/// [`apply`]; `fresh`: a failed connector is started again too (a task created anew).
+async fn apply_fresh(entry: &Entry, fresh: bool) {
     let mut control = entry.control.lock().await;
     let target = entry.lock().target;
     match target {
         TargetState::Started => {
             let state = control.status().state;
-            if matches!(state, ConnectorState::Unassigned | ConnectorState::Stopped) {
+            let startable = matches!(state, ConnectorState::Unassigned | ConnectorState::Stopped)
+                || (fresh && state == ConnectorState::Failed);
+            if startable {
+                // A failed run's task is collected first.
+                stop_quietly(&mut control).await;
                 if let Err(e) = control.start() {
                     tracing::warn!(connector = %entry.name, error = %e.one_line(), "could not start");
                 }

@@ -3,8 +3,8 @@
 //!
 //! The mapping, connector first: the target state gives the connector's state (`RUNNING`,
 //! `PAUSED`, `STOPPED`); the one task (id 0) shows the run: `RUNNING`, `RESTARTING` (a REST
-//! restart under way, or a wait before retrying a retriable error), `FAILED` with its
-//! `trace`, `UNASSIGNED` (not started, or ended on its own), `PAUSED` while paused. A stopped
+//! restart under way, or a wait before retrying a retriable error, with that error as its
+//! `trace`), `FAILED` with its `trace`, `UNASSIGNED` (not started, or ended on its own), `PAUSED` while paused. A stopped
 //! connector has no task, as in Connect.
 
 use crate::config::{keys, RawConfig};
@@ -102,6 +102,14 @@ pub(super) fn status(entry: &Entry, worker_id: &str, restarting: Restarting) -> 
         _ if restarting.task || s.restarting => vec![task("RESTARTING", run.trace.clone())],
         _ if failed => vec![task("FAILED", run.trace.clone())],
         TargetState::Paused => vec![task("PAUSED", None)],
+        // Waiting to retry a connection error: the error it retries after, so the reason is
+        // visible without the logs (Connect shows no trace here; pgcdc adds one).
+        TargetState::Started if run.state == ConnectorState::Restarting => vec![task(
+            "RESTARTING",
+            run.last_error
+                .as_ref()
+                .map(|e| format!("Connection error (retrying): {e}")),
+        )],
         TargetState::Started => vec![task(
             match run.state {
                 ConnectorState::Running => "RUNNING",
