@@ -240,13 +240,7 @@ fn check_allowed(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(pairs: &[(&str, &str)]) -> RawConfig {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::config::testutil::raw;
 
     fn env(name: &str) -> Option<String> {
         (name == "PG_PASSWORD").then(|| "from-env".to_string())

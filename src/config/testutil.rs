@@ -20,6 +20,14 @@ pub(crate) const SEED: &str = r#"{
   }
 }"#;
 
+/// A raw config of exactly `pairs`.
+pub(crate) fn raw(pairs: &[(&str, &str)]) -> RawConfig {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// The seed config with `database.user` and `bootstrap.servers` set, plus `extra`.
 pub(crate) fn seed_with(extra: &[(&str, &str)]) -> RawConfig {
     let mut raw = parse_config_text(SEED).unwrap();

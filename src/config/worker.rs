@@ -264,13 +264,7 @@ fn auth(raw: &RawConfig) -> std::result::Result<RestAuth, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(pairs: &[(&str, &str)]) -> RawConfig {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::config::testutil::raw;
 
     #[test]
     fn defaults_listen_on_loopback_8083_with_no_credentials() {

@@ -168,6 +168,19 @@ fn location(headers: &HeaderMap, app: &App, name: &str) -> String {
     format!("http://{host}/connectors/{name}")
 }
 
+/// Connect's 201 for a new connector: `Location`, and its info with no task yet.
+fn created(headers: &HeaderMap, app: &App, info: &ConnectorInfo) -> Response {
+    let mut body = info_json(info);
+    body["tasks"] = json!([]);
+    let location = location(headers, app, &info.name);
+    (
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(body),
+    )
+        .into_response()
+}
+
 async fn create(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
     let mut obj = match json_object(&body) {
         Ok(o) => o,
@@ -209,18 +222,7 @@ async fn create(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Resp
         return e.into_response();
     }
     match app.worker.info(&name) {
-        Ok(i) => {
-            let mut body = info_json(&i);
-            // Connect's answer to a create lists no task yet.
-            body["tasks"] = json!([]);
-            let location = location(&headers, &app, &name);
-            (
-                StatusCode::CREATED,
-                [(header::LOCATION, location)],
-                Json(body),
-            )
-                .into_response()
-        }
+        Ok(i) => created(&headers, &app, &i),
         Err(e) => e.into_response(),
     }
 }
@@ -261,22 +263,12 @@ async fn put_config(
         );
     }
     raw.insert(keys::NAME.to_string(), name.clone());
-    let created = match app.worker.put_config(&name, raw).await {
+    let is_new = match app.worker.put_config(&name, raw).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
-    match (app.worker.info(&name), created) {
-        (Ok(i), true) => {
-            let mut body = info_json(&i);
-            body["tasks"] = json!([]);
-            let location = location(&headers, &app, &name);
-            (
-                StatusCode::CREATED,
-                [(header::LOCATION, location)],
-                Json(body),
-            )
-                .into_response()
-        }
+    match (app.worker.info(&name), is_new) {
+        (Ok(i), true) => created(&headers, &app, &i),
         (Ok(i), false) => Json(info_json(&i)).into_response(),
         (Err(e), _) => e.into_response(),
     }
