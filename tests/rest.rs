@@ -217,7 +217,8 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("restseed");
     let mut body = connector_body(&db, "pedidos-cdc", &prefix, dir.path());
-    body["config"]["custom.metric.tags"] = json!("env=ci,team=data");
+    // A double quote in a tag: the text format must escape it for the parser to read it.
+    body["config"]["custom.metric.tags"] = json!("env=ci,team=da\"ta");
     let file = dir.path().join("pedidos-cdc.json");
     std::fs::write(&file, body.to_string()).unwrap();
     let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
@@ -270,7 +271,7 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
         ("context", "streaming"),
         // custom.metric.tags
         ("env", "ci"),
-        ("team", "data"),
+        ("team", "da\"ta"),
     ];
     let samples = wait_for("metrics to count the changes", T, || async {
         let s = metrics(&p).await;
@@ -346,6 +347,31 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
     )
     .await;
     assert!(confirmed > 0.0);
+
+    // Pause and resume racing (as scripts that fire both do) never end `run`.
+    for _ in 0..10 {
+        let calls: Vec<_> = ["pause", "resume", "stop", "resume"]
+            .iter()
+            .map(|a| {
+                let url = p.url(&format!("/connectors/pedidos-cdc/{a}"));
+                std::thread::spawn(move || http("PUT", &url, None, &[]).status)
+            })
+            .collect();
+        for c in calls {
+            assert!(matches!(c.join().unwrap(), 202 | 204));
+        }
+    }
+    // Whichever request landed last, a resume brings it back.
+    let resume = p.url("/connectors/pedidos-cdc/resume");
+    assert!(matches!(http("PUT", &resume, None, &[]).status, 202));
+    wait_states(&p, "pedidos-cdc", "RUNNING", &["RUNNING"]).await;
+    db.exec("INSERT INTO pedidos VALUES (3, 'after the races')")
+        .await;
+    let topic = format!("{prefix}.public.pedidos");
+    read_until(&env().kafka, &topic, T, |r| {
+        r.iter().any(|r| r.payload()["after"]["id"] == 3)
+    })
+    .await;
 
     // `run` serves its one connector: creating another is refused, not silently done.
     let refused = http(

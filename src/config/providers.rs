@@ -42,6 +42,10 @@ enum Provider {
     Env { allowlist: Option<Regex> },
 }
 
+/// Keys whose values exist only to be shown without credentials (metric labels): a
+/// placeholder there would publish what it resolves to.
+const PUBLIC_KEYS: &[&str] = &[super::keys::CUSTOM_METRIC_TAGS];
+
 /// Resolves every placeholder of `raw`, reading variables through `env`. Returns the config
 /// with the placeholders replaced (and the provider declarations removed), or a
 /// configuration error listing every placeholder that could not be resolved.
@@ -55,6 +59,12 @@ pub fn resolve_providers(
     let mut out = RawConfig::new();
     for (key, value) in raw {
         if key == CONFIG_PROVIDERS || key.starts_with(CONFIG_PROVIDERS_PREFIX) {
+            continue;
+        }
+        if PUBLIC_KEYS.contains(&key.as_str()) && placeholder.is_match(value) {
+            problems.push(format!(
+                "{key} cannot take a ${{provider:...}} placeholder: its value is shown to anyone who can read /metrics, so a secret would leak; write it out"
+            ));
             continue;
         }
         let mut resolved = String::with_capacity(value.len());
@@ -241,6 +251,25 @@ fn check_allowed(
 mod tests {
     use super::*;
     use crate::config::testutil::raw;
+
+    #[test]
+    fn keys_shown_without_credentials_take_no_placeholder() {
+        let r = raw(&[
+            ("config.providers", "env"),
+            (
+                "config.providers.env.class",
+                "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+            ),
+            ("custom.metric.tags", "leak=${env:SECRET}"),
+        ]);
+        let e = resolve_providers(&r, &|_| Some("s3cret".into())).unwrap_err();
+        assert!(
+            e.message().contains("custom.metric.tags cannot take"),
+            "{}",
+            e.message()
+        );
+        assert!(!e.message().contains("s3cret"));
+    }
 
     fn env(name: &str) -> Option<String> {
         (name == "PG_PASSWORD").then(|| "from-env".to_string())

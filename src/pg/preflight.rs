@@ -87,6 +87,8 @@ pub async fn role(client: &Client) -> Result<RoleFacts> {
 pub struct TableFacts {
     /// `schema.table`.
     pub name: String,
+    /// The same, quoted for SQL (`public."Weird Name"`).
+    pub sql_name: String,
     /// The role may SELECT it (the snapshot reads it).
     pub select: bool,
     /// The role owns it (adding it to a publication needs ownership).
@@ -105,7 +107,7 @@ pub async fn tables(client: &Client, tables: &[CatalogTable]) -> Result<Vec<Tabl
             "SELECT n.nspname::text || '.' || c.relname::text, has_table_privilege(c.oid, 'SELECT'), \
                     pg_has_role(c.relowner, 'USAGE'), \
                     EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), \
-                    c.relreplident::text \
+                    c.relreplident::text, quote_ident(n.nspname) || '.' || quote_ident(c.relname) \
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE c.oid = ANY($1::int8[]::oid[]) ORDER BY 1",
             &[&oids],
@@ -119,6 +121,7 @@ pub async fn tables(client: &Client, tables: &[CatalogTable]) -> Result<Vec<Tabl
             owner: r.get(2),
             primary_key: r.get(3),
             replica_identity: r.get::<_, String>(4).chars().next().unwrap_or('d'),
+            sql_name: r.get(5),
         })
         .collect())
 }

@@ -52,6 +52,9 @@ pub struct ConnectorStatus {
     pub trace: Option<String>,
     /// The kind of the error that failed it (the CLI's exit status follows it).
     pub failure: Option<ErrorKind>,
+    /// `Stopped` because its run ended on its own (`snapshot.mode=initial_only`), not on a
+    /// stop request.
+    pub ended_on_its_own: bool,
     /// Restarts after retriable errors since it was started.
     pub restarts: u64,
     /// Counters since it was created, over all its runs.
@@ -65,6 +68,8 @@ struct Progress {
     last_error: Option<String>,
     /// The failing error, as [`ConnectorStatus::trace`] and its kind.
     failure: Option<(ErrorKind, String)>,
+    /// See [`ConnectorStatus::ended_on_its_own`].
+    ended_on_its_own: bool,
     restarts: u64,
     /// Counters of the runs that ended.
     finished: RunStats,
@@ -91,6 +96,7 @@ impl Shared {
     fn set(&self, state: ConnectorState, error: Option<String>) {
         let mut p = self.lock();
         p.state = state;
+        p.ended_on_its_own = false;
         if state != ConnectorState::Failed {
             p.failure = None;
         }
@@ -129,6 +135,7 @@ impl Shared {
             last_error: p.last_error.clone(),
             trace: p.failure.as_ref().map(|(_, t)| t.clone()),
             failure: p.failure.as_ref().map(|(k, _)| *k),
+            ended_on_its_own: p.ended_on_its_own,
             restarts: p.restarts,
             stats,
         }
@@ -221,6 +228,7 @@ impl Connector {
                     state: ConnectorState::Unassigned,
                     last_error: None,
                     failure: None,
+                    ended_on_its_own: false,
                     restarts: 0,
                     finished: RunStats::default(),
                     current: Arc::new(Counters::default()),
@@ -388,7 +396,13 @@ async fn supervise(
         let result = run_counted(config.clone(), shutdown.clone(), counters).await;
         let e = match result {
             Ok(()) => {
+                let on_its_own = !*shutdown.borrow();
                 shared.set(ConnectorState::Stopped, None);
+                if on_its_own {
+                    shared.lock().ended_on_its_own = true;
+                    // Published again so an owner woken by the first change reads the flag.
+                    shared.state.send_replace(ConnectorState::Stopped);
+                }
                 return Ok(());
             }
             Err(e) => e,

@@ -332,8 +332,12 @@ pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) ->
     }
     drop(snap_sql);
     if !snapshot::wait_acknowledged(started, shutdown).await? {
+        started.processor.counters.snapshot_ended(false);
         return Ok(false);
     }
+    // The tables are read and acknowledged: the snapshot's metrics say completed (the offsets
+    // record it once the stream passes its position).
+    started.processor.counters.snapshot_ended(true);
     started.processor.set_fence(Some(fence.after()));
     started.replication = Some(reopen_replication(started, &config).await?);
     Ok(true)

@@ -191,16 +191,32 @@ fn table_findings(role: &str, tables: &[TableFacts], out: &mut Vec<Finding>) {
                 "role {role} may not SELECT {}: the snapshot cannot read it",
                 t.name
             ),
-            format!("GRANT SELECT ON {} TO {};", t.name, quote_ident(role)),
+            format!("GRANT SELECT ON {} TO {};", t.sql_name, quote_ident(role)),
         ));
     }
     for t in tables
         .iter()
         .filter(|t| t.replica_identity == 'n' || (t.replica_identity == 'd' && !t.primary_key))
     {
+        let what = if t.replica_identity == 'n' {
+            "has REPLICA IDENTITY NOTHING"
+        } else {
+            "has no primary key or replica identity"
+        };
+        let fix = if t.replica_identity == 'n' && t.primary_key {
+            format!(
+                "ALTER TABLE {} REPLICA IDENTITY DEFAULT; (its primary key identifies rows)",
+                t.sql_name
+            )
+        } else {
+            format!(
+                "add a primary key, or ALTER TABLE {} REPLICA IDENTITY FULL;",
+                t.sql_name
+            )
+        };
         out.push(bad("replica_identity", Severity::Warning,
-            format!("{} has no primary key or replica identity: PostgreSQL refuses UPDATE and DELETE on it in the application while the publication publishes them", t.name),
-            format!("add a primary key, or ALTER TABLE {} REPLICA IDENTITY FULL;", t.name)));
+            format!("{} {what}: PostgreSQL refuses UPDATE and DELETE on it in the application while the publication publishes them", t.name),
+            fix));
     }
 }
 
@@ -293,17 +309,19 @@ async fn slot_findings(
     let drop_it = format!("SELECT pg_drop_replication_slot('{name}'); then start with a snapshot.mode that takes a new snapshot");
     let before = out.len();
     if slot.plugin.as_deref() != Some("pgoutput") {
+        let plugin = match slot.plugin.as_deref() {
+            None | Some("") => "no plugin (a physical slot)".to_string(),
+            Some(p) => format!("plugin {p}"),
+        };
         out.push(bad(
             "slot",
             Severity::Error,
-            format!(
-                "slot {name} uses plugin {}, not pgoutput",
-                slot.plugin.unwrap_or_default()
-            ),
+            format!("slot {name} uses {plugin}, not pgoutput"),
             drop_it.clone(),
         ));
     }
-    if slot.database.as_deref() != Some(config.database.dbname.as_str()) {
+    let logical = slot.plugin.as_deref().is_some_and(|p| !p.is_empty());
+    if logical && slot.database.as_deref() != Some(config.database.dbname.as_str()) {
         out.push(bad(
             "slot",
             Severity::Error,

@@ -165,7 +165,20 @@ fn location(headers: &HeaderMap, app: &App, name: &str) -> String {
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map_or_else(|| app.worker.id().to_string(), str::to_string);
-    format!("http://{host}/connectors/{name}")
+    format!("http://{host}/connectors/{}", path_segment(name))
+}
+
+/// `name` as one URL path segment: unreserved characters kept, every other byte `%XX`.
+fn path_segment(name: &str) -> String {
+    let mut out = String::new();
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Connect's 201 for a new connector: `Location`, and its info with no task yet.
@@ -381,7 +394,7 @@ async fn ready(State(app): State<App>) -> Response {
             continue;
         }
         let task = s.tasks.first().map(|t| t.state).unwrap_or("UNASSIGNED");
-        if task != "RUNNING" {
+        if task != "RUNNING" && !app.worker.finished(&name) {
             not_ready.insert(name, json!(task));
         }
     }

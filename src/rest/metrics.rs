@@ -67,15 +67,31 @@ impl Sample {
     fn debezium(&self, context: &str) -> Labels {
         let mut labels = vec![
             ("plugin".into(), "postgres".into()),
-            ("name".into(), self.server.clone()),
+            ("name".into(), escaped(&self.server)),
             ("context".into(), context.into()),
         ];
-        labels.extend(self.tags.iter().cloned());
+        labels.extend(self.tags.iter().map(|(k, v)| (k.clone(), escaped(v))));
         labels
     }
     fn own(&self) -> Labels {
-        vec![("connector".into(), self.connector.clone())]
+        vec![("connector".into(), escaped(&self.connector))]
     }
+}
+
+/// A label value as the text format writes it: the encoder writes values as given, so a
+/// backslash, a double quote or a line feed (legal in table names and tags) would end the
+/// value early and let the rest pass for other series.
+fn escaped(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Writes one metric family: a descriptor, then one value per label set.
@@ -228,7 +244,7 @@ fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fm
         .flat_map(|x| {
             p(x).tables.into_iter().map(move |(table, t)| {
                 let mut labels = s(x);
-                labels.push(("table".into(), table));
+                labels.push(("table".into(), escaped(&table)));
                 (labels, ConstGauge::new(t.rows as i64))
             })
         })
@@ -401,5 +417,17 @@ impl EncodeMetric for Latency {
 
     fn metric_type(&self) -> MetricType {
         MetricType::Histogram
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_as_the_text_format_requires() {
+        assert_eq!(escaped(r#"public.we"ird\x"#), r#"public.we\"ird\\x"#);
+        assert_eq!(escaped("a\n# EOF"), "a\\n# EOF");
+        assert_eq!(escaped("plain"), "plain");
     }
 }

@@ -313,13 +313,16 @@ impl Worker {
             self.add(raw, connector, TargetState::Started).await?;
             return Ok(true);
         };
-        let target = entry.lock().target;
-        store.save(name, &raw, target).map_err(internal)?;
+        {
+            // The config and its stored copy change together (see set_target).
+            let mut s = entry.lock();
+            store.save(name, &raw, s.target).map_err(internal)?;
+            s.raw = raw;
+        }
         let mut control = entry.control.lock().await;
         stop_quietly(&mut control).await;
         {
             let mut s = entry.lock();
-            s.raw = raw;
             s.config = connector.config().clone();
             s.handle = connector.handle();
         }
@@ -344,17 +347,18 @@ impl Worker {
     /// background (Connect answers before the state changes).
     pub fn set_target(&self, name: &str, target: TargetState) -> WorkerResult<()> {
         let entry = self.entry_or(name, |n| format!("Unknown connector {n}"))?;
-        let (raw, before) = {
+        let before = {
+            // The target and its stored copy change together, under the entry's lock, so
+            // requests that race are stored in the order they took effect.
             let mut s = entry.lock();
             if s.target == target {
                 return Ok(());
             }
-            let before = std::mem::replace(&mut s.target, target);
-            (s.raw.clone(), before)
+            if let Mode::Serve(store) = &self.inner.mode {
+                store.save(name, &s.raw, target).map_err(internal)?;
+            }
+            std::mem::replace(&mut s.target, target)
         };
-        if let Mode::Serve(store) = &self.inner.mode {
-            store.save(name, &raw, target).map_err(internal)?;
-        }
         // A stopped connector has no task: resuming it creates a fresh one, as in Connect,
         // so a task that had failed starts again; resuming a paused one does not restart a
         // failed task (a restart does).
@@ -458,9 +462,19 @@ impl Worker {
         match st.state {
             // A failure always has a kind; `Internal` only if that ever did not hold.
             ConnectorState::Failed => Some(Some(st.failure.unwrap_or(ErrorKind::Internal))),
-            ConnectorState::Stopped => Some(None),
+            // Only a run that ended on its own (initial_only): a stop asked for over REST keeps
+            // the process up, however the requests interleave.
+            ConnectorState::Stopped if st.ended_on_its_own => Some(None),
             _ => None,
         }
+    }
+
+    /// `true` when `name`'s run ended on its own (`snapshot.mode=initial_only` done): nothing
+    /// left to do, not a failure.
+    pub fn finished(&self, name: &str) -> bool {
+        self.entry(name)
+            .map(|e| e.lock().handle.status().ended_on_its_own)
+            .unwrap_or(false)
     }
 
     /// A receiver of `name`'s state changes (`None` for an unknown connector).
@@ -517,10 +531,15 @@ impl Worker {
 /// environment). Errors: 400 with every problem, and for a name the REST paths cannot carry.
 fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
     if let Some(name) = raw.get(config::keys::NAME) {
-        if name.contains('/') || name.trim().is_empty() {
+        let unusable = name.contains('/')
+            || name.trim().is_empty()
+            || name.trim() != name
+            || name.chars().any(char::is_control)
+            || !store::name_fits(name);
+        if unusable {
             return Err(WorkerError::new(
                 400,
-                format!("connector name {name:?} cannot be used over REST (a name needs a character and no '/'): choose another name"),
+                format!("connector name {name:?} cannot be used over REST (a name needs a visible character, no '/', no control character or surrounding blank, and at most {} bytes once letters, digits, - and _ are kept and other bytes written as %XX): choose another name", store::MAX_STEM_BYTES),
             ));
         }
     }

@@ -13,10 +13,12 @@ use crate::error::{Error, ErrorKind, Result};
 
 use super::TargetState;
 
-/// A directory of connector configs.
-#[derive(Debug, Clone)]
+/// A directory of connector configs. Writes are serialised (one at a time in the process),
+/// each through its own temporary file.
+#[derive(Debug)]
 pub struct ConfigStore {
     dir: PathBuf,
+    writes: std::sync::Mutex<u64>,
 }
 
 impl ConfigStore {
@@ -30,6 +32,7 @@ impl ConfigStore {
         })?;
         Ok(ConfigStore {
             dir: dir.to_path_buf(),
+            writes: std::sync::Mutex::new(0),
         })
     }
 
@@ -45,7 +48,9 @@ impl ConfigStore {
             "state": target.connect_name(),
         });
         let path = self.path(name);
-        let tmp = path.with_extension("json.tmp");
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        *writes += 1;
+        let tmp = path.with_extension(format!("json.{}.{}.tmp", std::process::id(), *writes));
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
         write_private(&tmp, text.as_bytes())
             .and_then(|()| std::fs::rename(&tmp, &path))
@@ -54,6 +59,7 @@ impl ConfigStore {
 
     /// Removes `name`'s file. Errors: it exists and cannot be removed.
     pub fn remove(&self, name: &str) -> Result<()> {
+        let _one_writer = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         match std::fs::remove_file(self.path(name)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(io_error(&self.path(name), e))
@@ -111,11 +117,28 @@ fn read_one(path: &Path) -> Result<(String, RawConfig, TargetState)> {
             .ok_or_else(|| bad(&format!("{k} is not a string")))?;
         raw.insert(k.clone(), s.to_string());
     }
-    let target = v["state"]
+    let target = match v["state"]
         .as_str()
-        .and_then(TargetState::from_connect_name)
-        .unwrap_or(TargetState::Started);
+        .map(|s| (s, TargetState::from_connect_name(s)))
+    {
+        Some((_, Some(t))) => t,
+        None => TargetState::Started,
+        Some((s, None)) => {
+            return Err(bad(&format!(
+                "state {s:?} is not RUNNING, PAUSED or STOPPED"
+            )))
+        }
+    };
     Ok((name.to_string(), raw, target))
+}
+
+/// The longest encoded connector name: its file name, with the temporary suffix, must fit a
+/// file system's 255 bytes.
+pub const MAX_STEM_BYTES: usize = 200;
+
+/// `true` when `name`'s file name fits ([`MAX_STEM_BYTES`]).
+pub fn name_fits(name: &str) -> bool {
+    file_stem(name).len() <= MAX_STEM_BYTES
 }
 
 /// A file name for a connector name: letters, digits, `-` and `_` kept, every other byte
@@ -157,5 +180,33 @@ mod tests {
         store.remove("a/b").unwrap();
         assert_eq!(store.load().unwrap().len(), 1);
         assert_eq!(file_stem("../x y"), "%2E%2E%2Fx%20y");
+    }
+
+    #[test]
+    fn concurrent_saves_of_one_connector_leave_a_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(ConfigStore::open(dir.path()).unwrap());
+        let raw: RawConfig = [("big".to_string(), "x".repeat(200_000))].into();
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let (store, raw) = (store.clone(), raw.clone());
+                std::thread::spawn(move || {
+                    for n in 0..20 {
+                        let t = if (i + n) % 2 == 0 {
+                            TargetState::Paused
+                        } else {
+                            TargetState::Stopped
+                        };
+                        store.save("c", &raw, t).expect("every save succeeds");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let loaded = store.load().expect("the file is whole");
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0].1, raw);
     }
 }
