@@ -192,6 +192,9 @@ async fn run(
                 return Ok(());
             }
             _ = changes.changed() => {}
+            // Target states and restarts change without a state change of the run: look again
+            // now and then.
+            () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
         }
         if let Some(ended) = worker.ended(&name) {
             return match ended {

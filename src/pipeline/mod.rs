@@ -143,7 +143,7 @@ pub(crate) async fn run_counted(
         started.processor.counters.clone(),
     );
     let result = stream::run(&mut started, &mut streaming, &mut shutdown).await;
-    monitor.abort();
+    drop(monitor);
     started.processor.counters.set_connected(false);
     shutdown::finish(&config, &mut started, streaming, result.map(|_| ())).await
 }

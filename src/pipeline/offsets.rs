@@ -34,6 +34,16 @@ pub enum OffsetStorage {
 impl OffsetStorage {
     /// The storage `config` asks for (the topic is created when missing).
     pub async fn open(config: &ConnectorConfig) -> Result<OffsetStorage> {
+        Self::open_with(config, true).await
+    }
+
+    /// The storage `config` names, creating nothing (reading offsets over REST): a missing
+    /// topic reads as no offsets.
+    pub async fn open_existing(config: &ConnectorConfig) -> Result<OffsetStorage> {
+        Self::open_with(config, false).await
+    }
+
+    async fn open_with(config: &ConnectorConfig, create: bool) -> Result<OffsetStorage> {
         match &config.offsets_topic {
             Some(topic) => {
                 let store = KafkaOffsetStore::open(
@@ -41,6 +51,7 @@ impl OffsetStorage {
                     topic,
                     &config.name,
                     &config.topic_prefix,
+                    create,
                 )
                 .await?;
                 Ok(OffsetStorage::Topic(store))

@@ -68,17 +68,17 @@ fn bad(check: &'static str, severity: Severity, message: String, fix: String) ->
 /// Runs every check for `config`.
 pub async fn run(config: &ConnectorConfig) -> Vec<Finding> {
     let mut out = Vec::new();
+    let mut tables = None;
     match crate::pg::sql::connect(&config.database).await {
-        Ok(sql) => {
-            if let Err(e) = postgres(config, &sql, &mut out).await {
-                out.push(bad(
-                    "postgresql",
-                    Severity::Error,
-                    format!("a check query failed: {}", e.one_line()),
-                    e.kind().policy().fix.to_string(),
-                ));
-            }
-        }
+        Ok(sql) => match postgres(config, &sql, &mut out).await {
+            Ok(t) => tables = Some(t),
+            Err(e) => out.push(bad(
+                "postgresql",
+                Severity::Error,
+                format!("a check query failed: {}", e.one_line()),
+                e.kind().policy().fix.to_string(),
+            )),
+        },
         Err(e) => out.push(bad(
             "postgresql",
             Severity::Error,
@@ -89,7 +89,7 @@ pub async fn run(config: &ConnectorConfig) -> Vec<Finding> {
             ),
         )),
     }
-    kafka(config, &mut out).await;
+    kafka(config, tables.as_deref(), &mut out).await;
     out
 }
 
@@ -97,7 +97,7 @@ async fn postgres(
     config: &ConnectorConfig,
     sql: &Client,
     out: &mut Vec<Finding>,
-) -> crate::error::Result<()> {
+) -> crate::error::Result<Vec<TableFacts>> {
     let server = facts::server(sql).await?;
     server_findings(&server, out);
     let role = facts::role(sql).await?;
@@ -122,7 +122,8 @@ async fn postgres(
     table_findings(&role.name, &tables, out);
     let publication = facts::publication(sql, &config.publication_name).await?;
     publication_findings(config, &role, &tables, publication, out);
-    slot_findings(config, sql, &server, out).await
+    slot_findings(config, sql, &server, out).await?;
+    Ok(tables)
 }
 
 fn server_findings(s: &ServerFacts, out: &mut Vec<Finding>) {
@@ -280,7 +281,7 @@ fn publication_findings(
             ok("publication", format!("publication {name} lacks {}; pgcdc adds them at start (filtered)", missing.join(", ")))
         } else {
             bad("publication", Severity::Error, format!("publication {name} does not publish captured tables {}: their changes would never arrive", missing.join(", ")),
-                format!("ALTER PUBLICATION {} ADD TABLE {};", quote_ident(name), missing.join(", ")))
+                format!("ALTER PUBLICATION {} ADD TABLE {};", quote_ident(name), sql_names(tables, &missing)))
         });
     }
     if !extra.is_empty() {
@@ -363,7 +364,9 @@ async fn slot_findings(
     Ok(())
 }
 
-async fn kafka(config: &ConnectorConfig, out: &mut Vec<Finding>) {
+/// The Kafka checks; the topic checks need the captured tables (`None` when PostgreSQL could
+/// not be read, and then they are skipped, saying so).
+async fn kafka(config: &ConnectorConfig, tables: Option<&[TableFacts]>, out: &mut Vec<Finding>) {
     let tracker = Arc::new(AckTracker::new(Lsn(0)));
     let sink = match KafkaSink::new(&config.kafka, tracker, None) {
         Ok(s) => s,
@@ -391,22 +394,21 @@ async fn kafka(config: &ConnectorConfig, out: &mut Vec<Finding>) {
         "kafka",
         format!("Kafka at {} answers", config.kafka.bootstrap_servers),
     ));
-    let Ok(sql) = crate::pg::sql::connect(&config.database).await else {
+    let Some(tables) = tables else {
+        out.push(ok(
+            "topics",
+            "not checked: the captured tables could not be read from PostgreSQL",
+        ));
         return;
     };
-    let Ok(captured) = setup::captured_tables(&sql, config).await else {
-        return;
-    };
-    let keyless: Vec<String> = facts::tables(&sql, &captured)
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| !t.primary_key)
-        .map(|t| t.name)
-        .collect();
-    let topics: Vec<String> = captured
+    let keyless: Vec<String> = tables
         .iter()
-        .map(|t| format!("{}.{}.{}", config.topic_prefix, t.schema, t.table))
+        .filter(|t| !t.primary_key)
+        .map(|t| t.name.clone())
+        .collect();
+    let topics: Vec<String> = tables
+        .iter()
+        .map(|t| format!("{}.{}", config.topic_prefix, t.name))
         .collect();
     let policies = match sink.topic_cleanup_policies(&topics).await {
         Ok(p) => p,
@@ -421,6 +423,16 @@ async fn kafka(config: &ConnectorConfig, out: &mut Vec<Finding>) {
         }
     };
     topic_findings(&policies, &keyless, config, sink.creates_topics(), out);
+}
+
+/// The SQL names of the tables among `tables` named in `names`, comma separated.
+fn sql_names(tables: &[TableFacts], names: &[&str]) -> String {
+    tables
+        .iter()
+        .filter(|t| names.contains(&t.name.as_str()))
+        .map(|t| t.sql_name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The fix for a connection that failed: what to check for a connection error (the run's

@@ -48,9 +48,19 @@ impl StallClock {
     }
 }
 
-/// Starts the monitor of `slot`; it runs until the handle is aborted (the run's end).
-pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) -> JoinHandle<()> {
-    super::spawn(async move {
+/// A running monitor; dropping it stops it (the run ended, or its future was dropped).
+#[derive(Debug)]
+pub struct Monitor(JoinHandle<()>);
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Starts the monitor of `slot`; it runs until the returned [`Monitor`] is dropped.
+pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) -> Monitor {
+    Monitor(super::spawn(async move {
         let mut client = None;
         let mut clock = StallClock::default();
         let mut tick = tokio::time::interval(SLOT_MONITOR_INTERVAL);
@@ -75,7 +85,7 @@ pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) ->
                 }
             }
         }
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -67,6 +67,17 @@ async fn plugins() -> Json<Value> {
     }]))
 }
 
+/// Runs a change to the worker in a task of its own: a client that disconnects drops the
+/// request's future, which must not leave the change half done (a connector stopped and not
+/// started again).
+async fn detached<T: Send + 'static>(
+    change: impl std::future::Future<Output = WorkerResult<T>> + Send + 'static,
+) -> WorkerResult<T> {
+    tokio::spawn(change)
+        .await
+        .unwrap_or_else(|e| Err(WorkerError::new(500, format!("the operation failed: {e}"))))
+}
+
 /// The values of a repeated query parameter (`expand=status&expand=info`).
 fn query_values(query: &Option<String>, name: &str) -> Vec<String> {
     query
@@ -231,7 +242,8 @@ async fn create(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Resp
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = app.worker.create(raw, target).await {
+    let worker = app.worker.clone();
+    if let Err(e) = detached(async move { worker.create(raw, target).await }).await {
         return e.into_response();
     }
     match app.worker.info(&name) {
@@ -276,7 +288,8 @@ async fn put_config(
         );
     }
     raw.insert(keys::NAME.to_string(), name.clone());
-    let is_new = match app.worker.put_config(&name, raw).await {
+    let (worker, n) = (app.worker.clone(), name.clone());
+    let is_new = match detached(async move { worker.put_config(&n, raw).await }).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
@@ -288,7 +301,8 @@ async fn put_config(
 }
 
 async fn delete(State(app): State<App>, Path(name): Path<String>) -> Response {
-    match app.worker.delete(&name).await {
+    let worker = app.worker.clone();
+    match detached(async move { worker.delete(&name).await }).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }
@@ -418,21 +432,15 @@ async fn alter_offsets(State(app): State<App>, Path(name): Path<String>, body: B
         Ok(o) => o,
         Err(e) => return e.into_response(),
     };
-    json_or(
-        app.worker
-            .alter_offsets(&name, &Value::Object(obj))
-            .await
-            .map(|m| json!({ "message": m })),
-    )
+    let worker = app.worker.clone();
+    let altered = detached(async move { worker.alter_offsets(&name, &Value::Object(obj)).await });
+    json_or(altered.await.map(|m| json!({ "message": m })))
 }
 
 async fn reset_offsets(State(app): State<App>, Path(name): Path<String>) -> Response {
-    json_or(
-        app.worker
-            .reset_offsets(&name)
-            .await
-            .map(|m| json!({ "message": m })),
-    )
+    let worker = app.worker.clone();
+    let reset = detached(async move { worker.reset_offsets(&name).await });
+    json_or(reset.await.map(|m| json!({ "message": m })))
 }
 
 /// `true` for the names Connect accepts for the PostgreSQL connector plugin: its class and
@@ -456,13 +464,10 @@ async fn validate(Path(class): Path<String>, body: Bytes) -> Response {
             ),
         );
     }
-    let raw: RawConfig = obj
-        .iter()
-        .map(|(k, v)| {
-            let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-            (k.clone(), text)
-        })
-        .collect();
+    let raw = match raw_config(&obj) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
     let v = crate::worker::validate_config(&raw);
     let mut groups: Vec<&str> = Vec::new();
     for c in &v.configs {

@@ -17,7 +17,9 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use super::App;
-use crate::pipeline::{ConnectorHandle, ConnectorState};
+use std::sync::Arc;
+
+use crate::pipeline::{ConnectorState, ConnectorStatus, Counters, SnapshotProgress};
 use crate::worker::{TargetState, Worker};
 
 pub(super) fn routes() -> Router<App> {
@@ -50,11 +52,13 @@ impl std::fmt::Debug for Collector {
     }
 }
 
-/// One connector's values at scrape time.
+/// One connector's values at scrape time, each read once.
 struct Sample {
     connector: String,
     server: String,
-    handle: ConnectorHandle,
+    status: ConnectorStatus,
+    counters: Arc<Counters>,
+    snapshot: SnapshotProgress,
     target: TargetState,
     queue_capacity: i64,
     /// `custom.metric.tags`, added to the Debezium metrics' labels.
@@ -131,11 +135,13 @@ impl prometheus_client::collector::Collector for Collector {
             .handles()
             .into_iter()
             .map(|(connector, config, handle, target)| Sample {
+                status: handle.status(),
+                counters: handle.counters(),
+                snapshot: handle.counters().snapshot_progress(),
                 server: config.topic_prefix.clone(),
                 queue_capacity: config.max_queue_size as i64,
                 tags: config.custom_metric_tags.clone(),
                 connector,
-                handle,
                 target,
             })
             .collect();
@@ -147,8 +153,10 @@ impl prometheus_client::collector::Collector for Collector {
 
 fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
     let s = |x: &Sample| x.debezium("streaming");
-    let stats = |x: &Sample| x.handle.status().stats;
-    let c = |x: &Sample| x.handle.counters();
+    let stats = |x: &Sample| x.status.stats;
+    fn c(x: &Sample) -> &Counters {
+        &x.counters
+    }
     gauges(e, samples, "debezium_metrics_TotalNumberOfEventsSeen", "Change events seen while streaming, since the connector was created (JMX TotalNumberOfEventsSeen).", |x| Some((s(x), stats(x).change_events as i64)))?;
     gauges(
         e,
@@ -196,7 +204,9 @@ fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::f
 
 fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
     let s = |x: &Sample| x.debezium("snapshot");
-    let p = |x: &Sample| x.handle.counters().snapshot_progress();
+    fn p(x: &Sample) -> &SnapshotProgress {
+        &x.snapshot
+    }
     gauges(
         e,
         samples,
@@ -242,9 +252,9 @@ fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fm
     let rows = samples
         .iter()
         .flat_map(|x| {
-            p(x).tables.into_iter().map(move |(table, t)| {
+            p(x).tables.iter().map(move |(table, t)| {
                 let mut labels = s(x);
-                labels.push(("table".into(), escaped(&table)));
+                labels.push(("table".into(), escaped(table)));
                 (labels, ConstGauge::new(t.rows as i64))
             })
         })
@@ -272,64 +282,49 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         e,
         "pgcdc_records_sent",
         "Records handed to Kafka since the connector was created.",
-        &|x| x.handle.status().stats.records,
+        &|x| x.status.stats.records,
     )?;
     counter(
         e,
         "pgcdc_snapshot_rows",
         "Snapshot rows emitted since the connector was created.",
-        &|x| x.handle.status().stats.snapshot_rows,
+        &|x| x.status.stats.snapshot_rows,
     )?;
     counter(
         e,
         "pgcdc_restarts",
         "Restarts after retriable errors since the connector was last started.",
-        &|x| x.handle.status().restarts,
+        &|x| x.status.restarts,
     )?;
     counter(
         e,
         "pgcdc_schema_registry_calls",
         "Schema registry calls that returned a schema id.",
-        &|x| x.handle.status().stats.registry_calls,
+        &|x| x.status.stats.registry_calls,
     )?;
     gauges(
         e,
         samples,
         "pgcdc_processed_lsn",
         "End LSN of the last transaction processed, as a number (absent before the first).",
-        |x| {
-            x.handle
-                .counters()
-                .processed_lsn()
-                .map(|l| (o(x), l.0 as i64))
-        },
+        |x| x.counters.processed_lsn().map(|l| (o(x), l.0 as i64)),
     )?;
-    gauges(e, samples, "pgcdc_confirmed_lsn", "The LSN last reported to PostgreSQL as flushed (the slot's confirmed_flush_lsn follows it), as a number.", |x| x.handle.counters().confirmed_lsn().map(|l| (o(x), l.0 as i64)))?;
+    gauges(e, samples, "pgcdc_confirmed_lsn", "The LSN last reported to PostgreSQL as flushed (the slot's confirmed_flush_lsn follows it), as a number.", |x| x.counters.confirmed_lsn().map(|l| (o(x), l.0 as i64)))?;
     gauges(
         e,
         samples,
         "pgcdc_records_in_flight",
         "Records handed to Kafka and not acknowledged yet.",
-        |x| {
-            x.handle
-                .counters()
-                .deliveries()
-                .map(|(n, _)| (o(x), n as i64))
-        },
+        |x| x.counters.deliveries().map(|(n, _)| (o(x), n as i64)),
     )?;
     gauges(
         e,
         samples,
         "pgcdc_records_acknowledged",
         "Delivery reports received in the current run.",
-        |x| {
-            x.handle
-                .counters()
-                .deliveries()
-                .map(|(_, n)| (o(x), n as i64))
-        },
+        |x| x.counters.deliveries().map(|(_, n)| (o(x), n as i64)),
     )?;
-    let slot = |x: &Sample| x.handle.counters().slot();
+    let slot = |x: &Sample| x.counters.slot();
     gauges(e, samples, "pgcdc_server_wal_lsn", "The server's current WAL position (pg_current_wal_lsn()), as a number, read every 5 s while streaming.", |x| slot(x).map(|s| (o(x), s.current_wal.0 as i64)))?;
     gauges(
         e,
@@ -348,16 +343,11 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
     gauges(e, samples, "pgcdc_slot_stalled_seconds", "Seconds the slot's confirmed position has not moved while WAL was written after it; 0 while it moves or nothing is written. Alert on it before the disk fills.", |x| slot(x).map(|s| (o(x), s.stalled_seconds as i64)))?;
     let latency = samples
         .iter()
-        .filter_map(|x| {
-            x.handle
-                .counters()
-                .ack_latency()
-                .map(|l| (o(x), Latency(l)))
-        })
+        .filter_map(|x| x.counters.ack_latency().map(|l| (o(x), Latency(l))))
         .collect();
     family(e, "pgcdc_commit_to_ack_seconds", "Seconds from a transaction's commit in PostgreSQL until Kafka acknowledged all its records (this run; wall clocks of both hosts).", MetricType::Histogram, latency)?;
     gauges(e, samples, "pgcdc_task_running", "1 while the connector's task runs (RUNNING); 0 when paused, stopped, failed or restarting.", |x| {
-        let running = x.target == TargetState::Started && x.handle.status().state == ConnectorState::Running;
+        let running = x.target == TargetState::Started && x.status.state == ConnectorState::Running;
         Some((o(x), running as i64))
     })?;
     gauges(
@@ -367,7 +357,7 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         "1 while the connector's task waits to retry after a connection error (the error is its trace in GET /connectors/{name}/status).",
         |x| {
             let waiting = x.target == TargetState::Started
-                && x.handle.status().state == ConnectorState::Restarting;
+                && x.status.state == ConnectorState::Restarting;
             Some((o(x), waiting as i64))
         },
     )?;
@@ -376,12 +366,7 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         samples,
         "pgcdc_task_failed",
         "1 when the connector's task FAILED (its trace is in GET /connectors/{name}/status).",
-        |x| {
-            Some((
-                o(x),
-                (x.handle.status().state == ConnectorState::Failed) as i64,
-            ))
-        },
+        |x| Some((o(x), (x.status.state == ConnectorState::Failed) as i64)),
     )
 }
 

@@ -69,12 +69,13 @@ fn kafka_error(what: String, e: rdkafka::error::KafkaError) -> Error {
 
 impl KafkaOffsetStore {
     /// The store of connector `name` with topic prefix `server` in `topic`, which is created
-    /// (compacted) when it does not exist.
+    /// (compacted) when it does not exist and `create` says so.
     pub async fn open(
         kafka: &KafkaConfig,
         topic: &OffsetsTopicConfig,
         name: &str,
         server: &str,
+        create: bool,
     ) -> Result<KafkaOffsetStore> {
         let client = base_client(kafka);
         let mut producer_config = client.clone();
@@ -93,7 +94,9 @@ impl KafkaOffsetStore {
             producer,
             client,
         };
-        store.ensure_topic(topic).await?;
+        if create {
+            store.ensure_topic(topic).await?;
+        }
         Ok(store)
     }
 

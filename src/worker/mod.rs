@@ -3,9 +3,13 @@
 //! [`Connector`]. The REST API ([`crate::rest`]) is a thin layer over the operations here.
 //!
 //! Invariants:
-//! - operations on one connector run one at a time, in the order they were asked for (each
-//!   takes the connector's control lock, a fair mutex); reading a status never waits for
-//!   them (it reads through a [`ConnectorHandle`]);
+//! - operations that start or stop a connector run one at a time (each takes the
+//!   connector's control lock, a fair mutex); a target state or config and its stored copy
+//!   change together under the connector's state lock, so the store holds what took effect
+//!   last; a status read waits at most for that write (it reads through a
+//!   [`ConnectorHandle`]);
+//! - changes run in tasks of their own: a client that disconnects leaves none half done, and
+//!   a deleted connector is never started again by a change that took it before the delete;
 //! - a paused or stopped connector has no run: its replication connection is closed, so no
 //!   status update is owed to PostgreSQL, and its slot keeps the WAL from its confirmed LSN;
 //! - in `serve` ([`Mode::Serve`]) every change of a connector's config or target state is
@@ -113,6 +117,9 @@ struct EntryState {
     handle: ConnectorHandle,
     /// A task restart asked for over REST is under way.
     restarting: bool,
+    /// Deleted: operations that took the entry before the delete leave it stopped and
+    /// stored nowhere.
+    deleted: bool,
 }
 
 impl Entry {
@@ -216,6 +223,7 @@ impl Worker {
                 target,
                 handle: validated.handle(),
                 restarting: false,
+                deleted: false,
             }),
             control: tokio::sync::Mutex::new(validated),
         });
@@ -313,13 +321,18 @@ impl Worker {
             self.add(raw, connector, TargetState::Started).await?;
             return Ok(true);
         };
+        // The whole change under the control lock, so two PUTs are stored and applied in the
+        // same order.
+        let mut control = entry.control.lock().await;
         {
             // The config and its stored copy change together (see set_target).
             let mut s = entry.lock();
+            if s.deleted {
+                return Err(WorkerError::unknown_connector(name));
+            }
             store.save(name, &raw, s.target).map_err(internal)?;
             s.raw = raw;
         }
-        let mut control = entry.control.lock().await;
         stop_quietly(&mut control).await;
         {
             let mut s = entry.lock();
@@ -337,6 +350,11 @@ impl Worker {
     pub async fn delete(&self, name: &str) -> WorkerResult<()> {
         let store = self.store()?;
         let entry = self.entry(name)?;
+        {
+            let mut s = entry.lock();
+            s.deleted = true;
+            s.target = TargetState::Stopped;
+        }
         store.remove(name).map_err(internal)?;
         self.map().remove(name);
         stop_quietly(&mut *entry.control.lock().await).await;
@@ -485,11 +503,13 @@ impl Worker {
     /// Stops every connector gracefully (process shutdown); their target states are kept.
     pub async fn shutdown(&self) {
         let entries: Vec<Arc<Entry>> = self.map().values().cloned().collect();
-        let stops = entries.into_iter().map(|e| async move {
-            stop_quietly(&mut *e.control.lock().await).await;
-        });
+        // All at once: each stop may wait up to its flush timeout.
+        let stops: Vec<_> = entries
+            .into_iter()
+            .map(|e| tokio::spawn(async move { stop_quietly(&mut *e.control.lock().await).await }))
+            .collect();
         for stop in stops {
-            stop.await;
+            let _ = stop.await;
         }
     }
 
@@ -503,11 +523,12 @@ impl Worker {
         let mut loaded = 0;
         for (name, raw, target) in store.load()? {
             match validate(&raw) {
-                Ok(c) => {
-                    if self.add(raw, c, target).await.is_ok() {
-                        loaded += 1;
+                Ok(c) => match self.add(raw, c, target).await {
+                    Ok(()) => loaded += 1,
+                    Err(e) => {
+                        tracing::error!(connector = %name, error = %e.message, "stored connector not loaded")
                     }
-                }
+                },
                 Err(e) => {
                     tracing::error!(connector = %name, error = %e.message, "stored connector config is invalid; not started (fix it with PUT /connectors/{name}/config)");
                 }

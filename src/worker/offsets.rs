@@ -23,7 +23,10 @@ impl Worker {
     pub async fn offsets(&self, name: &str) -> WorkerResult<Value> {
         let entry = self.entry(name)?;
         let config = entry.lock().config.clone();
-        let stored = open(&config).await?.load().await.map_err(internal)?;
+        let storage = OffsetStorage::open_existing(&config)
+            .await
+            .map_err(internal)?;
+        let stored = storage.load().await.map_err(internal)?;
         let list: Vec<Value> = stored
             .iter()
             .map(|o| json!({"partition": partition(&config), "offset": o.to_json()}))
@@ -105,9 +108,7 @@ async fn open(config: &ConnectorConfig) -> WorkerResult<OffsetStorage> {
     OffsetStorage::open(config).await.map_err(internal)
 }
 
-fn internal(e: crate::error::Error) -> WorkerError {
-    WorkerError::new(500, e.one_line())
-}
+use super::internal;
 
 /// Connect's refusal to change the offsets of a connector that is not stopped.
 fn require_stopped(entry: &Entry, run: ConnectorState) -> WorkerResult<()> {

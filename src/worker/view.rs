@@ -33,7 +33,7 @@ pub struct TaskView {
     pub id: u32,
     /// Connect's state name.
     pub state: &'static str,
-    /// The failure, when `FAILED`.
+    /// The failure, when `FAILED`; the error being retried, when `RESTARTING`.
     pub trace: Option<String>,
 }
 
