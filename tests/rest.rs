@@ -577,6 +577,9 @@ async fn a_failed_task_shows_its_trace_and_a_restart_brings_it_back_with_the_pro
         201
     );
     wait_states(&p, "pedidos-cdc", "RUNNING", &["RUNNING"]).await;
+    // Streaming, not snapshotting: during the snapshot the walsender holds the exported
+    // snapshot, and killing it fails the snapshot's reads instead of the connection.
+    p.wait_line("streaming started");
     let (pid, _) = wait_for("the walsender", T, || db.walsender(&prefix)).await;
     db.exec(&format!("SELECT pg_terminate_backend({pid})"))
         .await;
