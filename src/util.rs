@@ -162,6 +162,13 @@ pub fn closest_of<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> 
         .map(|(k, _)| k)
 }
 
+/// Wall-clock time in µs since the Unix epoch (0 if the clock is before it).
+pub fn unix_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
 /// Levenshtein edit distance between `a` and `b`, in characters.
 pub fn levenshtein(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

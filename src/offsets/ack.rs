@@ -91,12 +91,6 @@ impl AckLatency {
     }
 }
 
-fn now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
-}
-
 /// Tracks produced records per transaction and exposes the flushable LSN.
 #[derive(Debug)]
 pub struct AckTracker {
@@ -211,8 +205,9 @@ impl AckTracker {
                     let info = front.info;
                     // A snapshot's "commit time" is when it started: not a latency.
                     if !info.completes_snapshot && info.commit_time_us > 0 {
-                        g.latency
-                            .observe((now_us() - info.commit_time_us) as f64 / 1e6);
+                        g.latency.observe(
+                            (crate::util::unix_micros() - info.commit_time_us) as f64 / 1e6,
+                        );
                     }
                     g.txs.pop_front();
                     g.front_seq += 1;

@@ -107,9 +107,7 @@ impl Loggers {
                 "Invalid log level '{level}'. Valid log levels are: TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF"
             ));
         }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
+        let now = crate::util::unix_micros() / 1000;
         let mut set = self.set_levels();
         let before = set.insert(logger.to_string(), (upper, now));
         let directives = self.directives(&set);
