@@ -75,6 +75,13 @@ shaped "/connectors/$NAME/status"
 shaped "/connectors/$NAME/tasks"
 shaped "/connectors/$NAME/tasks/0/status"
 shaped "/connectors/$NAME/topics" 'keys'
+# Both workers store the position only after their first offset flush: wait for it (up to 60 s)
+# on each side, so the comparison is of stored positions, not of how soon each flushed.
+has_offsets() { answer "$1/connectors/$NAME/offsets" | grep -q '"partition"'; }
+for _ in $(seq 1 300); do
+  has_offsets "$CONNECT" && has_offsets "$PGCDC" && break
+  sleep 0.2
+done
 shaped "/connectors/$NAME/offsets" '.offsets[0].partition'
 shaped "/connectors?expand=status"
 shaped "/connectors?expand=info"

@@ -54,6 +54,7 @@ for name in "${failed[@]}"; do
   echo "== $name failed: details ($dir)"
   awk 'NR > 1 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ && $2 != $3' "$dir/report.txt" 2>/dev/null | head -n 10
   sed -n -e '/repeat the record before them/,/^$/p' -e '/^records on one side only/,/^$/p' "$dir/report.txt" 2>/dev/null | head -n 40
+  grep -A2 '^rest: DIFFERENT' "$dir/rest-compare.txt" 2>/dev/null | head -n 12
   grep -E ' (WARN|ERROR) ' "$dir/pgcdc.log" 2>/dev/null | grep -v 'cannot convert a value' | cut -c1-300 | head -n 15
 done
 printf '%s\n' "${summary[@]}"
