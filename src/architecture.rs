@@ -56,10 +56,13 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "registry",
         ],
     ),
-    // The worker keeps connectors by name and runs them through the pipeline.
+    // The worker keeps connectors by name and runs them through the pipeline; its config
+    // store may be a Kafka topic, which the sink's clients read and write.
     (
         "worker",
-        &["error", "lsn", "util", "config", "offsets", "pipeline"],
+        &[
+            "error", "lsn", "util", "config", "offsets", "sink", "pipeline",
+        ],
     ),
     // The REST API shows the worker (and the counters its connectors' handles give).
     (

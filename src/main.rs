@@ -152,7 +152,11 @@ fn worker_id(config: &WorkerConfig, bound: std::net::SocketAddr) -> String {
 /// Binds the REST listener and starts serving `worker` on it.
 async fn start_rest(config: WorkerConfig, mode: Mode, loggers: Loggers) -> pgcdc::Result<Worker> {
     let listener = Listener::bind(&config).await?;
-    let worker = Worker::new(worker_id(&config, listener.addr()), mode);
+    let worker = Worker::with_defaults(
+        worker_id(&config, listener.addr()),
+        mode,
+        config.connector_defaults.clone(),
+    );
     if let Some(interval) = config.status_log_interval {
         worker.spawn_status_log(interval);
     }
@@ -214,12 +218,12 @@ async fn run(
 
 /// `pgcdc serve`: the worker and its stored connectors, until a signal.
 async fn serve(config: WorkerConfig, loggers: Loggers) -> pgcdc::Result<()> {
-    let store = ConfigStore::open(&config.storage_dir)?;
-    let dir = config.storage_dir.clone();
+    let store = ConfigStore::open(&config).await?;
+    let stored_in = store.describe();
     let mut signals = StopSignals::new();
     let worker = start_rest(config, Mode::Serve(store), loggers).await?;
     let loaded = worker.load_stored().await?;
-    tracing::info!(connectors = loaded, config_storage_dir = %dir.display(), "worker started");
+    tracing::info!(connectors = loaded, configs_in = %stored_in, "worker started");
     signals.recv().await;
     tracing::info!("signal received; stopping every connector (a second signal exits at once)");
     tokio::spawn(async move {

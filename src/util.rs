@@ -169,6 +169,27 @@ pub fn unix_micros() -> i64 {
         .map_or(0, |d| d.as_micros() as i64)
 }
 
+/// Runs `future` to completion on the calling thread, parking it while the future waits:
+/// for a future driven by another thread (such as a Kafka delivery report, which the
+/// producer's own thread completes) where the caller cannot `.await`. Blocks the thread.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
 /// Levenshtein edit distance between `a` and `b`, in characters.
 pub fn levenshtein(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

@@ -103,7 +103,7 @@ async fn a_sound_setup_has_no_error_and_a_broken_one_gets_each_finding_with_its_
     raw.insert("database.password".into(), "pw".into());
     raw.insert(
         "table.include.list".into(),
-        "public.keyed,public.keyless".into(),
+        "public.keyed,public.keyless,public.keyles".into(),
     );
     raw.insert("publication.name".into(), prefix.clone());
     raw.insert("publication.autocreate.mode".into(), "disabled".into());
@@ -140,6 +140,13 @@ async fn a_sound_setup_has_no_error_and_a_broken_one_gets_each_finding_with_its_
         "{report}"
     );
     assert!(finding(&report, "ok", "slot").is_empty(), "{report}");
+    let include = finding(&report, "WARNING", "include");
+    assert!(
+        include.len() == 1
+            && include[0].contains("table.include.list entry \"public.keyles\" matches nothing")
+            && include[0].contains("did you mean public.keyless?"),
+        "{report}"
+    );
 
     db.exec(&format!("SELECT pg_drop_replication_slot('{prefix}')"))
         .await;

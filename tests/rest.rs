@@ -555,6 +555,113 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     db.cleanup().await;
 }
 
+/// With `config.storage.topic` in the worker file, `serve` keeps connector configs in that
+/// topic, in Kafka Connect's records (`connector-<name>` with `{"properties":...}`,
+/// `target-state-<name>`, tombstones on delete): a connector posted without
+/// `bootstrap.servers` takes the worker's, and comes back after a restart in its target
+/// state; a deleted one does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_keeps_connector_configs_in_a_config_topic_as_connect_writes_them() {
+    let db = pedidos_db("restcfgtopic").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("restcfgtopic");
+    let name = prefix.clone();
+    let config_topic = format!("{prefix}.configs");
+    let topic = format!("{prefix}.public.pedidos");
+    let worker_file = dir.path().join("worker.properties");
+    std::fs::write(
+        &worker_file,
+        format!(
+            "bootstrap.servers={}\nconfig.storage.topic={config_topic}\nproducer.linger.ms=5\n",
+            env().kafka
+        ),
+    )
+    .unwrap();
+    let args = ["serve", "--worker", worker_file.to_str().unwrap()];
+    let p = Pgcdc::start(&args, &[]);
+    let mut body = connector_body(&db, &name, &prefix, dir.path());
+    body["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("bootstrap.servers");
+    let created = http("POST", &p.url("/connectors"), Some(&body), &[]);
+    assert_eq!(created.status, 201, "{created:?}");
+    assert!(created.body["config"].get("bootstrap.servers").is_none());
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    db.exec("INSERT INTO pedidos VALUES (1, 'one')").await;
+    read_until(&env().kafka, &topic, T, |r| !r.is_empty()).await;
+    let stopped = http(
+        "PUT",
+        &p.url(&format!("/connectors/{name}/stop")),
+        None,
+        &[],
+    );
+    assert_eq!(stopped.status, 204);
+    wait_states(&p, &name, "STOPPED", &[]).await;
+    assert_eq!(p.stop(), 0);
+
+    // The topic holds Connect's records, the stop last.
+    let recs = read_until(&env().kafka, &config_topic, T, |r| r.len() >= 4).await;
+    let keys: Vec<String> = recs.iter().map(|r| r.key_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            format!("target-state-{name}"),
+            format!("connector-{name}"),
+            format!("target-state-{name}"),
+            format!("connector-{name}"),
+        ]
+    );
+    assert_eq!(recs[0].value_json(), Some(json!({"state": "STARTED"})));
+    assert_eq!(
+        recs[2].value_json(),
+        Some(json!({"state": "PAUSED", "state.v2": "STOPPED"}))
+    );
+    assert_eq!(
+        recs[1].value_json().unwrap()["properties"],
+        body["config"],
+        "the config as given"
+    );
+
+    // After a restart: back, stopped; resumed, it goes on from where it was.
+    let p = Pgcdc::start(&args, &[]);
+    wait_states(&p, &name, "STOPPED", &[]).await;
+    let resumed = http(
+        "PUT",
+        &p.url(&format!("/connectors/{name}/resume")),
+        None,
+        &[],
+    );
+    assert_eq!(resumed.status, 202);
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    db.exec("INSERT INTO pedidos VALUES (2, 'two')").await;
+    let out = read_until(&env().kafka, &topic, T, |r| r.len() >= 2).await;
+    let ids: Vec<i64> = out
+        .iter()
+        .filter_map(|r| r.payload()["after"]["id"].as_i64())
+        .collect();
+    assert_eq!(ids, vec![1, 2]);
+    let deleted = http("DELETE", &p.url(&format!("/connectors/{name}")), None, &[]);
+    assert_eq!(deleted.status, 204);
+    assert_eq!(p.stop(), 0);
+    let recs = read_until(&env().kafka, &config_topic, T, |r| r.len() >= 8).await;
+    let tail: Vec<(String, bool)> = recs[6..]
+        .iter()
+        .map(|r| (r.key_str(), r.value.is_none()))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            (format!("connector-{name}"), true),
+            (format!("target-state-{name}"), true)
+        ]
+    );
+    let p = Pgcdc::start(&args, &[]);
+    assert_eq!(get(&p, "/connectors").body, json!([]));
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
+}
+
 /// A task that fails (its replication connection killed with `errors.max.retries=0`) shows
 /// FAILED with its trace while the process stays up and not ready; a restart of failed
 /// instances brings it back, and nothing committed meanwhile is lost.
@@ -834,9 +941,15 @@ async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_af
         (stalled >= 5.0 && lag > 0.0).then_some(stalled)
     })
     .await;
+    // The record waits in the producer: its bytes are counted until Kafka answers.
+    let queued = sample(&metrics(&p).await, "pgcdc_producer_queue_bytes", &own).unwrap();
+    assert!(queued > 0.0, "the paused record's bytes are queued");
     drop(paused);
     wait_for("the stall to clear once Kafka answers", T, || async {
-        (sample(&metrics(&p).await, "pgcdc_slot_stalled_seconds", &own)? == 0.0).then_some(())
+        let s = metrics(&p).await;
+        let clear = sample(&s, "pgcdc_slot_stalled_seconds", &own)? == 0.0
+            && sample(&s, "pgcdc_producer_queue_bytes", &own)? == 0.0;
+        clear.then_some(())
     })
     .await;
     assert!(stalled >= 5.0);

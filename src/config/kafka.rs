@@ -17,7 +17,7 @@ use super::keys::{
 };
 
 /// Kafka producer settings. `Debug` hides secret values (passwords, private keys).
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct KafkaConfig {
     /// `bootstrap.servers`.
     pub bootstrap_servers: String,
@@ -108,6 +108,32 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Kafka {
     }
     guarantees(c, &config.producer);
     Kafka { config, written_as }
+}
+
+/// The Kafka client settings of a worker's own clients (its config topic): `bootstrap.servers`
+/// and the Java client's security settings (`security.protocol`, `sasl.*`, `ssl.*`), read and
+/// translated as a connector's producer settings are. Errors: every problem, one per entry.
+pub fn worker_client(
+    bootstrap_servers: &str,
+    security: &[(String, String)],
+) -> std::result::Result<KafkaConfig, Vec<String>> {
+    let mut raw = super::RawConfig::new();
+    raw.insert(BOOTSTRAP_SERVERS.to_string(), bootstrap_servers.to_string());
+    for (k, v) in security {
+        raw.insert(format!("{PRODUCER_PREFIX}{k}"), v.clone());
+    }
+    let mut c = Checker::new(&raw);
+    let kafka = parse(&mut c);
+    if c.problems.is_empty() {
+        Ok(kafka.config)
+    } else {
+        // Name the keys as the worker file writes them.
+        Err(c
+            .problems
+            .into_iter()
+            .map(|p| p.replace(PRODUCER_PREFIX, ""))
+            .collect())
+    }
 }
 
 /// `producer.*` then `producer.override.*` (the latter win), translated to librdkafka

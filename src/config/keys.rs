@@ -303,7 +303,8 @@ registry! {
         STATUS_LOG_INTERVAL_MS = "pgcdc.status.log.interval.ms" => Implemented,
         PLUGIN_PATH = "plugin.path" => Framework,
         PLUGIN_DISCOVERY = "plugin.discovery" => Framework,
-        CONFIG_STORAGE_TOPIC = "config.storage.topic" => NotImplemented(None),
+        CONFIG_STORAGE_TOPIC = "config.storage.topic" => Implemented,
+        CONFIG_STORAGE_REPLICATION_FACTOR = "config.storage.replication.factor" => Implemented,
         STATUS_STORAGE_TOPIC = "status.storage.topic" => Framework,
     }
 }

@@ -80,7 +80,7 @@ pub use source::{
 pub use transforms::{PredicateConfig, TransformConfig};
 pub use values::ConvertingFailureMode;
 pub use worker::{
-    RestAuth, WorkerConfig, DEFAULT_CONFIG_STORAGE_DIR, DEFAULT_LISTENER,
+    ConfigTopicConfig, RestAuth, WorkerConfig, DEFAULT_CONFIG_STORAGE_DIR, DEFAULT_LISTENER,
     DEFAULT_STATUS_LOG_INTERVAL,
 };
 

@@ -48,6 +48,24 @@ impl std::fmt::Debug for RestAuth {
     }
 }
 
+/// The topic that keeps `serve`'s connector configs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigTopicConfig {
+    /// `config.storage.topic`.
+    pub topic: String,
+    /// `config.storage.replication.factor` when pgcdc creates the topic (-1, the default: the
+    /// broker's default).
+    pub replication_factor: i32,
+    /// The worker's `bootstrap.servers` and security settings (`security.protocol`, `sasl.*`,
+    /// `ssl.*`), translated for librdkafka.
+    pub kafka: super::KafkaConfig,
+}
+
+/// `true` for the worker's own Kafka client security settings (Connect's top-level names).
+fn is_client_security_key(key: &str) -> bool {
+    key.starts_with("security.") || key.starts_with("sasl.") || key.starts_with("ssl.")
+}
+
 /// The validated worker config.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerConfig {
@@ -66,8 +84,16 @@ pub struct WorkerConfig {
     /// `pgcdc.rest.unauthenticated.writes=true`: accept writes without credentials from any
     /// peer (the operator protects the port otherwise).
     pub unauthenticated_writes: bool,
-    /// `pgcdc.config.storage.dir`: where `serve` keeps one JSON file per connector.
+    /// `pgcdc.config.storage.dir`: where `serve` keeps one JSON file per connector (unless
+    /// [`WorkerConfig::config_topic`]).
     pub storage_dir: PathBuf,
+    /// `config.storage.topic`: `serve` keeps connector configs in this compacted topic, as
+    /// Kafka Connect's distributed workers do.
+    pub config_topic: Option<ConfigTopicConfig>,
+    /// What a connector config given over REST takes from the worker file when it does not
+    /// set it: `bootstrap.servers` and `producer.*`, as Connect's source tasks take their
+    /// producer settings from the worker.
+    pub connector_defaults: RawConfig,
     /// `pgcdc.status.log.interval.ms`: how often each running connector logs a status line
     /// (`None`: never, for 0).
     pub status_log_interval: Option<std::time::Duration>,
@@ -166,9 +192,15 @@ impl WorkerConfig {
                 None
             }
         };
+        let config_topic = config_topic(raw, &mut problems);
         if !problems.is_empty() {
             return Err(Error::config(problems.join("\n")));
         }
+        let connector_defaults: RawConfig = raw
+            .iter()
+            .filter(|(k, _)| *k == keys::BOOTSTRAP_SERVERS || k.starts_with(keys::PRODUCER_PREFIX))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         Ok(WorkerConfig {
             listener,
             bind_host,
@@ -181,7 +213,67 @@ impl WorkerConfig {
                 get(keys::CONFIG_STORAGE_DIR).unwrap_or(DEFAULT_CONFIG_STORAGE_DIR),
             ),
             status_log_interval,
+            config_topic,
+            connector_defaults,
         })
+    }
+}
+
+/// The config topic settings, if `config.storage.topic` is set; problems are pushed.
+fn config_topic(raw: &RawConfig, problems: &mut Vec<String>) -> Option<ConfigTopicConfig> {
+    let get = |k: &str| raw.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let Some(topic) = get(keys::CONFIG_STORAGE_TOPIC) else {
+        if raw.contains_key(keys::CONFIG_STORAGE_REPLICATION_FACTOR) {
+            problems.push(format!(
+                "{} is set without {}: set the topic, or remove the factor",
+                keys::CONFIG_STORAGE_REPLICATION_FACTOR,
+                keys::CONFIG_STORAGE_TOPIC
+            ));
+        }
+        return None;
+    };
+    if raw.contains_key(keys::CONFIG_STORAGE_DIR) {
+        problems.push(format!(
+            "{} and {} are both set: connector configs are kept in one place; remove one",
+            keys::CONFIG_STORAGE_TOPIC,
+            keys::CONFIG_STORAGE_DIR
+        ));
+    }
+    let replication_factor =
+        match get(keys::CONFIG_STORAGE_REPLICATION_FACTOR).map(str::parse::<i32>) {
+            None => -1,
+            Some(Ok(n)) if n == -1 || n >= 1 => n,
+            Some(_) => {
+                problems.push(format!(
+                    "{} must be -1 (the broker's default) or a number >= 1",
+                    keys::CONFIG_STORAGE_REPLICATION_FACTOR
+                ));
+                -1
+            }
+        };
+    let Some(servers) = get(keys::BOOTSTRAP_SERVERS) else {
+        problems.push(format!(
+            "{}={topic} needs {} in the worker file: the Kafka brokers that keep the topic",
+            keys::CONFIG_STORAGE_TOPIC,
+            keys::BOOTSTRAP_SERVERS
+        ));
+        return None;
+    };
+    let security: Vec<(String, String)> = raw
+        .iter()
+        .filter(|(k, _)| is_client_security_key(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    match super::kafka::worker_client(servers, &security) {
+        Ok(kafka) => Some(ConfigTopicConfig {
+            topic: topic.to_string(),
+            replication_factor,
+            kafka,
+        }),
+        Err(p) => {
+            problems.extend(p);
+            None
+        }
     }
 }
 
@@ -191,10 +283,16 @@ fn key_problem(key: &str) -> Option<String> {
         Some(KeyStatus::Implemented | KeyStatus::Framework) => None,
         // A Connect worker's cluster name: no effect on a pgcdc worker.
         None if key == keys::GROUP_ID => None,
-        Some(KeyStatus::NotImplemented(_)) => Some(format!(
-            "{key} is not supported yet: serve keeps connector configs in a local directory ({}); remove {key}",
-            keys::CONFIG_STORAGE_DIR
-        )),
+        // The brokers and producer settings connectors default to, and the security settings
+        // of the worker's own clients, as in a Connect worker file.
+        None if key == keys::BOOTSTRAP_SERVERS
+            || (key.starts_with(keys::PRODUCER_PREFIX)
+                && !key.starts_with(keys::PRODUCER_OVERRIDE_PREFIX))
+            || is_client_security_key(key) =>
+        {
+            None
+        }
+        Some(KeyStatus::NotImplemented(_)) => Some(format!("{key} is not supported yet; remove it")),
         None if keys::status(key).is_some() => Some(format!(
             "{key} is a connector setting: pgcdc takes it from each connector's config, not from the worker file; move it there"
         )),
@@ -312,6 +410,76 @@ mod tests {
     }
 
     #[test]
+    fn a_config_topic_needs_brokers_and_takes_connects_client_settings() {
+        let w = WorkerConfig::from_raw(&raw(&[
+            ("config.storage.topic", "pgcdc-configs"),
+            ("bootstrap.servers", "k1:9092"),
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "PLAIN"),
+            (
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";",
+            ),
+            ("producer.linger.ms", "7"),
+        ]))
+        .unwrap();
+        let t = w.config_topic.expect("a config topic");
+        assert_eq!(
+            (t.topic.as_str(), t.replication_factor),
+            ("pgcdc-configs", -1)
+        );
+        assert_eq!(t.kafka.bootstrap_servers, "k1:9092");
+        let lib: std::collections::BTreeMap<_, _> = t.kafka.producer.iter().cloned().collect();
+        assert_eq!(lib.get("sasl.username").map(String::as_str), Some("u"));
+        assert_eq!(
+            lib.get("security.protocol").map(String::as_str),
+            Some("sasl_ssl")
+        );
+        // Connectors take the brokers and producer.* settings, not the worker's own security.
+        let d = &w.connector_defaults;
+        assert_eq!(
+            d.get("bootstrap.servers").map(String::as_str),
+            Some("k1:9092")
+        );
+        assert_eq!(d.get("producer.linger.ms").map(String::as_str), Some("7"));
+        assert!(!d.contains_key("security.protocol"));
+
+        for (pairs, expected) in [
+            (
+                &[("config.storage.topic", "t")][..],
+                "config.storage.topic=t needs bootstrap.servers",
+            ),
+            (
+                &[
+                    ("config.storage.topic", "t"),
+                    ("bootstrap.servers", "k:1"),
+                    ("pgcdc.config.storage.dir", "d"),
+                ][..],
+                "are both set",
+            ),
+            (
+                &[
+                    ("config.storage.topic", "t"),
+                    ("bootstrap.servers", "k:1"),
+                    ("config.storage.replication.factor", "0"),
+                ][..],
+                "must be -1",
+            ),
+            (
+                &[("config.storage.replication.factor", "3")][..],
+                "without config.storage.topic",
+            ),
+            (
+                &[("producer.override.acks", "1")][..],
+                "producer.override.acks is a connector setting",
+            ),
+        ] {
+            let e = WorkerConfig::from_raw(&raw(pairs)).unwrap_err();
+            assert!(e.message().contains(expected), "{pairs:?}: {}", e.message());
+        }
+    }
+
+    #[test]
     fn unknown_and_connector_keys_are_refused_with_what_to_do() {
         let e = WorkerConfig::from_raw(&raw(&[
             ("listener", "http://:1"),
@@ -323,7 +491,7 @@ mod tests {
         assert!(m.contains("did you mean listeners?"), "{m}");
         assert!(m.contains("key.converter is a connector setting"), "{m}");
         assert!(
-            m.contains("config.storage.topic is not supported yet"),
+            m.contains("config.storage.topic=t needs bootstrap.servers"),
             "{m}"
         );
         assert!(WorkerConfig::from_raw(&raw(&[("group.id", "g")])).is_ok());

@@ -13,9 +13,9 @@
 //! pipeline replays a stretch of the slot it must be able to read again (see
 //! [`crate::pipeline::fence`]).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::lsn::Lsn;
 
@@ -91,10 +91,82 @@ impl AckLatency {
     }
 }
 
+/// Where a Kafka error was reported: a record's delivery report (which stops progress), or
+/// the client (brokers unreachable, authentication: retried by the client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ErrorStage {
+    /// A record's delivery failed.
+    Delivery,
+    /// The Kafka client reported an error of its connections.
+    Client,
+}
+
+impl ErrorStage {
+    /// `delivery` or `client`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorStage::Delivery => "delivery",
+            ErrorStage::Client => "client",
+        }
+    }
+}
+
+/// What the producer holds and the errors Kafka reported, for a connector's whole life (one
+/// per connector, shared by the trackers of its runs).
+#[derive(Debug, Default)]
+pub struct DeliveryStats {
+    /// Key, value and header bytes of records handed to the producer and not yet reported.
+    queued_bytes: AtomicU64,
+    /// Errors by (stage, librdkafka error name).
+    errors: Mutex<BTreeMap<(ErrorStage, String), u64>>,
+}
+
+impl DeliveryStats {
+    /// A record of `bytes` was handed to the producer.
+    pub fn queued(&self, bytes: u64) {
+        self.queued_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A record of `bytes` was reported (delivered or failed).
+    pub fn reported(&self, bytes: u64) {
+        let _ = self
+            .queued_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(bytes))
+            });
+    }
+
+    /// A new run's producer starts empty (the last run's producer is gone with its queue).
+    pub fn new_producer(&self) {
+        self.queued_bytes.store(0, Ordering::Relaxed);
+    }
+
+    /// Bytes the producer holds (key, value and headers of unreported records).
+    pub fn queued_bytes(&self) -> u64 {
+        self.queued_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Counts one error named `error` (librdkafka's name, such as `MessageTimedOut`).
+    pub fn count_error(&self, stage: ErrorStage, error: &str) {
+        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        *errors.entry((stage, error.to_string())).or_default() += 1;
+    }
+
+    /// Every error counted so far: (stage, error name, count), sorted.
+    pub fn errors(&self) -> Vec<(ErrorStage, String, u64)> {
+        let errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        errors
+            .iter()
+            .map(|((s, e), n)| (*s, e.clone(), *n))
+            .collect()
+    }
+}
+
 /// Tracks produced records per transaction and exposes the flushable LSN.
 #[derive(Debug)]
 pub struct AckTracker {
     inner: Mutex<Inner>,
+    stats: Arc<DeliveryStats>,
     flushable: AtomicU64,
     /// The most [`AckTracker::flushable`] reports while held (`u64::MAX`: no hold).
     limit: AtomicU64,
@@ -103,8 +175,16 @@ pub struct AckTracker {
 impl AckTracker {
     /// A tracker whose flushable LSN starts at `start` (the slot's confirmed position).
     pub fn new(start: Lsn) -> Self {
+        AckTracker::with_stats(start, Arc::default())
+    }
+
+    /// [`AckTracker::new`], counting into the connector's `stats` (whose queue restarts
+    /// empty: a tracker comes with a new producer).
+    pub fn with_stats(start: Lsn, stats: Arc<DeliveryStats>) -> Self {
+        stats.new_producer();
         AckTracker {
             inner: Mutex::new(Inner::default()),
+            stats,
             flushable: AtomicU64::new(start.0),
             limit: AtomicU64::new(u64::MAX),
         }
@@ -252,6 +332,11 @@ impl AckTracker {
         Lsn(self.flushable.load(Ordering::Acquire).min(limit))
     }
 
+    /// The connector's producer queue bytes and Kafka error counts.
+    pub fn stats(&self) -> &Arc<DeliveryStats> {
+        &self.stats
+    }
+
     /// Records produced and not yet acknowledged.
     pub fn in_flight(&self) -> u64 {
         self.lock().in_flight
@@ -282,6 +367,33 @@ impl AckTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delivery_stats_count_queued_bytes_and_errors_by_stage_and_name() {
+        let stats = Arc::new(DeliveryStats::default());
+        let t = AckTracker::with_stats(Lsn(0), stats.clone());
+        t.stats().queued(100);
+        t.stats().queued(50);
+        t.stats().reported(100);
+        assert_eq!(stats.queued_bytes(), 50);
+        t.stats().reported(80);
+        assert_eq!(stats.queued_bytes(), 0, "never below zero");
+        t.stats().count_error(ErrorStage::Client, "AllBrokersDown");
+        t.stats().count_error(ErrorStage::Client, "AllBrokersDown");
+        t.stats()
+            .count_error(ErrorStage::Delivery, "MessageTimedOut");
+        // A new run's tracker keeps the counts and starts with an empty queue.
+        stats.queued(7);
+        let next = AckTracker::with_stats(Lsn(0), stats.clone());
+        assert_eq!(next.stats().queued_bytes(), 0);
+        assert_eq!(
+            next.stats().errors(),
+            vec![
+                (ErrorStage::Delivery, "MessageTimedOut".to_string(), 1),
+                (ErrorStage::Client, "AllBrokersDown".to_string(), 2),
+            ]
+        );
+    }
 
     #[test]
     fn latencies_fall_in_the_first_bucket_that_holds_them() {

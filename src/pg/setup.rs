@@ -105,6 +105,18 @@ pub async fn captured_tables(
     client: &Client,
     config: &ConnectorConfig,
 ) -> Result<Vec<CatalogTable>> {
+    let mut out: Vec<CatalogTable> = all_tables(client)
+        .await?
+        .into_iter()
+        .filter(|t| config.filters.is_captured(&t.schema, &t.table))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Every ordinary table of the database (what the include and exclude lists choose from),
+/// sorted by schema and name. Errors: the catalog query fails.
+pub async fn all_tables(client: &Client) -> Result<Vec<CatalogTable>> {
     let rows = client
         .query(
             "SELECT n.nspname::text, c.relname::text, c.oid::int8, c.reltuples::int8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -120,7 +132,6 @@ pub async fn captured_tables(
             oid: r.get::<_, i64>(2) as u32,
             estimate: u64::try_from(r.get::<_, i64>(3)).ok(),
         })
-        .filter(|t| config.filters.is_captured(&t.schema, &t.table))
         .collect();
     out.sort();
     Ok(out)

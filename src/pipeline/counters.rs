@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use crate::event::Op;
 use crate::lsn::Lsn;
-use crate::offsets::ack::AckTracker;
+use crate::offsets::ack::{AckTracker, DeliveryStats};
 
 /// Counters of one run (or, in a [`super::Connector`], of every run since it was created), for
 /// logs, status and tests.
@@ -141,6 +141,7 @@ pub struct Counters {
     slot: Mutex<Option<SlotGauges>>,
     /// The run's ack tracker, once its sink exists: records in flight and acknowledged.
     tracker: Mutex<Option<Arc<AckTracker>>>,
+    delivery: Arc<DeliveryStats>,
     /// Topics this run has written to.
     topics: Mutex<BTreeSet<String>>,
     snapshot: Mutex<SnapshotProgress>,
@@ -279,6 +280,10 @@ impl Counters {
             stalled_seconds,
         };
         *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(gauges);
+    }
+    /// The connector's producer queue bytes and Kafka error counts (kept across runs).
+    pub fn delivery_stats(&self) -> Arc<DeliveryStats> {
+        self.delivery.clone()
     }
     pub(crate) fn set_tracker(&self, tracker: Arc<AckTracker>) {
         *self.tracker.lock().unwrap_or_else(|p| p.into_inner()) = Some(tracker);

@@ -121,7 +121,8 @@ pub(crate) async fn run_counted(
     let Some(prepared) = until_stopped(&mut shutdown, startup::prepare(&config)).await? else {
         return Ok(());
     };
-    let connecting = startup::connect_kafka(&config, prepared.resume_lsn());
+    let connecting =
+        startup::connect_kafka(&config, prepared.resume_lsn(), counters.delivery_stats());
     let Some(sink) = until_stopped(&mut shutdown, connecting).await? else {
         return Ok(());
     };

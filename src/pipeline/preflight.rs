@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use tokio_postgres::Client;
 
-use crate::config::{ConnectorConfig, PublicationAutocreateMode};
+use crate::config::{keys, ConnectorConfig, PublicationAutocreateMode};
 use crate::lsn::Lsn;
 use crate::offsets::ack::AckTracker;
 use crate::pg::preflight::{self as facts, ServerFacts, TableFacts};
-use crate::pg::setup;
+use crate::pg::setup::{self, CatalogTable};
 use crate::sink::kafka::KafkaSink;
 use crate::util::quote_ident;
 
@@ -117,7 +117,12 @@ async fn postgres(
             ),
         ));
     }
-    let captured = setup::captured_tables(sql, config).await?;
+    let all = setup::all_tables(sql).await?;
+    include_findings(config, &all, out);
+    let captured: Vec<CatalogTable> = all
+        .into_iter()
+        .filter(|t| config.filters.is_captured(&t.schema, &t.table))
+        .collect();
     let tables = facts::tables(sql, &captured).await?;
     table_findings(&role.name, &tables, out);
     let publication = facts::publication(sql, &config.publication_name).await?;
@@ -170,6 +175,50 @@ fn server_findings(s: &ServerFacts, out: &mut Vec<Finding>) {
             "ALTER SYSTEM SET max_slot_wal_keep_size = '50GB' (a size your disk can hold; then SELECT pg_reload_conf()), and alert on pgcdc_slot_stalled_seconds".into())),
         Some(v) => out.push(ok("max_slot_wal_keep_size", format!("max_slot_wal_keep_size = {v}"))),
         None => {}
+    }
+}
+
+/// An entry of `table.include.list` or `schema.include.list` that matches nothing in the
+/// database: a typo captures less than meant (a warning, since the table may come later).
+fn include_findings(config: &ConnectorConfig, all: &[CatalogTable], out: &mut Vec<Finding>) {
+    let names: Vec<String> = all
+        .iter()
+        .map(|t| format!("{}.{}", t.schema, t.table))
+        .collect();
+    let mut schemas: Vec<&str> = all.iter().map(|t| t.schema.as_str()).collect();
+    schemas.dedup();
+    let lists = [
+        (
+            keys::TABLE_INCLUDE_LIST,
+            &config.filters.table_include,
+            names.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+        (
+            keys::SCHEMA_INCLUDE_LIST,
+            &config.filters.schema_include,
+            schemas,
+        ),
+    ];
+    for (key, patterns, candidates) in lists {
+        for pattern in patterns.iter() {
+            if candidates.iter().any(|c| pattern.is_match(c)) {
+                continue;
+            }
+            let entry = pattern.as_str();
+            let entry = entry
+                .strip_prefix("^(?:")
+                .and_then(|e| e.strip_suffix(")$"))
+                .unwrap_or(entry);
+            let hint = crate::util::closest_of(entry, candidates.iter().copied())
+                .map(|c| format!(" (did you mean {c}?)"))
+                .unwrap_or_default();
+            out.push(bad(
+                "include",
+                Severity::Warning,
+                format!("{key} entry {entry:?} matches nothing in the database{hint}: what it names is not captured"),
+                "correct the entry, or create what it names before the connector starts (a table created later is captured only if the publication covers it)".into(),
+            ));
+        }
     }
 }
 

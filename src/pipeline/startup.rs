@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
-use crate::offsets::ack::AckTracker;
+use crate::offsets::ack::{AckTracker, DeliveryStats};
 use crate::offsets::store::offset_key;
 use crate::offsets::store::Offsets;
 use crate::pg::setup::{self, ServerInfo, SlotInfo};
@@ -274,8 +274,12 @@ impl Prepared {
 /// Reaches Kafka: creates the producer (failing fast on bad settings) and checks that the
 /// brokers answer, with the ack tracker starting at `resume_lsn`. Nothing is created on
 /// either server yet, so this step can be cancelled.
-pub async fn connect_kafka(config: &ConnectorConfig, resume_lsn: Lsn) -> Result<KafkaSink> {
-    let tracker = Arc::new(AckTracker::new(resume_lsn));
+pub async fn connect_kafka(
+    config: &ConnectorConfig,
+    resume_lsn: Lsn,
+    stats: Arc<DeliveryStats>,
+) -> Result<KafkaSink> {
+    let tracker = Arc::new(AckTracker::with_stats(resume_lsn, stats));
     let sink = KafkaSink::new(&config.kafka, tracker, transaction_settings(config))?;
     sink.check_connection(KAFKA_CONNECT_TIMEOUT).await?;
     Ok(sink)

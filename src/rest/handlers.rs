@@ -449,7 +449,7 @@ fn is_our_plugin(class: &str) -> bool {
     class == CONNECTOR_CLASS || Some(class) == CONNECTOR_CLASS.rsplit('.').next()
 }
 
-async fn validate(Path(class): Path<String>, body: Bytes) -> Response {
+async fn validate(State(app): State<App>, Path(class): Path<String>, body: Bytes) -> Response {
     let obj = match json_object(&body) {
         Ok(o) => o,
         Err(e) => return e.into_response(),
@@ -468,7 +468,7 @@ async fn validate(Path(class): Path<String>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    let v = crate::worker::validate_config(&raw);
+    let v = crate::worker::validate_config(&app.worker.effective(&raw));
     let mut groups: Vec<&str> = Vec::new();
     for c in &v.configs {
         if !groups.contains(&c.group) {

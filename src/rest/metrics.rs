@@ -320,6 +320,35 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
     gauges(
         e,
         samples,
+        "pgcdc_producer_queue_bytes",
+        "Key, value and header bytes of records handed to the Kafka producer and not yet reported (what queue.buffering.max.kbytes, Java buffer.memory, bounds).",
+        |x| Some((o(x), x.counters.delivery_stats().queued_bytes() as i64)),
+    )?;
+    let errors = samples
+        .iter()
+        .flat_map(|x| {
+            x.counters
+                .delivery_stats()
+                .errors()
+                .into_iter()
+                .map(move |(stage, error, n)| {
+                    let mut labels = o(x);
+                    labels.push(("stage".into(), stage.name().into()));
+                    labels.push(("error".into(), escaped(&error)));
+                    (labels, ConstCounter::new(n))
+                })
+        })
+        .collect();
+    family(
+        e,
+        "pgcdc_kafka_errors",
+        "Errors Kafka reported since the connector was created, by stage (delivery: a record was not accepted and the task stops; client: a connection or authentication error the client retries) and librdkafka error name.",
+        MetricType::Counter,
+        errors,
+    )?;
+    gauges(
+        e,
+        samples,
         "pgcdc_records_acknowledged",
         "Delivery reports received in the current run.",
         |x| x.counters.deliveries().map(|(_, n)| (o(x), n as i64)),

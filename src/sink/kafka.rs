@@ -32,7 +32,7 @@ use std::time::Duration;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::message::{Header, Headers, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientContext, Message};
 use tokio::sync::Notify;
@@ -40,7 +40,7 @@ use tokio::sync::Notify;
 use crate::config::{KafkaConfig, DEFAULT_TRANSACTION_TIMEOUT_MS};
 use crate::convert::KafkaRecord;
 use crate::error::{Error, ErrorKind, Result};
-use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
+use crate::offsets::ack::{AckToken, AckTracker, CommitInfo, ErrorStage};
 
 use super::transactions::{KafkaTransaction, TransactionSettings};
 use super::Sink;
@@ -203,8 +203,26 @@ impl ClientContext for SinkContext {
         self.client_log.log(level, fac, log_message);
     }
     fn error(&self, error: KafkaError, reason: &str) {
+        self.tracker
+            .stats()
+            .count_error(ErrorStage::Client, &error_name(&error));
         self.client_log.error(error, reason);
     }
+}
+
+/// librdkafka's name of an error (`MessageTimedOut`, `BrokerTransportFailure`), for the
+/// error counts.
+fn error_name(e: &KafkaError) -> String {
+    match e.rdkafka_error_code() {
+        Some(code) => format!("{code:?}"),
+        None => "Other".into(),
+    }
+}
+
+/// Key, value and header bytes of a record: what librdkafka counts against
+/// `queue.buffering.max.kbytes`.
+fn record_bytes(key: Option<&[u8]>, value: Option<&[u8]>, headers: usize) -> u64 {
+    (key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len) + headers) as u64
 }
 
 /// Context of the admin client: the same rate-limited logging.
@@ -226,6 +244,18 @@ impl ProducerContext for SinkContext {
     type DeliveryOpaque = usize;
 
     fn delivery(&self, result: &DeliveryResult<'_>, seq: usize) {
+        let msg = match result {
+            Ok(m) => m,
+            Err((_, m)) => m,
+        };
+        let headers = msg.headers().map_or(0, |h| {
+            h.iter()
+                .map(|x| x.key.len() + x.value.map_or(0, <[u8]>::len))
+                .sum()
+        });
+        self.tracker
+            .stats()
+            .reported(record_bytes(msg.key(), msg.payload(), headers));
         match result {
             Ok(_) => self.tracker.ack(AckToken(seq as u64)),
             Err((e, msg)) => {
@@ -242,6 +272,9 @@ impl ProducerContext for SinkContext {
                     msg.topic(),
                     describe_key(msg.key())
                 );
+                self.tracker
+                    .stats()
+                    .count_error(ErrorStage::Delivery, &error_name(e));
                 tracing::error!(topic = msg.topic(), error = %e, "delivery failed; progress stops here");
                 self.tracker.fail(reason);
             }
@@ -832,6 +865,9 @@ impl KafkaSink {
                 .map(|(k, v)| k.len() + v.as_deref().map_or(0, <[u8]>::len))
                 .sum::<usize>();
         self.check_request_limit(record, size)?;
+        // Counted before the producer may report it; an error below ends the run, whose next
+        // producer starts from an empty queue.
+        self.tracker.stats().queued(size as u64);
         // Under backpressure, a waiter for delivery reports is registered before each retry,
         // so a report that frees room between a refused attempt and the wait wakes it at once
         // instead of leaving it to the timeout (one request in flight makes that gap matter).

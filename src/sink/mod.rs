@@ -14,6 +14,9 @@
 //!
 //! Implementations: [`kafka::KafkaSink`] (librdkafka, at-least-once) and [`memory::MemorySink`]
 //! (records kept in memory, acknowledgements under the test's control) for unit tests.
+//!
+//! Kafka also keeps what a worker stores: offsets ([`offsets_topic`]) and `serve`'s connector
+//! configs ([`config_topic`]), in the records Kafka Connect writes.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -23,6 +26,7 @@ use crate::convert::KafkaRecord;
 use crate::error::Result;
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
+pub mod config_topic;
 pub mod kafka;
 pub mod memory;
 pub mod offsets_topic;

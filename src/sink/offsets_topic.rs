@@ -48,7 +48,7 @@ impl std::fmt::Debug for KafkaOffsetStore {
 
 /// The settings every client of the offsets topic shares: the brokers and the producer's
 /// security settings (librdkafka names).
-fn base_client(kafka: &KafkaConfig) -> ClientConfig {
+pub(super) fn base_client(kafka: &KafkaConfig) -> ClientConfig {
     let mut c = ClientConfig::new();
     // librdkafka names the setting as Kafka Connect does.
     c.set(
@@ -63,7 +63,7 @@ fn base_client(kafka: &KafkaConfig) -> ClientConfig {
     c
 }
 
-fn kafka_error(what: String, e: rdkafka::error::KafkaError) -> Error {
+pub(super) fn kafka_error(what: String, e: rdkafka::error::KafkaError) -> Error {
     Error::connection(what).with_source(e)
 }
 
@@ -143,17 +143,7 @@ impl KafkaOffsetStore {
 
     /// The last offsets stored for this connector, if any (a tombstone means none).
     pub async fn load(&self) -> Result<Option<Offsets>> {
-        let mut consumer_config = self.client.clone();
-        consumer_config
-            .set("client.id", "pgcdc-offsets-reader")
-            // librdkafka names the setting as Kafka Connect's worker does.
-            .set(crate::config::keys::GROUP_ID, "pgcdc-offsets-reader")
-            .set("enable.auto.commit", "false")
-            .set("isolation.level", "read_committed")
-            .set("enable.partition.eof", "true");
-        let consumer: BaseConsumer<ReaderContext> = consumer_config
-            .create_with_context(ReaderContext)
-            .map_err(|e| Error::kafka("cannot create the offsets topic's reader").with_source(e))?;
+        let consumer = reader(&self.client, "pgcdc-offsets-reader")?;
         let topic = self.topic.clone();
         let key = self.key.clone();
         let last = tokio::task::spawn_blocking(move || read_last(&consumer, &topic, &key))
@@ -208,9 +198,25 @@ impl KafkaOffsetStore {
     }
 }
 
+/// A consumer that reads a topic from its beginning (committed records only, ends of
+/// partitions reported), named `id`. Errors: librdkafka refuses the settings.
+pub(super) fn reader(client: &ClientConfig, id: &str) -> Result<BaseConsumer<ReaderContext>> {
+    let mut consumer_config = client.clone();
+    consumer_config
+        .set("client.id", id)
+        // librdkafka names the setting as Kafka Connect's worker does.
+        .set(crate::config::keys::GROUP_ID, id)
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .set("enable.partition.eof", "true");
+    consumer_config
+        .create_with_context(ReaderContext)
+        .map_err(|e| Error::kafka(format!("cannot create a reader ({id})")).with_source(e))
+}
+
 /// The offsets reader's client context: the end of a partition, which the reader asks to be
 /// told about, is not an error to log.
-struct ReaderContext;
+pub(super) struct ReaderContext;
 
 impl ClientContext for ReaderContext {
     fn error(&self, error: KafkaError, reason: &str) {
@@ -259,6 +265,24 @@ fn read_last(
     topic: &str,
     key: &str,
 ) -> Result<Option<Option<Vec<u8>>>> {
+    let mut last = None;
+    read_to_end(consumer, topic, |k, v| {
+        if k == Some(key.as_bytes()) {
+            last = Some(v.map(<[u8]>::to_vec));
+        }
+    })?;
+    Ok(last)
+}
+
+/// Reads every partition of `topic` from the beginning up to its end at the time of the call,
+/// giving each record's key and value (`None`: a tombstone) to `each`, in order within a
+/// partition. Errors: metadata, watermarks or records cannot be read, or the read takes more
+/// than [`OFFSETS_TOPIC_TIMEOUT`].
+pub(super) fn read_to_end(
+    consumer: &BaseConsumer<ReaderContext>,
+    topic: &str,
+    mut each: impl FnMut(Option<&[u8]>, Option<&[u8]>),
+) -> Result<()> {
     let metadata = consumer
         .fetch_metadata(Some(topic), OFFSETS_TOPIC_TIMEOUT)
         .map_err(|e| kafka_error(format!("cannot read the metadata of {topic}"), e))?;
@@ -280,17 +304,16 @@ fn read_last(
         }
     }
     if ends.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
     consumer
         .assign(&assignment)
         .map_err(|e| kafka_error(format!("cannot read {topic}"), e))?;
     let deadline = std::time::Instant::now() + OFFSETS_TOPIC_TIMEOUT;
-    let mut last = None;
     while !ends.is_empty() {
         if std::time::Instant::now() > deadline {
             return Err(Error::connection(format!(
-                "reading the offsets topic {topic} took more than {} s",
+                "reading the topic {topic} took more than {} s",
                 OFFSETS_TOPIC_TIMEOUT.as_secs()
             )));
         }
@@ -307,9 +330,7 @@ fn read_last(
             }
             other => other.map_err(|e| kafka_error(format!("cannot read {topic}"), e))?,
         };
-        if msg.key() == Some(key.as_bytes()) {
-            last = Some(msg.payload().map(<[u8]>::to_vec));
-        }
+        each(msg.key(), msg.payload());
         if ends
             .get(&msg.partition())
             .is_some_and(|end| msg.offset() + 1 >= *end)
@@ -317,5 +338,5 @@ fn read_last(
             ends.remove(&msg.partition());
         }
     }
-    Ok(last)
+    Ok(())
 }

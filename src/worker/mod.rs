@@ -137,6 +137,8 @@ pub struct Worker {
 struct Inner {
     id: String,
     mode: Mode,
+    /// What a connector config takes from the worker file when it does not set it.
+    defaults: RawConfig,
     connectors: Mutex<BTreeMap<String, Arc<Entry>>>,
 }
 
@@ -144,10 +146,19 @@ impl Worker {
     /// A worker with no connector. `id` is its `worker_id` in status answers (Connect's
     /// advertised `host:port`).
     pub fn new(id: String, mode: Mode) -> Worker {
+        Worker::with_defaults(id, mode, RawConfig::new())
+    }
+
+    /// [`Worker::new`], where connector configs given over REST take the worker file's
+    /// `defaults` (`bootstrap.servers`, `producer.*`) for the keys they do not set, as
+    /// Connect's source tasks take their producer settings from the worker. The configs are
+    /// stored and shown as given.
+    pub fn with_defaults(id: String, mode: Mode, defaults: RawConfig) -> Worker {
         Worker {
             inner: Arc::new(Inner {
                 id,
                 mode,
+                defaults,
                 connectors: Mutex::new(BTreeMap::new()),
             }),
         }
@@ -297,7 +308,7 @@ impl Worker {
     /// `target`. Errors: 405 in `run`, 409 when the name exists, 400 for an invalid config.
     pub async fn create(&self, raw: RawConfig, target: TargetState) -> WorkerResult<()> {
         let store = self.store()?;
-        let connector = validate(&raw)?;
+        let connector = validate(&self.effective(&raw))?;
         let name = connector.config().name.clone();
         if self.map().contains_key(&name) {
             return Err(WorkerError::new(
@@ -313,7 +324,7 @@ impl Worker {
     /// config and restarts it (`Ok(false)`), keeping its target state.
     pub async fn put_config(&self, name: &str, raw: RawConfig) -> WorkerResult<bool> {
         let store = self.store()?;
-        let connector = validate(&raw)?;
+        let connector = validate(&self.effective(&raw))?;
         let Ok(entry) = self.entry(name) else {
             store
                 .save(name, &raw, TargetState::Started)
@@ -522,7 +533,7 @@ impl Worker {
         };
         let mut loaded = 0;
         for (name, raw, target) in store.load()? {
-            match validate(&raw) {
+            match validate(&self.effective(&raw)) {
                 Ok(c) => match self.add(raw, c, target).await {
                     Ok(()) => loaded += 1,
                     Err(e) => {
@@ -535,6 +546,13 @@ impl Worker {
             }
         }
         Ok(loaded)
+    }
+
+    /// `raw` with the worker's connector defaults under it (what the connector runs with).
+    pub fn effective(&self, raw: &RawConfig) -> RawConfig {
+        let mut merged = self.inner.defaults.clone();
+        merged.extend(raw.iter().map(|(k, v)| (k.clone(), v.clone())));
+        merged
     }
 
     fn store(&self) -> WorkerResult<&ConfigStore> {

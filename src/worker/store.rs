@@ -1,36 +1,126 @@
-//! Where `pgcdc serve` keeps connector configs: one JSON file per connector in a directory,
-//! `{"name": ..., "config": {...}, "state": "RUNNING"}` (Connect's request body plus the
-//! target state), written to a temporary file and renamed, so a crash leaves the old file or
-//! the new one, never half of one.
+//! Where `pgcdc serve` keeps connector configs: by default one JSON file per connector in a
+//! directory, `{"name": ..., "config": {...}, "state": "RUNNING"}` (Connect's request body
+//! plus the target state), written to a temporary file and renamed, so a crash leaves the old
+//! file or the new one, never half of one; or, with `config.storage.topic`, a compacted Kafka
+//! topic in Kafka Connect's records ([`crate::sink::config_topic`]).
 //!
 //! Values are kept as given, `${provider:...}` placeholders unresolved: the secrets they
 //! name stay where they are.
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{keys, RawConfig};
+use crate::config::{keys, RawConfig, WorkerConfig};
 use crate::error::{Error, ErrorKind, Result};
+use crate::sink::config_topic::{KafkaConfigStore, StoredTarget};
 
 use super::TargetState;
 
-/// A directory of connector configs. Writes are serialised (one at a time in the process),
-/// each through its own temporary file.
+/// Where connector configs are kept. Writes are serialised (one at a time in the process);
+/// each returns once the config is stored (synced to disk, or acknowledged by the brokers),
+/// blocking the calling thread meanwhile.
 #[derive(Debug)]
-pub struct ConfigStore {
+pub enum ConfigStore {
+    /// `pgcdc.config.storage.dir`.
+    Dir(DirStore),
+    /// `config.storage.topic`.
+    Topic(TopicStore),
+}
+
+/// The config topic, its writes serialised.
+#[derive(Debug)]
+pub struct TopicStore {
+    topic: KafkaConfigStore,
+    writes: std::sync::Mutex<()>,
+}
+
+impl ConfigStore {
+    /// The store the worker config names: its config topic (created if missing) or its
+    /// directory (created if missing). Errors: as [`DirStore::open`] and
+    /// [`KafkaConfigStore::open`].
+    pub async fn open(config: &WorkerConfig) -> Result<ConfigStore> {
+        Ok(match &config.config_topic {
+            Some(t) => ConfigStore::Topic(TopicStore {
+                topic: KafkaConfigStore::open(t).await?,
+                writes: std::sync::Mutex::new(()),
+            }),
+            None => ConfigStore::Dir(DirStore::open(&config.storage_dir)?),
+        })
+    }
+
+    /// Where the configs are, for the start-up log.
+    pub fn describe(&self) -> String {
+        match self {
+            ConfigStore::Dir(d) => format!("the directory {}", d.dir.display()),
+            ConfigStore::Topic(t) => t.topic.describe(),
+        }
+    }
+
+    /// Stores `name`'s config and target state. Errors: it cannot be written.
+    pub fn save(&self, name: &str, raw: &RawConfig, target: TargetState) -> Result<()> {
+        match self {
+            ConfigStore::Dir(d) => d.save(name, raw, target),
+            ConfigStore::Topic(t) => {
+                let _one_writer = t.writes.lock().unwrap_or_else(|p| p.into_inner());
+                let stored = match target {
+                    TargetState::Started => StoredTarget::Started,
+                    TargetState::Paused => StoredTarget::Paused,
+                    TargetState::Stopped => StoredTarget::Stopped,
+                };
+                t.topic.save(name, raw, stored)
+            }
+        }
+    }
+
+    /// Forgets `name`. Errors: it cannot be removed.
+    pub fn remove(&self, name: &str) -> Result<()> {
+        match self {
+            ConfigStore::Dir(d) => d.remove(name),
+            ConfigStore::Topic(t) => {
+                let _one_writer = t.writes.lock().unwrap_or_else(|p| p.into_inner());
+                t.topic.remove(name)
+            }
+        }
+    }
+
+    /// Every stored connector: (name, config, target state), sorted by name. Errors: the
+    /// store cannot be read or holds something it did not write.
+    pub fn load(&self) -> Result<Vec<(String, RawConfig, TargetState)>> {
+        match self {
+            ConfigStore::Dir(d) => d.load(),
+            ConfigStore::Topic(t) => Ok(t
+                .topic
+                .load()?
+                .into_iter()
+                .map(|(name, raw, target)| {
+                    let target = match target {
+                        StoredTarget::Started => TargetState::Started,
+                        StoredTarget::Paused => TargetState::Paused,
+                        StoredTarget::Stopped => TargetState::Stopped,
+                    };
+                    (name, raw, target)
+                })
+                .collect()),
+        }
+    }
+}
+
+/// A directory of connector configs, each written through its own temporary file.
+#[derive(Debug)]
+pub struct DirStore {
     dir: PathBuf,
     writes: std::sync::Mutex<u64>,
 }
 
-impl ConfigStore {
+impl DirStore {
     /// Opens (creating it if needed) the directory. Errors: it cannot be created.
-    pub fn open(dir: &Path) -> Result<ConfigStore> {
+    pub fn open(dir: &Path) -> Result<DirStore> {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::config(format!(
                 "cannot create the connector config directory {}: {e}",
                 dir.display()
             ))
         })?;
-        Ok(ConfigStore {
+        Ok(DirStore {
             dir: dir.to_path_buf(),
             writes: std::sync::Mutex::new(0),
         })
@@ -69,7 +159,7 @@ impl ConfigStore {
     }
 
     /// Every stored connector: (name, config, target state), sorted by file name. Errors: the
-    /// directory or a file cannot be read, or a file is not what [`ConfigStore::save`] writes.
+    /// directory or a file cannot be read, or a file is not what [`DirStore::save`] writes.
     pub fn load(&self) -> Result<Vec<(String, RawConfig, TargetState)>> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .map_err(|e| io_error(&self.dir, e))?
@@ -169,7 +259,7 @@ mod tests {
     #[test]
     fn configs_and_target_states_survive_a_reload() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ConfigStore::open(&dir.path().join("c")).unwrap();
+        let store = DirStore::open(&dir.path().join("c")).unwrap();
         let raw: RawConfig = [("name".to_string(), "a/b".to_string())].into();
         store.save("a/b", &raw, TargetState::Paused).unwrap();
         store.save("x", &raw, TargetState::Started).unwrap();
@@ -185,7 +275,7 @@ mod tests {
     #[test]
     fn concurrent_saves_of_one_connector_leave_a_whole_file() {
         let dir = tempfile::tempdir().unwrap();
-        let store = std::sync::Arc::new(ConfigStore::open(dir.path()).unwrap());
+        let store = std::sync::Arc::new(DirStore::open(dir.path()).unwrap());
         let raw: RawConfig = [("big".to_string(), "x".repeat(200_000))].into();
         let threads: Vec<_> = (0..4)
             .map(|i| {
