@@ -274,6 +274,14 @@ pub fn classify_sqlstate(code: &str, context: SqlContext) -> (ErrorKind, &'stati
     }
 }
 
+/// `true` when `SET TRANSACTION SNAPSHOT` failed with `code` because the snapshot is no longer
+/// exported: the replication connection that created the slot (and exported it) has ended
+/// (22023 "invalid snapshot identifier", or 55000 "the source transaction is not running
+/// anymore"). Retrying takes the snapshot again on the slot, which now exists.
+pub fn is_lost_exported_snapshot(code: &str) -> bool {
+    code == "22023" || code == "55000"
+}
+
 /// What a failing `heartbeat.action.query` does: by its SQLSTATE, or, without one (the
 /// connection broke), a restart.
 pub fn heartbeat_action(code: Option<&str>) -> HeartbeatAction {
@@ -590,6 +598,15 @@ impl From<tokio_postgres::Error> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lost_exported_snapshot_is_told_from_other_import_errors() {
+        assert!(is_lost_exported_snapshot("22023"));
+        assert!(is_lost_exported_snapshot("55000"));
+        // Permission or syntax problems are not retried.
+        assert!(!is_lost_exported_snapshot("42501"));
+        assert!(!is_lost_exported_snapshot("42601"));
+    }
 
     #[test]
     fn only_connection_errors_are_retried_and_every_fatal_kind_names_a_fix() {

@@ -907,7 +907,7 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
 
 /// The stalled-slot signal: while Kafka does not answer, the slot's confirmed position stands
 /// still as WAL grows, and `pgcdc_slot_stalled_seconds` climbs with the lag; once Kafka is
-/// back it returns to 0.
+/// back it returns to 0; while the connector is paused it climbs again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_after() {
     let _fault = fault_broker_lock().await;
@@ -953,6 +953,25 @@ async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_af
     })
     .await;
     assert!(stalled >= 5.0);
+
+    // Paused, the connector reads nothing, but its slot still holds WAL: the slot metrics
+    // keep being read, and show the stall.
+    let paused = http("PUT", &p.url("/connectors/stall/pause"), None, &[]);
+    assert_eq!(paused.status, 202);
+    wait_states(&p, "stall", "PAUSED", &["PAUSED"]).await;
+    db.exec("INSERT INTO pedidos VALUES (2, 'while the connector is paused')")
+        .await;
+    wait_for(
+        "the paused connector's slot to show as stalled",
+        T,
+        || async {
+            let s = metrics(&p).await;
+            let stalled = sample(&s, "pgcdc_slot_stalled_seconds", &own)?;
+            let lag = sample(&s, "pgcdc_slot_lag_bytes", &own)?;
+            (stalled >= 5.0 && lag > 0.0).then_some(())
+        },
+    )
+    .await;
     assert_eq!(p.stop(), 0);
     db.cleanup().await;
 }

@@ -20,14 +20,13 @@ pub async fn begin(
     version_num: u32,
 ) -> Result<(i64, i64)> {
     match exported {
-        Some(name) => {
-            client
-                .batch_execute(&format!(
-                    "BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT {}",
-                    quote_literal(name)
-                ))
-                .await?
-        }
+        Some(name) => client
+            .batch_execute(&format!(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT {}",
+                quote_literal(name)
+            ))
+            .await
+            .map_err(|e| lost_export(e, name))?,
         None => {
             let level = match isolation {
                 SnapshotIsolationMode::Serializable => "SERIALIZABLE, READ ONLY, DEFERRABLE",
@@ -52,6 +51,22 @@ pub async fn begin(
         )
         .await?;
     Ok((row.get(0), row.get(1)))
+}
+
+/// The error of importing the exported snapshot `name`: a connection error (retried) when the
+/// export is gone with the replication connection that made it, else as classified.
+fn lost_export(e: tokio_postgres::Error, name: &str) -> Error {
+    let lost = e
+        .as_db_error()
+        .is_some_and(|db| crate::error::is_lost_exported_snapshot(db.code().code()));
+    if lost {
+        Error::connection(format!(
+            "the slot's exported snapshot {name} is gone: the replication connection that created the slot ended before the snapshot began; the connector restarts and snapshots on the slot as it stands"
+        ))
+        .with_source(e)
+    } else {
+        e.into()
+    }
 }
 
 /// Declares a cursor over `columns` of `schema.table`.

@@ -20,7 +20,9 @@ use tracing::Instrument;
 use crate::config::ConnectorConfig;
 use crate::error::{Error, ErrorKind, Result};
 
+use super::slot_monitor::SlotWatch;
 use super::{run_counted, Counters, RunStats};
+use crate::offsets::ack::DeliveryStats;
 
 /// The state of a connector, as Kafka Connect names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +87,9 @@ struct Shared {
     progress: Mutex<Progress>,
     /// The state, for owners that wait on a change ([`ConnectorHandle::subscribe`]).
     state: watch::Sender<ConnectorState>,
+    /// What outlives a run: producer queue bytes and Kafka error counts, and the slot watch.
+    delivery: Arc<DeliveryStats>,
+    slot: Arc<SlotWatch>,
 }
 
 impl Shared {
@@ -148,7 +153,7 @@ impl Shared {
         p.finished = p.finished + ended;
         let topics = p.current.topics();
         p.finished_topics.extend(topics);
-        p.current = Arc::new(Counters::default());
+        p.current = Arc::new(Counters::for_run(self.delivery.clone(), self.slot.clone()));
         p.current.clone()
     }
 
@@ -207,6 +212,13 @@ pub struct Connector {
     task: Option<JoinHandle<Result<()>>>,
 }
 
+impl Drop for Connector {
+    /// The slot monitor ends with the connector (deleted, or replaced by a new config).
+    fn drop(&mut self) {
+        self.shared.slot.stop();
+    }
+}
+
 /// Asks a connector to stop gracefully, from anywhere (a signal handler, an HTTP request).
 #[derive(Debug, Clone)]
 pub struct Stopper(Arc<watch::Sender<bool>>);
@@ -221,6 +233,8 @@ impl Stopper {
 impl Connector {
     /// A connector for a validated `config` (see [`super::validate_config`]), not started.
     pub fn new(config: Arc<ConnectorConfig>) -> Self {
+        let delivery = Arc::new(DeliveryStats::default());
+        let slot = Arc::new(SlotWatch::default());
         Connector {
             config,
             shared: Arc::new(Shared {
@@ -231,10 +245,12 @@ impl Connector {
                     ended_on_its_own: false,
                     restarts: 0,
                     finished: RunStats::default(),
-                    current: Arc::new(Counters::default()),
+                    current: Arc::new(Counters::for_run(delivery.clone(), slot.clone())),
                     finished_topics: Default::default(),
                 }),
                 state: watch::channel(ConnectorState::Unassigned).0,
+                delivery,
+                slot,
             }),
             stop: Arc::new(watch::channel(false).0),
             task: None,

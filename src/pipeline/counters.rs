@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::slot_monitor::SlotWatch;
 use crate::event::Op;
 use crate::lsn::Lsn;
 use crate::offsets::ack::{AckTracker, DeliveryStats};
@@ -137,8 +138,8 @@ pub struct Counters {
     processed_lsn: AtomicU64,
     /// The LSN last reported to PostgreSQL as flushed.
     confirmed_lsn: AtomicU64,
-    /// The server's side of the slot, as the slot monitor last read it.
-    slot: Mutex<Option<SlotGauges>>,
+    /// The server's side of the slot, as the connector's slot monitor last read it.
+    slot: Arc<SlotWatch>,
     /// The run's ack tracker, once its sink exists: records in flight and acknowledged.
     tracker: Mutex<Option<Arc<AckTracker>>>,
     delivery: Arc<DeliveryStats>,
@@ -205,9 +206,25 @@ impl Counters {
             .map(Lsn)
     }
 
-    /// The slot as the server saw it at the last check, if it was read.
+    /// The slot as the server saw it at the last check, if it was read (also while the
+    /// connector is paused or stopped).
     pub fn slot(&self) -> Option<SlotGauges> {
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner())
+        self.slot.gauges()
+    }
+
+    /// Counters of a new run of a connector whose delivery stats and slot watch outlive its
+    /// runs.
+    pub(crate) fn for_run(delivery: Arc<DeliveryStats>, slot: Arc<SlotWatch>) -> Counters {
+        Counters {
+            delivery,
+            slot,
+            ..Counters::default()
+        }
+    }
+
+    /// The connector's slot watch.
+    pub(crate) fn slot_watch(&self) -> &Arc<SlotWatch> {
+        &self.slot
     }
 
     /// The commit-to-acknowledgement latencies of this run, once its producer exists.
@@ -271,15 +288,6 @@ impl Counters {
     }
     pub(crate) fn add_registry_call(&self) {
         self.registry_calls.fetch_add(1, Ordering::Relaxed);
-    }
-    pub(crate) fn set_slot(&self, p: crate::pg::setup::SlotPositions, stalled_seconds: u64) {
-        let gauges = SlotGauges {
-            current_wal: p.current,
-            lag_bytes: p.current.0.saturating_sub(p.confirmed_flush.0),
-            retained_bytes: p.current.0.saturating_sub(p.restart.0),
-            stalled_seconds,
-        };
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(gauges);
     }
     /// The connector's producer queue bytes and Kafka error counts (kept across runs).
     pub fn delivery_stats(&self) -> Arc<DeliveryStats> {

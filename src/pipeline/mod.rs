@@ -138,13 +138,12 @@ pub(crate) async fn run_counted(
         return Ok(());
     };
     let mut streaming = stream::start(&config, &mut started, repl).await?;
-    let monitor = slot_monitor::spawn(
-        config.database.clone(),
-        config.slot_name.clone(),
-        started.processor.counters.clone(),
-    );
+    started
+        .processor
+        .counters
+        .slot_watch()
+        .ensure(&config.database, &config.slot_name);
     let result = stream::run(&mut started, &mut streaming, &mut shutdown).await;
-    drop(monitor);
     started.processor.counters.set_connected(false);
     shutdown::finish(&config, &mut started, streaming, result.map(|_| ())).await
 }

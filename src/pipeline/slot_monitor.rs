@@ -1,13 +1,16 @@
-//! Watches the slot from the server's side while a run streams: how far its confirmed
-//! position is behind the server's WAL (lag), how much WAL it holds back (retained), and
-//! whether it is stalled: its confirmed position has not moved for a while although WAL was
-//! written after it, which is how a slot fills the disk.
+//! Watches the slot from the server's side: how far its confirmed position is behind the
+//! server's WAL (lag), how much WAL it holds back (retained), and whether it is stalled: its
+//! confirmed position has not moved for a while although WAL was written after it, which is
+//! how a slot fills the disk.
 //!
-//! It runs on its own SQL connection, every [`SLOT_MONITOR_INTERVAL`], and writes what it
-//! reads into the run's [`Counters`]. A failed query (a standby, a connection lost) leaves the
-//! last values and is retried on the next tick: the monitor never stops a run.
+//! A connector's [`SlotWatch`] starts its monitor when a run first streams (the slot exists
+//! and the credentials work) and keeps it through later runs, pauses, stops and restarts, since
+//! a paused or stopped connector's slot still holds WAL; it ends with the connector. The monitor
+//! reads on its own SQL connection, every [`SLOT_MONITOR_INTERVAL`]. A failed query (a
+//! standby, a connection lost) leaves the last values and is retried on the next tick: the
+//! monitor never stops a run.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
@@ -16,7 +19,7 @@ use crate::config::DatabaseConfig;
 use crate::lsn::Lsn;
 use crate::pg::setup::{self, SlotPositions};
 
-use super::Counters;
+use super::counters::SlotGauges;
 
 /// How often the slot is read.
 pub const SLOT_MONITOR_INTERVAL: Duration = Duration::from_secs(5);
@@ -48,9 +51,9 @@ impl StallClock {
     }
 }
 
-/// A running monitor; dropping it stops it (the run ended, or its future was dropped).
+/// A running monitor; dropping it stops it.
 #[derive(Debug)]
-pub struct Monitor(JoinHandle<()>);
+struct Monitor(JoinHandle<()>);
 
 impl Drop for Monitor {
     fn drop(&mut self) {
@@ -58,8 +61,52 @@ impl Drop for Monitor {
     }
 }
 
-/// Starts the monitor of `slot`; it runs until the returned [`Monitor`] is dropped.
-pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) -> Monitor {
+/// A connector's slot gauges, for its whole life, and the monitor that refreshes them.
+#[derive(Debug, Default)]
+pub struct SlotWatch {
+    gauges: Mutex<Option<SlotGauges>>,
+    monitor: Mutex<Option<Monitor>>,
+}
+
+impl SlotWatch {
+    /// Starts the monitor of `slot` unless it runs already.
+    pub fn ensure(self: &Arc<Self>, database: &DatabaseConfig, slot: &str) {
+        let mut monitor = self.monitor.lock().unwrap_or_else(|p| p.into_inner());
+        if monitor.as_ref().is_none_or(|m| m.0.is_finished()) {
+            *monitor = Some(spawn(
+                database.clone(),
+                slot.to_string(),
+                Arc::downgrade(self),
+            ));
+        }
+    }
+
+    /// Stops the monitor (the connector is gone); the last values stay readable.
+    pub fn stop(&self) {
+        self.monitor
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+
+    /// The slot as the server saw it at the last check, if it was read.
+    pub fn gauges(&self) -> Option<SlotGauges> {
+        *self.gauges.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn set(&self, p: SlotPositions, stalled_seconds: u64) {
+        let gauges = SlotGauges {
+            current_wal: p.current,
+            lag_bytes: p.current.0.saturating_sub(p.confirmed_flush.0),
+            retained_bytes: p.current.0.saturating_sub(p.restart.0),
+            stalled_seconds,
+        };
+        *self.gauges.lock().unwrap_or_else(|p| p.into_inner()) = Some(gauges);
+    }
+}
+
+/// The monitor of `slot`: it runs until aborted or until `watch` is gone.
+fn spawn(database: DatabaseConfig, slot: String, watch: Weak<SlotWatch>) -> Monitor {
     Monitor(super::spawn(async move {
         let mut client = None;
         let mut clock = StallClock::default();
@@ -67,6 +114,9 @@ pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) ->
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
+            if watch.strong_count() == 0 {
+                return;
+            }
             if client
                 .as_ref()
                 .is_none_or(tokio_postgres::Client::is_closed)
@@ -77,7 +127,8 @@ pub fn spawn(database: DatabaseConfig, slot: String, counters: Arc<Counters>) ->
             match setup::slot_positions(c, &slot).await {
                 Ok(Some(p)) => {
                     let stalled = clock.observe(p, Instant::now());
-                    counters.set_slot(p, stalled);
+                    let Some(watch) = watch.upgrade() else { return };
+                    watch.set(p, stalled);
                 }
                 Ok(None) => {}
                 Err(e) => {
