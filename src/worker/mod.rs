@@ -225,7 +225,21 @@ impl Worker {
         validated: pipeline::Connector,
         target: TargetState,
     ) -> WorkerResult<()> {
+        self.add_stored(raw, validated, target, None).await
+    }
+
+    /// [`Worker::add`]; with `store`, the config is stored once the name is taken (so two
+    /// requests that race for one name never both write it), and the name is released again
+    /// when the store refuses it.
+    async fn add_stored(
+        &self,
+        raw: RawConfig,
+        validated: pipeline::Connector,
+        target: TargetState,
+        store: Option<&ConfigStore>,
+    ) -> WorkerResult<()> {
         let name = validated.config().name.clone();
+        let stored_raw = store.map(|_| raw.clone());
         let entry = Arc::new(Entry {
             name: name.clone(),
             state: Mutex::new(EntryState {
@@ -246,7 +260,13 @@ impl Worker {
                     format!("Connector {name} already exists"),
                 ));
             }
-            map.insert(name, entry.clone());
+            map.insert(name.clone(), entry.clone());
+        }
+        if let (Some(store), Some(raw)) = (store, stored_raw) {
+            if let Err(e) = store.save(&name, &raw, target) {
+                self.map().remove(&name);
+                return Err(internal(e));
+            }
         }
         {
             let s = entry.lock();
@@ -309,15 +329,7 @@ impl Worker {
     pub async fn create(&self, raw: RawConfig, target: TargetState) -> WorkerResult<()> {
         let store = self.store()?;
         let connector = validate(&self.effective(&raw))?;
-        let name = connector.config().name.clone();
-        if self.map().contains_key(&name) {
-            return Err(WorkerError::new(
-                409,
-                format!("Connector {name} already exists"),
-            ));
-        }
-        store.save(&name, &raw, target).map_err(internal)?;
-        self.add(raw, connector, target).await
+        self.add_stored(raw, connector, target, Some(store)).await
     }
 
     /// `PUT /connectors/{name}/config`: creates the connector (`Ok(true)`) or replaces its
@@ -326,10 +338,8 @@ impl Worker {
         let store = self.store()?;
         let connector = validate(&self.effective(&raw))?;
         let Ok(entry) = self.entry(name) else {
-            store
-                .save(name, &raw, TargetState::Started)
-                .map_err(internal)?;
-            self.add(raw, connector, TargetState::Started).await?;
+            self.add_stored(raw, connector, TargetState::Started, Some(store))
+                .await?;
             return Ok(true);
         };
         // The whole change under the control lock, so two PUTs are stored and applied in the
@@ -653,5 +663,69 @@ async fn apply_fresh(entry: &Entry, fresh: bool) {
 async fn stop_quietly(c: &mut Connector) {
     if c.is_started() {
         let _ = c.stop().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(name: &str, slot: &str) -> RawConfig {
+        [
+            ("name", name),
+            ("database.hostname", "localhost"),
+            ("database.user", "u"),
+            ("database.dbname", "shop"),
+            ("topic.prefix", "cap"),
+            ("slot.name", slot),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    fn worker(dir: &std::path::Path, defaults: RawConfig) -> Worker {
+        let store = ConfigStore::Dir(store::DirStore::open(dir).unwrap());
+        Worker::with_defaults("w:1".into(), Mode::Serve(store), defaults)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_creates_of_one_name_store_the_config_of_the_one_that_won() {
+        let dir = tempfile::tempdir().unwrap();
+        let defaults: RawConfig = [("bootstrap.servers".to_string(), "k:9092".to_string())].into();
+        let w = worker(dir.path(), defaults);
+        let (a, b) = tokio::join!(
+            w.create(raw("c", "slot_a"), TargetState::Stopped),
+            w.create(raw("c", "slot_b"), TargetState::Stopped)
+        );
+        let (won, lost) = match (&a, &b) {
+            (Ok(()), Err(e)) => ("slot_a", e),
+            (Err(e), Ok(())) => ("slot_b", e),
+            other => panic!("exactly one create wins: {other:?}"),
+        };
+        assert_eq!(lost.status, 409);
+        let stored = w.store().unwrap().load().unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].1.get("slot.name").map(String::as_str), Some(won));
+        // Stored as given: the worker's default is not written into it.
+        assert!(!stored[0].1.contains_key("bootstrap.servers"));
+        assert_eq!(w.map()["c"].lock().config.kafka.bootstrap_servers, "k:9092");
+    }
+
+    #[tokio::test]
+    async fn a_config_without_brokers_and_no_worker_default_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = worker(dir.path(), RawConfig::new());
+        let e = w
+            .create(raw("c", "s"), TargetState::Stopped)
+            .await
+            .unwrap_err();
+        assert_eq!(e.status, 400);
+        assert!(
+            e.message.contains("bootstrap.servers is required"),
+            "{}",
+            e.message
+        );
+        assert!(w.store().unwrap().load().unwrap().is_empty());
     }
 }
