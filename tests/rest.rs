@@ -641,11 +641,50 @@ async fn a_worker_keeps_connector_configs_in_a_config_topic_as_connect_writes_th
         .filter_map(|r| r.payload()["after"]["id"].as_i64())
         .collect();
     assert_eq!(ids, vec![1, 2]);
+
+    // PATCH (Connect 3.8+): a key set, then removed with null; each is stored and applied.
+    let config_url = p.url(&format!("/connectors/{name}/config"));
+    let patched = http(
+        "PATCH",
+        &config_url,
+        Some(&json!({"snapshot.fetch.size": "500"})),
+        &[],
+    );
+    assert_eq!(patched.status, 200, "{patched:?}");
+    assert_eq!(patched.body["config"]["snapshot.fetch.size"], "500");
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+    let unpatched = http(
+        "PATCH",
+        &config_url,
+        Some(&json!({"snapshot.fetch.size": null})),
+        &[],
+    );
+    assert_eq!(unpatched.status, 200, "{unpatched:?}");
+    assert_eq!(
+        get(&p, &format!("/connectors/{name}/config")).body,
+        body["config"]
+    );
+    let missing = http(
+        "PATCH",
+        &p.url("/connectors/nope/config"),
+        Some(&json!({"a": "b"})),
+        &[],
+    );
+    assert_eq!(
+        (missing.status, missing.body["message"].clone()),
+        (404, json!("Connector nope not found"))
+    );
+    wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
+
     let deleted = http("DELETE", &p.url(&format!("/connectors/{name}")), None, &[]);
     assert_eq!(deleted.status, 204);
     assert_eq!(p.stop(), 0);
-    let recs = read_until(&env().kafka, &config_topic, T, |r| r.len() >= 8).await;
-    let tail: Vec<(String, bool)> = recs[6..]
+    let recs = read_until(&env().kafka, &config_topic, T, |r| r.len() >= 12).await;
+    assert_eq!(
+        recs[7].value_json().unwrap()["properties"]["snapshot.fetch.size"],
+        "500"
+    );
+    let tail: Vec<(String, bool)> = recs[10..]
         .iter()
         .map(|r| (r.key_str(), r.value.is_none()))
         .collect();

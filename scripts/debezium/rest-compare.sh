@@ -65,6 +65,7 @@ exact /connectors/nope/status GET
 exact /connectors/nope/tasks/0/status GET
 exact "/connectors/$NAME/tasks/2/status" GET
 exact /connectors/nope/topics GET
+exact /connectors/nope/config PATCH '{"a":"b"}'
 exact /connectors/nope/pause PUT
 exact /connectors/nope/resume PUT
 exact /nonexistent-path GET

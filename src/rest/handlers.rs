@@ -27,7 +27,10 @@ pub(super) fn routes() -> Router<App> {
         .route("/connector-plugins/{class}/config/validate", put(validate))
         .route("/connectors", get(list).post(create))
         .route("/connectors/{name}", get(info).delete(delete))
-        .route("/connectors/{name}/config", get(get_config).put(put_config))
+        .route(
+            "/connectors/{name}/config",
+            get(get_config).put(put_config).patch(patch_config),
+        )
         .route("/connectors/{name}/status", get(status))
         .route("/connectors/{name}/tasks", get(tasks))
         .route("/connectors/{name}/tasks/{task}/status", get(task_status))
@@ -298,6 +301,36 @@ async fn put_config(
         (Ok(i), false) => Json(info_json(&i)).into_response(),
         (Err(e), _) => e.into_response(),
     }
+}
+
+/// `PATCH /connectors/{name}/config`: a JSON object of the keys to change; `null` removes a
+/// key. Answers 200 with the connector's info.
+async fn patch_config(State(app): State<App>, Path(name): Path<String>, body: Bytes) -> Response {
+    let obj = match json_object(&body) {
+        Ok(o) => o,
+        Err(e) => return e.into_response(),
+    };
+    let remove: Vec<String> = obj
+        .iter()
+        .filter(|(_, v)| v.is_null())
+        .map(|(k, _)| k.clone())
+        .collect();
+    let set_obj: Map<String, Value> = obj.into_iter().filter(|(_, v)| !v.is_null()).collect();
+    let set = match raw_config(&set_obj) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    if let Some(given) = set.get(keys::NAME).filter(|g| **g != name) {
+        return error(
+            400,
+            format!("Connector name configuration ({given}) doesn't match connector name in the URL ({name})"),
+        );
+    }
+    let (worker, n) = (app.worker.clone(), name.clone());
+    if let Err(e) = detached(async move { worker.patch_config(&n, set, &remove).await }).await {
+        return e.into_response();
+    }
+    json_or(app.worker.info(&name).map(|i| info_json(&i)))
 }
 
 async fn delete(State(app): State<App>, Path(name): Path<String>) -> Response {

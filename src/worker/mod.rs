@@ -366,6 +366,25 @@ impl Worker {
         Ok(false)
     }
 
+    /// `PATCH /connectors/{name}/config` (Connect 3.8+, KIP-477): the stored config with the
+    /// keys of `set` set and those of `remove` removed, applied as `PUT .../config` applies a
+    /// whole config. Errors: 404 for an unknown connector, as [`Worker::put_config`] otherwise.
+    pub async fn patch_config(
+        &self,
+        name: &str,
+        set: RawConfig,
+        remove: &[String],
+    ) -> WorkerResult<()> {
+        self.store()?;
+        let mut raw = self.entry(name)?.lock().raw.clone();
+        for key in remove {
+            raw.remove(key);
+        }
+        raw.extend(set);
+        raw.insert(config::keys::NAME.to_string(), name.to_string());
+        self.put_config(name, raw).await.map(|_| ())
+    }
+
     /// `DELETE /connectors/{name}`: stops the connector (gracefully) and forgets it. Its
     /// slot, publication and offsets stay, as with Debezium.
     pub async fn delete(&self, name: &str) -> WorkerResult<()> {
