@@ -20,6 +20,7 @@ const T: Duration = Duration::from_secs(60);
 /// A pgcdc process with its REST port, its stderr lines collected.
 struct Pgcdc {
     child: Child,
+    scheme: &'static str,
     port: u16,
     lines: Receiver<String>,
 }
@@ -27,9 +28,20 @@ struct Pgcdc {
 impl Pgcdc {
     /// Starts `pgcdc ARGS --listeners http://127.0.0.1:0` and waits for its REST port.
     fn start(args: &[&str], envs: &[(&str, &str)]) -> Pgcdc {
+        Pgcdc::start_on("http://127.0.0.1:0", args, envs)
+    }
+
+    /// Starts `pgcdc ARGS --listeners LISTENER` (on 127.0.0.1, port 0) and waits for its REST
+    /// port.
+    fn start_on(listener: &str, args: &[&str], envs: &[(&str, &str)]) -> Pgcdc {
+        let scheme = if listener.starts_with("https") {
+            "https"
+        } else {
+            "http"
+        };
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgcdc"));
         cmd.args(args)
-            .args(["--listeners", "http://127.0.0.1:0"])
+            .args(["--listeners", listener])
             .env("PGCDC_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -53,16 +65,21 @@ impl Pgcdc {
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .expect("pgcdc never said where its REST API listens");
             if let Some(at) = line.find("REST API listening") {
-                let addr = line[at..].split("http://127.0.0.1:").nth(1).unwrap_or("");
+                let addr = line[at..].split("://127.0.0.1:").nth(1).unwrap_or("");
                 let port: String = addr.chars().take_while(char::is_ascii_digit).collect();
                 break port.parse::<u16>().expect("a port in the listening line");
             }
         };
-        Pgcdc { child, port, lines }
+        Pgcdc {
+            child,
+            scheme,
+            port,
+            lines,
+        }
     }
 
     fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        format!("{}://127.0.0.1:{}{path}", self.scheme, self.port)
     }
 
     /// Sends SIGTERM and returns the exit code.
@@ -106,6 +123,10 @@ struct Answer {
 fn http(method: &str, url: &str, body: Option<&Value>, headers: &[&str]) -> Answer {
     let mut cmd = Command::new("curl");
     cmd.args(["-sS", "-i", "-X", method, url]);
+    if url.starts_with("https://") {
+        // The test services' CA signed the certificate the HTTPS tests serve.
+        cmd.args(["--cacert", env().pg_ca.as_deref().expect("the test CA")]);
+    }
     if let Some(b) = body {
         cmd.args([
             "-H",
@@ -783,19 +804,47 @@ async fn a_failed_task_shows_its_trace_and_a_restart_brings_it_back_with_the_pro
     db.cleanup().await;
 }
 
-/// Credentials protect writes, not reads; config validation answers Connect's shape; log
-/// levels change at run time. No database is needed: the connector is created stopped.
+/// Over HTTPS (a PEM keystore, as Kafka's): credentials protect writes, not reads; config
+/// validation answers Connect's shape; log levels change at run time. No database is needed:
+/// the connector is created stopped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_change() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("connectors");
-    let p = Pgcdc::start(
+    // The test services' server certificate (CN=localhost, IP 127.0.0.1) and key in one file.
+    let certs = Path::new(env().pg_ca.as_deref().unwrap()).parent().unwrap();
+    let keystore = dir.path().join("rest-keystore.pem");
+    let pem = [
+        std::fs::read_to_string(certs.join("server.key")).unwrap(),
+        std::fs::read_to_string(certs.join("server.crt")).unwrap(),
+    ]
+    .concat();
+    std::fs::write(&keystore, pem).unwrap();
+    let p = Pgcdc::start_on(
+        "https://127.0.0.1:0",
         &["serve"],
         &[
             ("PGCDC_PGCDC_CONFIG_STORAGE_DIR", store.to_str().unwrap()),
             ("PGCDC_PGCDC_REST_AUTH_TOKEN", "s3cret"),
+            (
+                "PGCDC_LISTENERS_HTTPS_SSL_KEYSTORE_LOCATION",
+                keystore.to_str().unwrap(),
+            ),
+            ("PGCDC_LISTENERS_HTTPS_SSL_KEYSTORE_TYPE", "PEM"),
         ],
     );
+    assert!(p.url("/").starts_with("https://"));
+    // Plain HTTP on the HTTPS port gets no answer.
+    let plain = Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "5",
+            &format!("http://127.0.0.1:{}/", p.port),
+        ])
+        .output()
+        .unwrap();
+    assert!(!plain.status.success(), "plain HTTP is not served");
     let mut config = json!({
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
         "database.hostname": "127.0.0.1", "database.user": "u", "database.password": "pw",

@@ -293,6 +293,9 @@ registry! {
     /// names where Connect has the setting; `pgcdc.` for pgcdc's own.
     WORKER_KEYS, "Worker key" {
         LISTENERS = "listeners" => Implemented,
+        LISTENERS_HTTPS_KEYSTORE_LOCATION = "listeners.https.ssl.keystore.location" => Implemented,
+        LISTENERS_HTTPS_KEYSTORE_TYPE = "listeners.https.ssl.keystore.type" => Implemented,
+        LISTENERS_HTTPS_KEY_PASSWORD = "listeners.https.ssl.key.password" => Implemented,
         REST_ADVERTISED_HOST_NAME = "rest.advertised.host.name" => Implemented,
         REST_ADVERTISED_PORT = "rest.advertised.port" => Implemented,
         REST_AUTH_TOKEN = "pgcdc.rest.auth.token" => Implemented,

@@ -75,6 +75,9 @@ pub struct WorkerConfig {
     pub bind_host: String,
     /// The port to bind (0: any free port, which the start-up log names).
     pub bind_port: u16,
+    /// For an `https://` listener: the PEM file with its private key and certificate chain
+    /// (`listeners.https.ssl.keystore.location`, `listeners.https.ssl.keystore.type=PEM`).
+    pub tls_keystore: Option<PathBuf>,
     /// `rest.advertised.host.name`: the host part of `worker_id` in status answers.
     pub advertised_host: Option<String>,
     /// `rest.advertised.port`: the port part of `worker_id`.
@@ -143,13 +146,14 @@ impl WorkerConfig {
         }
         let get = |k: &str| raw.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         let listener = get(keys::LISTENERS).unwrap_or(DEFAULT_LISTENER).to_string();
-        let (bind_host, bind_port) = match parse_listener(&listener) {
+        let (https, bind_host, bind_port) = match parse_listener(&listener) {
             Ok(hp) => hp,
             Err(p) => {
                 problems.push(p);
-                (String::new(), 0)
+                (false, String::new(), 0)
             }
         };
+        let tls_keystore = tls_keystore(raw, https, &mut problems);
         let advertised_port = match get(keys::REST_ADVERTISED_PORT).map(str::parse::<u16>) {
             None => None,
             Some(Ok(p)) => Some(p),
@@ -205,6 +209,7 @@ impl WorkerConfig {
             listener,
             bind_host,
             bind_port,
+            tls_keystore,
             advertised_host: get(keys::REST_ADVERTISED_HOST_NAME).map(str::to_string),
             advertised_port,
             auth,
@@ -305,24 +310,60 @@ fn key_problem(key: &str) -> Option<String> {
     }
 }
 
-/// `http://HOST:PORT` into (host to bind, port). An empty host binds every interface, as in
-/// Kafka Connect.
-fn parse_listener(text: &str) -> std::result::Result<(String, u16), String> {
+/// The keystore of an `https://` listener; problems are pushed.
+fn tls_keystore(raw: &RawConfig, https: bool, problems: &mut Vec<String>) -> Option<PathBuf> {
+    let get = |k: &str| raw.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let location = get(keys::LISTENERS_HTTPS_KEYSTORE_LOCATION);
+    if !https {
+        if location.is_some() {
+            problems.push(format!(
+                "{} is set but {} is not https://: use https://HOST:PORT, or remove the keystore",
+                keys::LISTENERS_HTTPS_KEYSTORE_LOCATION,
+                keys::LISTENERS
+            ));
+        }
+        return None;
+    }
+    match get(keys::LISTENERS_HTTPS_KEYSTORE_TYPE) {
+        None => {}
+        Some(t) if t.eq_ignore_ascii_case("PEM") => {}
+        Some(t) => problems.push(format!(
+            "{}={t}: pgcdc reads PEM keystores only (set PEM, and convert the keystore: openssl pkcs12 -in keystore.p12 -nodes -out keystore.pem)",
+            keys::LISTENERS_HTTPS_KEYSTORE_TYPE
+        )),
+    }
+    if get(keys::LISTENERS_HTTPS_KEY_PASSWORD).is_some() {
+        problems.push(format!(
+            "{}: encrypted private keys are not supported; decrypt the key into the PEM file (openssl pkey -in key.pem -out plain.pem) and keep the file readable by pgcdc only",
+            keys::LISTENERS_HTTPS_KEY_PASSWORD
+        ));
+    }
+    if location.is_none() {
+        problems.push(format!(
+            "an https:// listener needs {}: a PEM file with the private key and the certificate chain (and {}=PEM)",
+            keys::LISTENERS_HTTPS_KEYSTORE_LOCATION,
+            keys::LISTENERS_HTTPS_KEYSTORE_TYPE
+        ));
+    }
+    location.map(PathBuf::from)
+}
+
+/// `http://HOST:PORT` or `https://HOST:PORT` into (https, host to bind, port). An empty host
+/// binds every interface, as in Kafka Connect.
+fn parse_listener(text: &str) -> std::result::Result<(bool, String, u16), String> {
     let bad = |why: &str| {
         format!(
-            "{}={text:?}: {why}; expected one http://HOST:PORT, such as {DEFAULT_LISTENER}",
+            "{}={text:?}: {why}; expected one http://HOST:PORT or https://HOST:PORT, such as {DEFAULT_LISTENER}",
             keys::LISTENERS
         )
     };
     if text.contains(',') {
         return Err(bad("pgcdc serves one listener"));
     }
-    let Some(rest) = text.strip_prefix("http://") else {
-        return Err(if text.starts_with("https://") {
-            bad("HTTPS listeners are not supported yet (put a TLS proxy in front)")
-        } else {
-            bad("the scheme must be http")
-        });
+    let (https, rest) = match (text.strip_prefix("http://"), text.strip_prefix("https://")) {
+        (Some(rest), _) => (false, rest),
+        (_, Some(rest)) => (true, rest),
+        _ => return Err(bad("the scheme must be http or https")),
     };
     let rest = rest.trim_end_matches('/');
     let (host, port) = match rest.rsplit_once(':') {
@@ -332,7 +373,7 @@ fn parse_listener(text: &str) -> std::result::Result<(String, u16), String> {
     let port: u16 = port.parse().map_err(|_| bad("the port is not a number"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let host = if host.is_empty() { "0.0.0.0" } else { host };
-    Ok((host.to_string(), port))
+    Ok((https, host.to_string(), port))
 }
 
 /// The credentials the config gives, if any.
@@ -380,13 +421,54 @@ mod tests {
         let w = WorkerConfig::from_raw(&raw(&[("listeners", "http://[::1]:0")])).unwrap();
         assert_eq!((w.bind_host.as_str(), w.bind_port), ("::1", 0));
         for bad in [
-            "https://:8083",
+            "ftp://:8083",
             "http://a:1,http://b:2",
             "tcp://x:1",
             "http://host",
         ] {
             let e = WorkerConfig::from_raw(&raw(&[("listeners", bad)])).unwrap_err();
             assert!(e.message().contains("listeners="), "{bad}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn an_https_listener_takes_a_pem_keystore_and_nothing_else() {
+        let w = WorkerConfig::from_raw(&raw(&[
+            ("listeners", "https://:8443"),
+            ("listeners.https.ssl.keystore.location", "/k.pem"),
+            ("listeners.https.ssl.keystore.type", "PEM"),
+        ]))
+        .unwrap();
+        assert_eq!(w.tls_keystore, Some(PathBuf::from("/k.pem")));
+        assert_eq!((w.bind_host.as_str(), w.bind_port), ("0.0.0.0", 8443));
+        for (pairs, expected) in [
+            (
+                &[("listeners", "https://:8443")][..],
+                "needs listeners.https.ssl.keystore.location",
+            ),
+            (
+                &[
+                    ("listeners", "https://:8443"),
+                    ("listeners.https.ssl.keystore.location", "/k.jks"),
+                    ("listeners.https.ssl.keystore.type", "JKS"),
+                ][..],
+                "PEM keystores only",
+            ),
+            (
+                &[
+                    ("listeners", "https://:8443"),
+                    ("listeners.https.ssl.keystore.location", "/k.pem"),
+                    ("listeners.https.ssl.key.password", "x"),
+                ][..],
+                "encrypted private keys are not supported",
+            ),
+            (
+                &[("listeners.https.ssl.keystore.location", "/k.pem")][..],
+                "is not https://",
+            ),
+        ] {
+            let e = WorkerConfig::from_raw(&raw(pairs)).unwrap_err();
+            assert!(e.message().contains(expected), "{pairs:?}: {}", e.message());
         }
     }
 

@@ -12,6 +12,7 @@
 mod handlers;
 mod loggers;
 mod metrics;
+mod tls;
 
 pub use loggers::{ApplyFilter, Loggers};
 
@@ -41,12 +42,20 @@ struct App {
 pub struct Listener {
     listener: tokio::net::TcpListener,
     addr: SocketAddr,
+    /// For an `https://` listener.
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl Listener {
     /// Binds `config`'s listener. Errors: the address is taken or cannot be bound (a config
     /// error naming `listeners`: another pgcdc or a Connect worker may hold the port).
     pub async fn bind(config: &WorkerConfig) -> Result<Listener> {
+        // The keystore is read first: a bad one is a config error before the port is taken.
+        let tls = config
+            .tls_keystore
+            .as_deref()
+            .map(tls::acceptor)
+            .transpose()?;
         let listener =
             tokio::net::TcpListener::bind((config.bind_host.as_str(), config.bind_port))
                 .await
@@ -59,7 +68,11 @@ impl Listener {
         let addr = listener
             .local_addr()
             .map_err(|e| Error::new(ErrorKind::Internal, format!("REST listener address: {e}")))?;
-        Ok(Listener { listener, addr })
+        Ok(Listener {
+            listener,
+            addr,
+            tls,
+        })
     }
 
     /// The bound address (the real port when `listeners` asked for port 0).
@@ -81,10 +94,17 @@ impl Listener {
         {
             tracing::warn!(address = %self.addr, "the REST API is reachable beyond loopback and no credentials are set: writes are refused from other hosts until pgcdc.rest.auth.token or pgcdc.rest.auth.username/password is set (or pgcdc.rest.unauthenticated.writes=true)");
         }
-        tracing::info!(address = %format!("http://{}", self.addr), "REST API listening");
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        tracing::info!(address = %format!("{scheme}://{}", self.addr), "REST API listening");
         let router = router(app);
-        let service = router.into_make_service_with_connect_info::<SocketAddr>();
-        if let Err(e) = axum::serve(self.listener, service).await {
+        let service = router.into_make_service_with_connect_info::<Peer>();
+        let served = match self.tls {
+            Some(acceptor) => {
+                axum::serve(tls::TlsListener::new(self.listener, acceptor), service).await
+            }
+            None => axum::serve(self.listener, service).await,
+        };
+        if let Err(e) = served {
             tracing::error!(error = %e, "REST API stopped");
         }
     }
@@ -113,10 +133,31 @@ impl IntoResponse for WorkerError {
     }
 }
 
+/// The address of a request's peer, over HTTP or HTTPS.
+#[derive(Debug, Clone, Copy)]
+struct Peer(SocketAddr);
+
+impl
+    axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, tokio::net::TcpListener>>
+    for Peer
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, tokio::net::TcpListener>) -> Self {
+        Peer(*stream.remote_addr())
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, tls::TlsListener>>
+    for Peer
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, tls::TlsListener>) -> Self {
+        Peer(*stream.remote_addr())
+    }
+}
+
 /// The write rule of the module docs.
 async fn authorize(
     State(app): State<App>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
