@@ -375,8 +375,9 @@ impl Worker {
         set: RawConfig,
         remove: &[String],
     ) -> WorkerResult<()> {
-        self.store()?;
+        // Connect's 404 for a connector it does not have comes first, in `run` too.
         let mut raw = self.entry(name)?.lock().raw.clone();
+        self.store()?;
         for key in remove {
             raw.remove(key);
         }
