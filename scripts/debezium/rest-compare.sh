@@ -5,13 +5,15 @@
 # substituted) or a shape (keys and value types, recursively; connector configs, whose keys
 # differ by the --set lines, count as "object").
 #
-# Usage: rest-compare.sh CONNECT_URL PGCDC_URL NAME
+# Usage: rest-compare.sh CONNECT_URL PGCDC_URL NAME [changes]
 # Output: one line per check; exit 1 when one differs.
-# Not compared here: calls that change state (pause, restart, stop, offsets changes), and
-# answers where the standalone worker the harness runs differs from a distributed one (pgcdc
-# follows the distributed worker's: tests/rest.rs checks those texts).
+# With "changes" (run.sh calls it so once the records are compared), the calls that change
+# state instead: pause, resume, the restarts, stop, and the offsets of the stopped connector,
+# read and reset; after each, both sides are waited for until they reach the state asked.
+# Not compared: answers where the standalone worker the harness runs differs from a
+# distributed one (pgcdc follows the distributed worker's: tests/rest.rs checks those texts).
 set -euo pipefail
-CONNECT=$1 PGCDC=$2 NAME=$3
+CONNECT=$1 PGCDC=$2 NAME=$3 MODE=${4:-reads}
 fails=0
 
 # answer URL [METHOD [BODY]]: "<status> <body>"
@@ -55,6 +57,60 @@ shaped() {
     "${a%% *} $(printf '%s' "${a#* }" | jq -c "$filter | $SHAPE")" \
     "${b%% *} $(printf '%s' "${b#* }" | jq -c "$filter | $SHAPE")"
 }
+
+# wait_state STATE [TASK_STATE]: until both sides' status shows it (up to 60 s).
+wait_state() {
+  local want=$1 task=${2:-} side url s
+  for side in "$CONNECT" "$PGCDC"; do
+    url="$side/connectors/$NAME/status"
+    for _ in $(seq 1 300); do
+      s=$(curl -sS --max-time 10 "$url" | jq -r '[.connector.state, (.tasks[0].state // "")] | join(" ")' 2>/dev/null || true)
+      [ "$s" = "$want $task" ] && break
+      sleep 0.2
+    done
+    [ "$s" = "$want $task" ] || { echo "rest: $side never reached $want $task (last: $s)"; fails=$((fails + 1)); }
+  done
+}
+
+# changed PATH METHOD [JQ]: the same status, and the same body (or its shape with JQ).
+changed() {
+  local path=$1 method=$2 filter=${3:-} a b
+  a=$(answer "$CONNECT$path" "$method"); b=$(answer "$PGCDC$path" "$method")
+  if [ -n "$filter" ]; then
+    report "$method $path (shape of $filter)" \
+      "${a%% *} $(printf '%s' "${a#* }" | jq -c "$filter | $SHAPE")" \
+      "${b%% *} $(printf '%s' "${b#* }" | jq -c "$filter | $SHAPE")"
+  else
+    report "$method $path (exact)" "$a" "$b"
+  fi
+}
+
+if [ "$MODE" = changes ]; then
+  changed "/connectors/$NAME/pause" PUT
+  wait_state PAUSED PAUSED
+  shaped "/connectors/$NAME/status"
+  changed "/connectors/$NAME/resume" PUT
+  wait_state RUNNING RUNNING
+  changed "/connectors/$NAME/restart" POST
+  wait_state RUNNING RUNNING
+  changed "/connectors/$NAME/tasks/0/restart" POST
+  wait_state RUNNING RUNNING
+  changed "/connectors/$NAME/restart?includeTasks=true&onlyFailed=true" POST .
+  wait_state RUNNING RUNNING
+  changed "/connectors/$NAME/stop" PUT
+  wait_state STOPPED
+  shaped "/connectors/$NAME/status"
+  exact "/connectors/$NAME/tasks/0/status" GET
+  shaped "/connectors/$NAME/offsets" '.offsets[0].partition'
+  changed "/connectors/$NAME/offsets" DELETE
+  exact "/connectors/$NAME/offsets" GET
+  if [ "$fails" -gt 0 ]; then
+    echo "rest: $fails answer(s) differ from Kafka Connect's" >&2
+    exit 1
+  fi
+  echo "rest: every compared state change matches Kafka Connect's"
+  exit 0
+fi
 
 exact /connectors GET
 exact /health GET

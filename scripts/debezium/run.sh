@@ -233,5 +233,10 @@ cat "$RUN/report-header.txt" "$RUN/report.txt" >"$RUN/report.tmp" && mv "$RUN/re
 cat "$RUN/report-header.txt" "$RUN/report-strict.txt" >"$RUN/report.tmp" && mv "$RUN/report.tmp" "$RUN/report-strict.txt"
 set -e
 log "strict-source comparison (streaming txId/lsn/sequence/ts kept): $(grep '^records compared' "$RUN/report-strict.txt") -> $RUN/report-strict.txt"
+if [ "${DBZ_REST_COMPARE:-0}" = 1 ]; then
+  phase "comparing pgcdc's answers to state changes with Kafka Connect's (the records are compared already)"
+  "$ROOT/scripts/debezium/rest-compare.sh" "http://127.0.0.1:$DBZ_REST_PORT" "http://127.0.0.1:$PGCDC_REST_PORT" "$NAME" changes | tee -a "$RUN/rest-compare.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { log "ERROR: pgcdc's answers to state changes differ from Kafka Connect's ($RUN/rest-compare.txt)"; RC=1; }
+fi
 phase "finished: comparer exit $RC"
 exit "$RC"
