@@ -866,6 +866,11 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
         &["Authorization: Bearer s3cret"],
     );
     assert_eq!(ok.status, 201, "{ok:?}");
+    assert_eq!(
+        ok.location,
+        Some(p.url("/connectors/authc")),
+        "an https Location"
+    );
     let slash = json!({"name": "a/b", "config": config, "initial_state": "STOPPED"});
     let refused = http(
         "POST",

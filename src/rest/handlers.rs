@@ -179,7 +179,7 @@ fn location(headers: &HeaderMap, app: &App, name: &str) -> String {
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map_or_else(|| app.worker.id().to_string(), str::to_string);
-    format!("http://{host}/connectors/{}", path_segment(name))
+    format!("{}://{host}/connectors/{}", app.scheme, path_segment(name))
 }
 
 /// `name` as one URL path segment: unreserved characters kept, every other byte `%XX`.

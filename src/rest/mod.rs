@@ -36,6 +36,8 @@ struct App {
     loggers: Loggers,
     auth: RestAuth,
     unauthenticated_writes: bool,
+    /// `http` or `https`, for the `Location` of created connectors.
+    scheme: &'static str,
 }
 
 /// A bound REST listener, not yet serving.
@@ -87,6 +89,7 @@ impl Listener {
             loggers,
             auth: config.auth.clone(),
             unauthenticated_writes: config.unauthenticated_writes,
+            scheme: if self.tls.is_some() { "https" } else { "http" },
         };
         if app.auth == RestAuth::None
             && !app.unauthenticated_writes
@@ -94,8 +97,7 @@ impl Listener {
         {
             tracing::warn!(address = %self.addr, "the REST API is reachable beyond loopback and no credentials are set: writes are refused from other hosts until pgcdc.rest.auth.token or pgcdc.rest.auth.username/password is set (or pgcdc.rest.unauthenticated.writes=true)");
         }
-        let scheme = if self.tls.is_some() { "https" } else { "http" };
-        tracing::info!(address = %format!("{scheme}://{}", self.addr), "REST API listening");
+        tracing::info!(address = %format!("{}://{}", app.scheme, self.addr), "REST API listening");
         let router = router(app);
         let service = router.into_make_service_with_connect_info::<Peer>();
         let served = match self.tls {
