@@ -284,11 +284,8 @@ async fn put_config(
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    if let Some(given) = raw.get(keys::NAME).filter(|g| **g != name) {
-        return error(
-            400,
-            format!("Connector name configuration ({given}) doesn't match connector name in the URL ({name})"),
-        );
+    if let Some(refused) = name_mismatch(&raw, &name) {
+        return refused;
     }
     raw.insert(keys::NAME.to_string(), name.clone());
     let (worker, n) = (app.worker.clone(), name.clone());
@@ -301,6 +298,15 @@ async fn put_config(
         (Ok(i), false) => Json(info_json(&i)).into_response(),
         (Err(e), _) => e.into_response(),
     }
+}
+
+/// Connect's 400 for a config whose `name` is not the connector's in the URL.
+fn name_mismatch(raw: &RawConfig, name: &str) -> Option<Response> {
+    let given = raw.get(keys::NAME).filter(|g| *g != name)?;
+    Some(error(
+        400,
+        format!("Connector name configuration ({given}) doesn't match connector name in the URL ({name})"),
+    ))
 }
 
 /// `PATCH /connectors/{name}/config`: a JSON object of the keys to change; `null` removes a
@@ -320,11 +326,8 @@ async fn patch_config(State(app): State<App>, Path(name): Path<String>, body: By
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    if let Some(given) = set.get(keys::NAME).filter(|g| **g != name) {
-        return error(
-            400,
-            format!("Connector name configuration ({given}) doesn't match connector name in the URL ({name})"),
-        );
+    if let Some(refused) = name_mismatch(&set, &name) {
+        return refused;
     }
     let (worker, n) = (app.worker.clone(), name.clone());
     if let Err(e) = detached(async move { worker.patch_config(&n, set, &remove).await }).await {

@@ -16,15 +16,14 @@
 
 use std::collections::BTreeMap;
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::Consumer;
-use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use serde_json::{json, Value as Json};
 
-use super::offsets_topic::{base_client, kafka_error, read_to_end, reader, OFFSETS_TOPIC_TIMEOUT};
+use super::offsets_topic::{
+    base_client, create_compacted, kafka_error, read_to_end, reader, OFFSETS_TOPIC_TIMEOUT,
+};
 use crate::config::{ConfigTopicConfig, RawConfig};
 use crate::error::{Error, Result};
 
@@ -95,32 +94,7 @@ impl KafkaConfigStore {
     }
 
     async fn ensure_topic(&self, replication_factor: i32) -> Result<()> {
-        let mut admin_config = self.client.clone();
-        admin_config.set("client.id", "pgcdc-configs-admin");
-        let admin: AdminClient<DefaultClientContext> = admin_config
-            .create()
-            .map_err(|e| Error::kafka("cannot create an admin client").with_source(e))?;
-        let new = NewTopic::new(&self.topic, 1, TopicReplication::Fixed(replication_factor))
-            .set("cleanup.policy", "compact");
-        let opts = AdminOptions::new().operation_timeout(Some(OFFSETS_TOPIC_TIMEOUT));
-        let results = admin.create_topics([&new], &opts).await.map_err(|e| {
-            kafka_error(format!("cannot create the config topic {}", self.topic), e)
-        })?;
-        for r in results {
-            match r {
-                Ok(_) => {
-                    tracing::info!(topic = %self.topic, "created the config topic (1 partition, compacted)")
-                }
-                Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
-                Err((_, code)) => {
-                    return Err(Error::kafka(format!(
-                        "the config topic {} does not exist and pgcdc could not create it: {code} (create it with 1 partition and cleanup.policy=compact, or allow pgcdc's principal to create it)",
-                        self.topic
-                    )))
-                }
-            }
-        }
-        Ok(())
+        create_compacted(&self.client, "config", &self.topic, 1, replication_factor).await
     }
 
     /// Every connector the topic holds, sorted by name. Blocks the calling thread while it

@@ -108,37 +108,14 @@ impl KafkaOffsetStore {
     /// Creates the topic (compacted, `offset.storage.partitions`,
     /// `offset.storage.replication.factor`) unless it exists.
     async fn ensure_topic(&self, topic: &OffsetsTopicConfig) -> Result<()> {
-        let mut admin_config = self.client.clone();
-        admin_config.set("client.id", "pgcdc-offsets-admin");
-        let admin: AdminClient<DefaultClientContext> = admin_config
-            .create()
-            .map_err(|e| Error::kafka("cannot create an admin client").with_source(e))?;
-        let new = NewTopic::new(
+        create_compacted(
+            &self.client,
+            "offsets",
             &topic.topic,
             topic.partitions,
-            TopicReplication::Fixed(topic.replication_factor),
+            topic.replication_factor,
         )
-        .set("cleanup.policy", "compact");
-        let opts = AdminOptions::new().operation_timeout(Some(OFFSETS_TOPIC_TIMEOUT));
-        let results = admin.create_topics([&new], &opts).await.map_err(|e| {
-            kafka_error(
-                format!("cannot create the offsets topic {}", topic.topic),
-                e,
-            )
-        })?;
-        for r in results {
-            match r {
-                Ok(_) => tracing::info!(topic = %topic.topic, partitions = topic.partitions, "created the offsets topic (compacted)"),
-                Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
-                Err((_, code)) => {
-                    return Err(Error::kafka(format!(
-                        "the offsets topic {} does not exist and pgcdc could not create it: {code} (create it with cleanup.policy=compact, or allow pgcdc's principal to create it)",
-                        topic.topic
-                    )))
-                }
-            }
-        }
-        Ok(())
+        .await
     }
 
     /// The last offsets stored for this connector, if any (a tombstone means none).
@@ -196,6 +173,46 @@ impl KafkaOffsetStore {
                 )
             })
     }
+}
+
+/// Creates `topic` (compacted, `partitions`, `replication_factor`; -1: the broker's default)
+/// unless it exists; `what` names it in messages (`offsets`: "the offsets topic"). Errors: the
+/// brokers cannot be reached, or refuse to create it.
+pub(super) async fn create_compacted(
+    client: &ClientConfig,
+    what: &str,
+    topic: &str,
+    partitions: i32,
+    replication_factor: i32,
+) -> Result<()> {
+    let mut admin_config = client.clone();
+    admin_config.set("client.id", format!("pgcdc-{what}-admin"));
+    let admin: AdminClient<DefaultClientContext> = admin_config
+        .create()
+        .map_err(|e| Error::kafka("cannot create an admin client").with_source(e))?;
+    let new = NewTopic::new(
+        topic,
+        partitions,
+        TopicReplication::Fixed(replication_factor),
+    )
+    .set("cleanup.policy", "compact");
+    let opts = AdminOptions::new().operation_timeout(Some(OFFSETS_TOPIC_TIMEOUT));
+    let results = admin
+        .create_topics([&new], &opts)
+        .await
+        .map_err(|e| kafka_error(format!("cannot create the {what} topic {topic}"), e))?;
+    for r in results {
+        match r {
+            Ok(_) => tracing::info!(topic = %topic, partitions, "created the {what} topic (compacted)"),
+            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((_, code)) => {
+                return Err(Error::kafka(format!(
+                    "the {what} topic {topic} does not exist and pgcdc could not create it: {code} (create it with {partitions} partition(s) and cleanup.policy=compact, or allow pgcdc's principal to create it)"
+                )))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A consumer that reads a topic from its beginning (committed records only, ends of
