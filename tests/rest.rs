@@ -158,6 +158,16 @@ fn http(method: &str, url: &str, body: Option<&Value>, headers: &[&str]) -> Answ
     }
 }
 
+/// `METHOD /connectors/{name}/{action}` with no body or credentials (pause, stop, restarts).
+fn connector_call(p: &Pgcdc, method: &str, name: &str, action: &str) -> Answer {
+    http(
+        method,
+        &p.url(&format!("/connectors/{name}/{action}")),
+        None,
+        &[],
+    )
+}
+
 fn get(p: &Pgcdc, path: &str) -> Answer {
     http("GET", &p.url(path), None, &[])
 }
@@ -446,12 +456,7 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     read_until(&env().kafka, &topic, T, |r| !r.is_empty()).await;
 
     // Pause: 202 with no body, PAUSED, and the slot's connection closed.
-    let paused = http(
-        "PUT",
-        &p.url(&format!("/connectors/{name}/pause")),
-        None,
-        &[],
-    );
+    let paused = connector_call(&p, "PUT", &name, "pause");
     assert_eq!((paused.status, paused.text.as_str()), (202, ""));
     wait_states(&p, &name, "PAUSED", &["PAUSED"]).await;
     wait_for("the slot to be released while paused", T, || async {
@@ -460,12 +465,7 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     .await;
     db.exec("INSERT INTO pedidos VALUES (2, 'while paused')")
         .await;
-    let resumed = http(
-        "PUT",
-        &p.url(&format!("/connectors/{name}/resume")),
-        None,
-        &[],
-    );
+    let resumed = connector_call(&p, "PUT", &name, "resume");
     assert_eq!(resumed.status, 202);
     wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
     read_until(&env().kafka, &topic, T, |r| r.len() >= 2).await;
@@ -478,12 +478,7 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
         .as_str()
         .unwrap()
         .starts_with("Connectors must be in the STOPPED state"));
-    let stopped = http(
-        "PUT",
-        &p.url(&format!("/connectors/{name}/stop")),
-        None,
-        &[],
-    );
+    let stopped = connector_call(&p, "PUT", &name, "stop");
     assert_eq!(stopped.status, 204);
     wait_states(&p, &name, "STOPPED", &[]).await;
     assert_eq!(
@@ -515,16 +510,7 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     assert!(store.read_dir().unwrap().count() == 1, "one stored config");
     let p = Pgcdc::start(&serve, &store_env);
     wait_states(&p, &name, "STOPPED", &[]).await;
-    assert_eq!(
-        http(
-            "PUT",
-            &p.url(&format!("/connectors/{name}/resume")),
-            None,
-            &[]
-        )
-        .status,
-        202
-    );
+    assert_eq!(connector_call(&p, "PUT", &name, "resume").status, 202);
     wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
     db.exec("INSERT INTO pedidos VALUES (3, 'after the restart')")
         .await;
@@ -536,12 +522,7 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     assert_eq!(ids, vec![1, 2, 3], "every change once, in order");
 
     // A task restart, then a restart of only failed instances (none): 202 with the status.
-    let restart = http(
-        "POST",
-        &p.url(&format!("/connectors/{name}/tasks/0/restart")),
-        None,
-        &[],
-    );
+    let restart = connector_call(&p, "POST", &name, "tasks/0/restart");
     assert_eq!(restart.status, 204);
     wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
     let only_failed = http(
@@ -611,12 +592,7 @@ async fn a_worker_keeps_connector_configs_in_a_config_topic_as_connect_writes_th
     wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
     db.exec("INSERT INTO pedidos VALUES (1, 'one')").await;
     read_until(&env().kafka, &topic, T, |r| !r.is_empty()).await;
-    let stopped = http(
-        "PUT",
-        &p.url(&format!("/connectors/{name}/stop")),
-        None,
-        &[],
-    );
+    let stopped = connector_call(&p, "PUT", &name, "stop");
     assert_eq!(stopped.status, 204);
     wait_states(&p, &name, "STOPPED", &[]).await;
     assert_eq!(p.stop(), 0);
@@ -647,12 +623,7 @@ async fn a_worker_keeps_connector_configs_in_a_config_topic_as_connect_writes_th
     // After a restart: back, stopped; resumed, it goes on from where it was.
     let p = Pgcdc::start(&args, &[]);
     wait_states(&p, &name, "STOPPED", &[]).await;
-    let resumed = http(
-        "PUT",
-        &p.url(&format!("/connectors/{name}/resume")),
-        None,
-        &[],
-    );
+    let resumed = connector_call(&p, "PUT", &name, "resume");
     assert_eq!(resumed.status, 202);
     wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
     db.exec("INSERT INTO pedidos VALUES (2, 'two')").await;
