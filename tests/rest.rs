@@ -875,6 +875,19 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
         sample(&metrics(&p).await, "pgcdc_task_restarting", &failing),
         Some(1.0)
     );
+    // Retries every 200 ms flip the task between RUNNING and RESTARTING; the time it has not
+    // worked keeps growing across them, which is what an alert needs.
+    wait_for("pgcdc_task_down_seconds to pass 3 s", T, || async {
+        let down = sample(&metrics(&p).await, "pgcdc_task_down_seconds", &failing)?;
+        (down >= 3.0).then_some(())
+    })
+    .await;
+    let ready = get(&p, "/health/ready");
+    assert_eq!(ready.status, 503, "{ready:?}");
+    let shown = ready.body["connectors"]["retrying"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(["CONNECTING", "RESTARTING"].contains(&shown), "{ready:?}");
     let status = get(&p, "/connectors/authc/status").body;
     assert_eq!(status["connector"]["state"], "STOPPED");
     assert_eq!(status["tasks"], json!([]));

@@ -12,6 +12,7 @@
 //! State names follow Kafka Connect's REST API.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -79,6 +80,9 @@ struct Progress {
     current: Arc<Counters>,
     /// Topics the runs that ended wrote to.
     finished_topics: std::collections::BTreeSet<String>,
+    /// Since when the connector has not been at work (streaming or taking its snapshot), as
+    /// of the runs that ended: when it was started, or when an earlier run last worked.
+    down_since: Instant,
 }
 
 /// State shared between a connector and its supervision loop.
@@ -149,6 +153,9 @@ impl Shared {
     /// Fresh counters for a new run; the previous run's are added to the total.
     fn new_run(&self) -> Arc<Counters> {
         let mut p = self.lock();
+        if let Some(worked) = p.current.last_working() {
+            p.down_since = p.down_since.max(worked);
+        }
         let ended = p.current.snapshot();
         p.finished = p.finished + ended;
         let topics = p.current.topics();
@@ -166,6 +173,25 @@ impl Shared {
     /// The live counters of the current run.
     fn current(&self) -> Arc<Counters> {
         self.lock().current.clone()
+    }
+
+    /// See [`ConnectorHandle::down_seconds`].
+    fn down_seconds(&self) -> Option<f64> {
+        let p = self.lock();
+        if !matches!(
+            p.state,
+            ConnectorState::Running | ConnectorState::Restarting
+        ) {
+            return None;
+        }
+        if p.current.working() {
+            return Some(0.0);
+        }
+        let since = match p.current.last_working() {
+            Some(worked) => p.down_since.max(worked),
+            None => p.down_since,
+        };
+        Some(since.elapsed().as_secs_f64())
     }
 }
 
@@ -195,6 +221,20 @@ impl ConnectorHandle {
         let mut all: std::collections::BTreeSet<String> = p.finished_topics.clone();
         all.extend(p.current.topics());
         all.into_iter().collect()
+    }
+
+    /// Seconds a started connector (`RUNNING` or `RESTARTING`) has been neither streaming nor
+    /// taking its snapshot: connecting to PostgreSQL or Kafka, or waiting to retry after an
+    /// error. `Some(0.0)` while it works, `None` when it is not meant to run (paused, stopped,
+    /// failed, never started). Unlike the state, it keeps growing across retries that never
+    /// get as far as streaming (Kafka unreachable for an hour reads 3600, not "RUNNING").
+    pub fn down_seconds(&self) -> Option<f64> {
+        self.shared.down_seconds()
+    }
+
+    /// `true` while the connector's current run streams or takes its snapshot.
+    pub fn working(&self) -> bool {
+        self.shared.current().working()
     }
 
     /// A receiver that sees every change of the connector's state.
@@ -247,6 +287,7 @@ impl Connector {
                     finished: RunStats::default(),
                     current: Arc::new(Counters::for_run(delivery.clone(), slot.clone())),
                     finished_topics: Default::default(),
+                    down_since: Instant::now(),
                 }),
                 state: watch::channel(ConnectorState::Unassigned).0,
                 delivery,
@@ -320,6 +361,7 @@ impl Connector {
         p.last_error = None;
         p.failure = None;
         p.restarts = 0;
+        p.down_since = Instant::now();
         self.shared.state.send_replace(ConnectorState::Running);
         let mut rx = self.stop.subscribe();
         if *rx.borrow() {
@@ -409,7 +451,8 @@ async fn supervise(
     let mut attempts: i64 = 0;
     loop {
         let counters = shared.new_run();
-        let result = run_counted(config.clone(), shutdown.clone(), counters).await;
+        let result = run_counted(config.clone(), shutdown.clone(), counters.clone()).await;
+        counters.run_ended();
         let e = match result {
             Ok(()) => {
                 let on_its_own = !*shutdown.borrow();

@@ -131,6 +131,9 @@ pub struct Counters {
     behind_source_ms: AtomicI64,
     /// The replication connection streams.
     connected: AtomicBool,
+    /// When this run stopped streaming or its snapshot was aborted (see
+    /// [`Counters::last_working`]).
+    stopped_working: Mutex<Option<Instant>>,
     /// Events waiting in the queue between the replication reader and the pipeline, as of
     /// the last chunk taken from it.
     queued: AtomicU64,
@@ -190,6 +193,27 @@ impl Counters {
     /// The replication connection is streaming (Debezium's `Connected`).
     pub fn connected(&self) -> bool {
         self.connected.load(Ordering::Relaxed)
+    }
+
+    /// The run does its work: it streams, or takes its snapshot.
+    pub fn working(&self) -> bool {
+        self.connected() || self.with_snapshot(|s| s.running())
+    }
+
+    /// The last instant this run was working ([`Counters::working`]): now while it works, the
+    /// moment it stopped streaming (or its snapshot ended) after that; `None` when it never
+    /// got that far (still connecting, or it failed before).
+    pub fn last_working(&self) -> Option<Instant> {
+        if self.working() {
+            return Some(Instant::now());
+        }
+        let stopped = *self
+            .stopped_working
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        // A snapshot that completed hands over to streaming: between the two the run is
+        // still at work.
+        stopped.or_else(|| self.with_snapshot(|s| s.completed).then(Instant::now))
     }
 
     /// End LSN of the last transaction processed, if any.
@@ -256,8 +280,20 @@ impl Counters {
             .clone()
     }
 
-    fn with_snapshot(&self, f: impl FnOnce(&mut SnapshotProgress)) {
-        f(&mut self.snapshot.lock().unwrap_or_else(|p| p.into_inner()));
+    fn with_snapshot<R>(&self, f: impl FnOnce(&mut SnapshotProgress) -> R) -> R {
+        f(&mut self.snapshot.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The run ended: if it had been working, it stopped now (unless it had stopped before).
+    pub(crate) fn run_ended(&self) {
+        self.set_connected(false);
+        let mut stopped = self
+            .stopped_working
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if stopped.is_none() && self.with_snapshot(|s| s.started.is_some()) {
+            *stopped = Some(Instant::now());
+        }
     }
 
     pub(crate) fn add_snapshot_row(&self) {
@@ -306,7 +342,16 @@ impl Counters {
         self.queued.store(events as u64, Ordering::Relaxed);
     }
     pub(crate) fn set_connected(&self, on: bool) {
-        self.connected.store(on, Ordering::Relaxed);
+        let was = self.connected.swap(on, Ordering::Relaxed);
+        if was && !on {
+            self.note_stopped_working();
+        }
+    }
+    fn note_stopped_working(&self) {
+        *self
+            .stopped_working
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     }
     /// Notes a topic written to (called once per topic and run).
     pub(crate) fn add_topic(&self, topic: &str) {
@@ -347,5 +392,58 @@ impl Counters {
             s.completed = completed;
             s.aborted = !completed;
         });
+        if !completed {
+            self.note_stopped_working();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn last_working_follows_the_snapshot_and_the_stream_and_stops_with_the_run() {
+        let c = Counters::default();
+        assert!(!c.working());
+        assert_eq!(c.last_working(), None, "still connecting");
+
+        c.snapshot_started(vec![("public.t".into(), None)]);
+        assert!(c.working());
+        c.snapshot_ended(true);
+        let handing_over = c.last_working().unwrap();
+        assert!(handing_over.elapsed() < Duration::from_secs(1));
+
+        c.set_connected(true);
+        assert!(c.working());
+        c.set_connected(false);
+        let stopped = c.last_working().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            c.last_working(),
+            Some(stopped),
+            "it does not advance once stopped"
+        );
+        c.run_ended();
+        assert_eq!(c.last_working(), Some(stopped));
+    }
+
+    #[test]
+    fn a_run_that_fails_after_its_snapshot_stopped_working_when_it_ended() {
+        let c = Counters::default();
+        c.snapshot_started(vec![]);
+        c.snapshot_ended(true);
+        c.run_ended();
+        let ended = c.last_working().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(c.last_working(), Some(ended));
+
+        let aborted = Counters::default();
+        aborted.snapshot_started(vec![]);
+        aborted.snapshot_ended(false);
+        let at = aborted.last_working().unwrap();
+        aborted.run_ended();
+        assert_eq!(aborted.last_working(), Some(at));
     }
 }

@@ -432,8 +432,9 @@ async fn live() -> Json<Value> {
     Json(json!({"status": "live"}))
 }
 
-/// Readiness: every connector meant to run has its task `RUNNING` (streaming or taking its
-/// snapshot). 503 names the ones that do not.
+/// Readiness: every connector meant to run has its task `RUNNING` and streaming or taking its
+/// snapshot (or has finished). 503 names the ones that do not, with their task state, or
+/// `CONNECTING` for a `RUNNING` task still connecting to PostgreSQL or Kafka.
 async fn ready(State(app): State<App>) -> Response {
     let mut not_ready = Map::new();
     for name in app.worker.names() {
@@ -443,9 +444,17 @@ async fn ready(State(app): State<App>) -> Response {
         if s.state != TargetState::Started.connect_name() {
             continue;
         }
-        let task = s.tasks.first().map(|t| t.state).unwrap_or("UNASSIGNED");
-        if task != "RUNNING" && !app.worker.finished(&name) {
-            not_ready.insert(name, json!(task));
+        if app.worker.finished(&name) {
+            continue;
+        }
+        match s.tasks.first().map(|t| t.state).unwrap_or("UNASSIGNED") {
+            "RUNNING" if app.worker.working(&name) => {}
+            "RUNNING" => {
+                not_ready.insert(name, json!("CONNECTING"));
+            }
+            task => {
+                not_ready.insert(name, json!(task));
+            }
         }
     }
     if not_ready.is_empty() {

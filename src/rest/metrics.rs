@@ -60,6 +60,8 @@ struct Sample {
     counters: Arc<Counters>,
     snapshot: SnapshotProgress,
     target: TargetState,
+    /// See [`crate::pipeline::ConnectorHandle::down_seconds`].
+    down_seconds: Option<f64>,
     queue_capacity: i64,
     /// `custom.metric.tags`, added to the Debezium metrics' labels.
     tags: Vec<(String, String)>,
@@ -136,6 +138,7 @@ impl prometheus_client::collector::Collector for Collector {
             .into_iter()
             .map(|(connector, config, handle, target)| Sample {
                 status: handle.status(),
+                down_seconds: handle.down_seconds(),
                 counters: handle.counters(),
                 snapshot: handle.counters().snapshot_progress(),
                 server: config.topic_prefix.clone(),
@@ -390,6 +393,10 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
             Some((o(x), waiting as i64))
         },
     )?;
+    gauges(e, samples, "pgcdc_task_down_seconds", "Seconds the task of a started connector has been neither streaming nor taking its snapshot (connecting to PostgreSQL or Kafka, or waiting to retry), across retries; 0 while it works; absent when paused, stopped or failed. Alert on it: a connector that cannot reach Kafka alternates RUNNING and RESTARTING, this keeps growing.", |x| {
+        let down = x.down_seconds.filter(|_| x.target == TargetState::Started)?;
+        Some((o(x), down as i64))
+    })?;
     gauges(
         e,
         samples,

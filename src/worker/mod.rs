@@ -536,6 +536,14 @@ impl Worker {
             .unwrap_or(false)
     }
 
+    /// `true` while `name`'s current run streams or takes its snapshot (`false` while it
+    /// connects, and for an unknown connector).
+    pub fn working(&self, name: &str) -> bool {
+        self.entry(name)
+            .map(|e| e.lock().handle.working())
+            .unwrap_or(false)
+    }
+
     /// A receiver of `name`'s state changes (`None` for an unknown connector).
     pub fn subscribe(&self, name: &str) -> Option<tokio::sync::watch::Receiver<ConnectorState>> {
         self.entry(name).ok().map(|e| e.lock().handle.subscribe())
