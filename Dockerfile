@@ -34,5 +34,11 @@ USER 10001:10001
 WORKDIR /var/lib/pgcdc
 ENV PGCDC_LISTENERS=http://0.0.0.0:8083
 EXPOSE 8083
+# Healthy while every connector streams or takes its snapshot (GET /health/ready answers 200);
+# the image has no HTTP client, so the binary asks. A listener set by --worker or --listeners
+# instead of PGCDC_LISTENERS needs the same flag in a health check of your own. Docker keeps
+# this; podman keeps it when building with --format docker.
+HEALTHCHECK --interval=10s --timeout=6s --start-period=60s --retries=3 \
+  CMD ["/usr/local/bin/pgcdc", "health"]
 ENTRYPOINT ["/usr/local/bin/pgcdc"]
 CMD ["--help"]

@@ -153,7 +153,8 @@ cmd_build() {
   local t0
   t0=$(now)
   log "build: podman build --pull=never -t $IMAGE (the repository's Dockerfile)"
-  podman build --pull=never --network host -t "$IMAGE" "$ROOT" >"$STATE/build.log" 2>&1 \
+  # --format docker keeps the Dockerfile's HEALTHCHECK (the OCI format has no place for it).
+  podman build --pull=never --network host --format docker -t "$IMAGE" "$ROOT" >"$STATE/build.log" 2>&1 \
     || { tail -n 40 "$STATE/build.log" >&2; die "podman build failed (log: $STATE/build.log)"; }
   log "build: $IMAGE in $(elapsed "$t0")s, $(image_size) MiB"
   # The build stage's layers (2-3 GB) are not needed once the image exists.
@@ -251,6 +252,8 @@ EOF
   # The image's REST API answers on port 8083 (the host network here): ready, and the
   # connector's task RUNNING as Kafka Connect shows it.
   curl -sf --max-time 5 http://127.0.0.1:8083/health/ready >/dev/null || die "GET /health/ready on the container's port 8083 did not answer 200"
+  # The image's HEALTHCHECK (pgcdc health, the binary asking its own /health/ready).
+  podman healthcheck run "$CT" >/dev/null || die "the image's HEALTHCHECK does not pass while the connector streams: $(podman exec "$CT" pgcdc health 2>&1)"
   local state
   state=$(curl -sf --max-time 5 "http://127.0.0.1:8083/connectors/$prefix/status" | jq -r '.tasks[0].state')
   [ "$state" = RUNNING ] || die "the container's task state is '$state', expected RUNNING"

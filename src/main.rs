@@ -102,6 +102,16 @@ enum Command {
         /// Override a property (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
         set: Vec<(String, String)>,
+        /// Worker properties file whose `bootstrap.servers` and `producer.*` apply where the
+        /// connector config does not set them, as for `run --worker` and `serve`.
+        #[arg(long)]
+        worker: Option<PathBuf>,
+    },
+    /// Ask the REST API of a running pgcdc for GET /health/ready and print the answer: exit 0
+    /// when ready (200), 1 when not or when nothing answers. For container health checks.
+    Health {
+        #[command(flatten)]
+        worker: WorkerArgs,
     },
     /// Validate a config (without connecting) and print the merged settings, secrets hidden;
     /// keys left at their defaults are not printed.
@@ -112,6 +122,9 @@ enum Command {
         /// Override a property (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
         set: Vec<(String, String)>,
+        /// Worker properties file whose connector defaults apply (see `validate --worker`).
+        #[arg(long)]
+        worker: Option<PathBuf>,
     },
 }
 
@@ -269,6 +282,14 @@ async fn preflight(cfg: &ConnectorConfig) -> u8 {
     }
 }
 
+/// `pgcdc health`: prints the readiness answer; 0 when ready, 1 when not. Errors: nothing
+/// answers (a connection error, exit 1 too), or the listener cannot be probed (config).
+async fn health(worker: &WorkerConfig) -> pgcdc::Result<u8> {
+    let answer = pgcdc::rest::probe::ready(worker).await?;
+    println!("{}", answer.body.trim_end());
+    Ok(if answer.status == 200 { 0 } else { 1 })
+}
+
 /// The error's message in a task's trace (`<Kind> error: <message>`, then `fix: ...`).
 fn trace_message(trace: &str) -> String {
     let body = trace.split_once(" error: ").map_or(trace, |(_, m)| m);
@@ -280,9 +301,25 @@ fn trace_message(trace: &str) -> String {
     }
 }
 
+/// The connector defaults of the worker file at `path` (`bootstrap.servers`, `producer.*`);
+/// empty without one. Errors: the worker file cannot be read or is invalid.
+fn worker_defaults(path: Option<&std::path::Path>) -> pgcdc::Result<config::RawConfig> {
+    let Some(path) = path else {
+        return Ok(config::RawConfig::new());
+    };
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    Ok(WorkerConfig::load(Some(path), &env, &[])?.connector_defaults)
+}
+
+/// Reads the connector config at `path` with the `--set` overrides and `PGCDC_*` variables,
+/// and validates it over the worker's connector `defaults` (which apply to the keys it does
+/// not set, as Connect's workers give their `bootstrap.servers` and `producer.*` to source
+/// tasks). Returns the config as given (without the defaults: what REST shows) and the
+/// validated config. Errors: every problem of the config, as one config error.
 fn load(
     path: &std::path::Path,
     set: Vec<(String, String)>,
+    defaults: &config::RawConfig,
 ) -> pgcdc::Result<(config::RawConfig, ConnectorConfig)> {
     let file = config::load_file(path)?;
     let source = ConfigSource {
@@ -295,7 +332,9 @@ fn load(
     let origins = source.env_origins(&file);
     let raw = source.merge(file);
     // `${provider:...}` placeholders are resolved for the run; `check` prints `raw`, unresolved.
-    let resolved = config::resolve_providers(&raw, &|name| std::env::var(name).ok())?;
+    let mut effective = defaults.clone();
+    effective.extend(raw.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let resolved = config::resolve_providers(&effective, &|name| std::env::var(name).ok())?;
     let (cfg, warnings) = pgcdc::pipeline::validate_config(&resolved)
         .map_err(|e| config::attribute_env_values(e, &origins))?;
     for w in warnings {
@@ -331,8 +370,12 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async move {
         match cli.command {
-            Command::Check { config, set } => {
-                let (raw, _) = load(&config, set)?;
+            Command::Check {
+                config,
+                set,
+                worker,
+            } => {
+                let (raw, _) = load(&config, set, &worker_defaults(worker.as_deref())?)?;
                 for (k, v) in raw {
                     let shown = if config::keys::is_secret(&k) {
                         "[hidden]".to_string()
@@ -343,8 +386,12 @@ fn main() -> ExitCode {
                 }
                 Ok(0)
             }
-            Command::Validate { config, set } => {
-                let (_, cfg) = load(&config, set)?;
+            Command::Validate {
+                config,
+                set,
+                worker,
+            } => {
+                let (_, cfg) = load(&config, set, &worker_defaults(worker.as_deref())?)?;
                 Ok(preflight(&cfg).await)
             }
             Command::Run {
@@ -352,11 +399,12 @@ fn main() -> ExitCode {
                 set,
                 worker,
             } => {
-                let (raw, cfg) = load(&config, set)?;
                 let worker = worker.load()?;
+                let (raw, cfg) = load(&config, set, &worker.connector_defaults)?;
                 run(raw, cfg, worker, loggers).await.map(|()| 0)
             }
             Command::Serve { worker } => serve(worker.load()?, loggers).await.map(|()| 0),
+            Command::Health { worker } => health(&worker.load()?).await,
         }
     });
     // A blocking call the stop abandoned (a schema registry request that hangs, for up to its

@@ -80,6 +80,42 @@ fn check_prints_the_merged_config_with_secrets_hidden() {
 }
 
 #[test]
+fn a_worker_file_gives_its_brokers_to_a_connector_config_that_has_none() {
+    let env = [
+        ("PGCDC_DATABASE_USER", "u"),
+        ("PGCDC_DATABASE_PASSWORD", "hunter2"),
+        ("PGCDC_DATABASE_HOSTNAME", "db"),
+    ];
+    let (code, _, err) = pgcdc(&["check", "--config", &seed()], &env);
+    assert_eq!(code, 78, "{err}");
+    assert!(err.contains("bootstrap.servers is required"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let worker = dir.path().join("worker.properties");
+    std::fs::write(&worker, "bootstrap.servers=k:9092\nproducer.linger.ms=7\n").unwrap();
+    let w = worker.to_str().unwrap();
+    let (code, out, err) = pgcdc(&["check", "--config", &seed(), "--worker", w], &env);
+    assert_eq!(code, 0, "{err}");
+    // The config as given: the worker's defaults are not part of it.
+    assert!(!out.contains("bootstrap.servers"), "{out}");
+    // validate reads them too (a bad value stops it before it connects anywhere).
+    let seed = seed();
+    let args = [
+        "validate",
+        "--config",
+        &seed,
+        "--worker",
+        w,
+        "--set",
+        "snapshot.mode=sometimes",
+    ];
+    let (code, _, err) = pgcdc(&args, &env);
+    assert_eq!(code, 78, "{err}");
+    assert!(err.contains("snapshot.mode=sometimes"), "{err}");
+    assert!(!err.contains("bootstrap.servers is required"), "{err}");
+}
+
+#[test]
 fn check_hides_kafka_passwords_private_keys_and_the_jaas_config() {
     let jaas = r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="cdc" password="hunter2";"#;
     let (code, out, err) = pgcdc(

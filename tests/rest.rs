@@ -417,6 +417,29 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
         .unwrap()
         .contains("pgcdc serve"));
     assert_eq!(get(&p, "/health/ready").status, 200);
+    // `pgcdc health` (the image's HEALTHCHECK) asks the same, and fails where nothing answers.
+    let probe = |listener: String| {
+        Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(["health", "--listeners", &listener])
+            .env("PGCDC_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let ok = probe(p.url(""));
+    assert_eq!(ok.status.code(), Some(0), "{ok:?}");
+    assert!(
+        String::from_utf8_lossy(&ok.stdout).contains("\"ready\""),
+        "{ok:?}"
+    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let refused = probe(format!("http://127.0.0.1:{port}"));
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("no answer from the REST API"),
+        "{refused:?}"
+    );
     assert_eq!(p.stop(), 0);
     db.cleanup().await;
 }
@@ -510,6 +533,12 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     assert!(store.read_dir().unwrap().count() == 1, "one stored config");
     let p = Pgcdc::start(&serve, &store_env);
     wait_states(&p, &name, "STOPPED", &[]).await;
+    // Its slot still holds WAL: the slot metrics are there before it runs again.
+    let own = [("connector", name.as_str())];
+    wait_for("the stopped connector's slot metrics", T, || async {
+        sample(&metrics(&p).await, "pgcdc_slot_retained_wal_bytes", &own).map(|_| ())
+    })
+    .await;
     assert_eq!(connector_call(&p, "PUT", &name, "resume").status, 202);
     wait_states(&p, &name, "RUNNING", &["RUNNING"]).await;
     db.exec("INSERT INTO pedidos VALUES (3, 'after the restart')")

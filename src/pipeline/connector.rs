@@ -298,6 +298,15 @@ impl Connector {
         }
     }
 
+    /// Starts watching the connector's slot from the server's side without running it (a
+    /// connector that comes back paused or stopped when its worker restarts: its slot still
+    /// holds WAL). Runs start the watch themselves once they stream.
+    pub fn watch_slot(&self) {
+        self.shared
+            .slot
+            .ensure(&self.config.database, &self.config.slot_name);
+    }
+
     /// The connector's config.
     pub fn config(&self) -> &Arc<ConnectorConfig> {
         &self.config

@@ -4,11 +4,13 @@
 //! how a slot fills the disk.
 //!
 //! A connector's [`SlotWatch`] starts its monitor when a run first streams (the slot exists
-//! and the credentials work) and keeps it through later runs, pauses, stops and restarts, since
-//! a paused or stopped connector's slot still holds WAL; it ends with the connector. The monitor
-//! reads on its own SQL connection, every [`SLOT_MONITOR_INTERVAL`]. A failed query (a
-//! standby, a connection lost) leaves the last values and is retried on the next tick: the
-//! monitor never stops a run.
+//! and the credentials work), or when a worker restarts with the connector paused or stopped,
+//! and keeps it through later runs, pauses, stops and restarts, since a paused or stopped
+//! connector's slot still holds WAL; it ends with the connector. The monitor reads on its own
+//! SQL connection, every [`SLOT_MONITOR_INTERVAL`]. A failed query (a standby, a connection
+//! lost) leaves the last values and is retried on the next tick; failed connections are
+//! retried less and less often, up to once a minute. A slot that does not exist gives no
+//! values. The monitor never stops a run.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -47,6 +49,41 @@ impl StallClock {
                 self.last = Some((p.confirmed_flush, now));
                 0
             }
+        }
+    }
+}
+
+/// How many ticks the monitor lets pass between connection attempts: 0 after a success, then
+/// 1, 3, 7, … up to [`MAX_SKIPPED_TICKS`] after failures, so a server that refuses the
+/// credentials (a connector that comes back stopped with a stale password) sees one attempt a
+/// minute, not one every tick.
+#[derive(Debug, Default)]
+struct ConnectBackoff {
+    failures: u32,
+    skip: u32,
+}
+
+/// At most one connection attempt per this many ticks (a minute at 5 s).
+const MAX_SKIPPED_TICKS: u32 = 11;
+
+impl ConnectBackoff {
+    /// `true` when this tick may try to connect.
+    fn due(&mut self) -> bool {
+        if self.skip == 0 {
+            return true;
+        }
+        self.skip -= 1;
+        false
+    }
+
+    /// Notes the attempt's outcome.
+    fn result(&mut self, connected: bool) {
+        if connected {
+            self.failures = 0;
+            self.skip = 0;
+        } else {
+            self.failures = (self.failures + 1).min(8);
+            self.skip = ((1u32 << self.failures) - 1).min(MAX_SKIPPED_TICKS);
         }
     }
 }
@@ -112,6 +149,7 @@ fn spawn(database: DatabaseConfig, slot: String, watch: Weak<SlotWatch>) -> Moni
         let mut clock = StallClock::default();
         let mut tick = tokio::time::interval(SLOT_MONITOR_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut retry = ConnectBackoff::default();
         loop {
             tick.tick().await;
             if watch.strong_count() == 0 {
@@ -121,7 +159,11 @@ fn spawn(database: DatabaseConfig, slot: String, watch: Weak<SlotWatch>) -> Moni
                 .as_ref()
                 .is_none_or(tokio_postgres::Client::is_closed)
             {
+                if !retry.due() {
+                    continue;
+                }
                 client = crate::pg::sql::connect(&database).await.ok();
+                retry.result(client.is_some());
             }
             let Some(c) = client.as_ref() else { continue };
             match setup::slot_positions(c, &slot).await {
@@ -149,6 +191,21 @@ mod tests {
             confirmed_flush: Lsn(confirmed),
             restart: Lsn(confirmed),
         }
+    }
+
+    #[test]
+    fn failed_connections_are_retried_less_and_less_often_up_to_once_a_minute() {
+        let mut b = ConnectBackoff::default();
+        let mut attempts = Vec::new();
+        for tick in 0..60 {
+            if b.due() {
+                attempts.push(tick);
+                b.result(false);
+            }
+        }
+        assert_eq!(attempts, [0, 2, 6, 14, 26, 38, 50]);
+        b.result(true);
+        assert!(b.due(), "a success resets the wait");
     }
 
     #[test]

@@ -357,7 +357,7 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         |x| x.counters.deliveries().map(|(_, n)| (o(x), n as i64)),
     )?;
     let slot = |x: &Sample| x.counters.slot();
-    gauges(e, samples, "pgcdc_server_wal_lsn", "The server's current WAL position (pg_current_wal_lsn()), as a number, read every 5 s once the connector has streamed (also while it is paused or stopped).", |x| slot(x).map(|s| (o(x), s.current_wal.0 as i64)))?;
+    gauges(e, samples, "pgcdc_server_wal_lsn", "The server's current WAL position (pg_current_wal_lsn()), as a number, read every 5 s once the connector has streamed or came back paused or stopped with its worker (also while it is paused or stopped).", |x| slot(x).map(|s| (o(x), s.current_wal.0 as i64)))?;
     gauges(
         e,
         samples,

@@ -12,6 +12,7 @@
 mod handlers;
 mod loggers;
 mod metrics;
+pub mod probe;
 mod tls;
 
 pub use loggers::{ApplyFilter, Loggers};

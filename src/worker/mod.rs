@@ -572,12 +572,17 @@ impl Worker {
         let mut loaded = 0;
         for (name, raw, target) in store.load()? {
             match validate(&self.effective(&raw)) {
-                Ok(c) => match self.add(raw, c, target).await {
-                    Ok(()) => loaded += 1,
-                    Err(e) => {
-                        tracing::error!(connector = %name, error = %e.message, "stored connector not loaded")
+                Ok(c) => {
+                    if target != TargetState::Started {
+                        c.watch_slot();
                     }
-                },
+                    match self.add(raw, c, target).await {
+                        Ok(()) => loaded += 1,
+                        Err(e) => {
+                            tracing::error!(connector = %name, error = %e.message, "stored connector not loaded")
+                        }
+                    }
+                }
                 Err(e) => {
                     tracing::error!(connector = %name, error = %e.message, "stored connector config is invalid; not started (fix it with PUT /connectors/{name}/config)");
                 }
