@@ -232,7 +232,9 @@ fn table_findings(role: &str, tables: &[TableFacts], out: &mut Vec<Finding>) {
         ));
         return;
     }
-    out.push(ok("tables", format!("{} captured tables", tables.len())));
+    let n = tables.len();
+    let plural = if n == 1 { "" } else { "s" };
+    out.push(ok("tables", format!("{n} captured table{plural}")));
     for t in tables.iter().filter(|t| !t.select) {
         out.push(bad(
             "select",

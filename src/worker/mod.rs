@@ -625,21 +625,28 @@ fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
             ));
         }
     }
-    let bad = |e: crate::error::Error| {
-        WorkerError::new(
-            400,
-            format!(
-                "{}\n(over REST every setting goes in the connector's \"config\": the PGCDC_* variables, PG* variables and --set apply to pgcdc run only)",
-                e.report()
-            ),
-        )
-    };
+    let bad = |e: crate::error::Error| WorkerError::new(400, without_cli_hints(&e.report()));
     let resolved = config::resolve_providers(raw, &|name| std::env::var(name).ok()).map_err(bad)?;
     let (cfg, warnings) = pipeline::validate_config(&resolved).map_err(bad)?;
     for w in warnings {
         tracing::warn!(connector = %cfg.name, "{}", w.0);
     }
     Ok(Connector::new(Arc::new(cfg)))
+}
+
+/// `message` without the hints that only the command line can follow: `(or set PGUSER, or
+/// --set database.user=...)`, `(or PGCDC_BOOTSTRAP_SERVERS, ...)`. Over REST every setting goes
+/// in the connector's `"config"`; the environment and `--set` apply to `pgcdc run` only.
+fn without_cli_hints(message: &str) -> String {
+    const HINTS: [&str; 2] = [" (or set ", " (or PGCDC_"];
+    let mut out = message.to_string();
+    while let Some(start) = HINTS.iter().filter_map(|h| out.find(h)).min() {
+        let Some(len) = out[start..].find(')') else {
+            break;
+        };
+        out.replace_range(start..=start + len, "");
+    }
+    out
 }
 
 /// Refuses a task id other than 0 (and task 0 of a stopped connector), with Connect's
@@ -701,6 +708,16 @@ async fn stop_quietly(c: &mut Connector) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rest_messages_drop_the_command_line_hints() {
+        let m = "invalid configuration:\n  database.user is required: a role with LOGIN and REPLICATION (or set PGUSER, or --set database.user=...)\n  bootstrap.servers is required: the Kafka brokers as host:port[,host:port] (or PGCDC_BOOTSTRAP_SERVERS, or --set bootstrap.servers=...)\n  database.dbname is required: the database to capture (or set PGDATABASE)";
+        assert_eq!(
+            super::without_cli_hints(m),
+            "invalid configuration:\n  database.user is required: a role with LOGIN and REPLICATION\n  bootstrap.servers is required: the Kafka brokers as host:port[,host:port]\n  database.dbname is required: the database to capture"
+        );
+        assert_eq!(super::without_cli_hints("x (unclosed"), "x (unclosed");
+    }
+
     use super::*;
 
     fn raw(name: &str, slot: &str) -> RawConfig {

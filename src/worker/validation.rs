@@ -52,7 +52,11 @@ const COMMON: &[&str] = &[
 pub fn validate(raw: &RawConfig) -> Validation {
     let resolved = crate::config::resolve_providers(raw, &|name| std::env::var(name).ok());
     let problems = match resolved {
-        Ok(resolved) => pipeline::check_config(&resolved).1,
+        Ok(resolved) => pipeline::check_config(&resolved)
+            .1
+            .iter()
+            .map(|p| super::without_cli_hints(p))
+            .collect(),
         Err(e) => vec![e.message().to_string()],
     };
     let shown = masked(raw);
