@@ -565,6 +565,19 @@ async fn a_worker_runs_the_connector_lifecycle_over_rest_and_keeps_connectors_ac
     assert_eq!(only_failed.status, 202);
     assert_eq!(only_failed.body["tasks"][0]["state"], "RUNNING");
 
+    // Topic tracking: the topic written to; a reset forgets it until the next write.
+    let topics =
+        |p: &Pgcdc| get(p, &format!("/connectors/{name}/topics")).body[&name]["topics"].clone();
+    assert_eq!(topics(&p), json!([topic]));
+    assert_eq!(connector_call(&p, "PUT", &name, "topics/reset").status, 202);
+    assert_eq!(topics(&p), json!([]));
+    db.exec("INSERT INTO pedidos VALUES (4, 'after the reset')")
+        .await;
+    wait_for("the topic to be noted again", T, || async {
+        (topics(&p) == json!([topic])).then_some(())
+    })
+    .await;
+
     // Delete: 204, then Connect's 404s, and the stored config is gone.
     let deleted = http("DELETE", &p.url(&format!("/connectors/{name}")), None, &[]);
     assert_eq!(deleted.status, 204);

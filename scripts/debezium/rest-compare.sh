@@ -97,6 +97,10 @@ if [ "$MODE" = changes ]; then
   wait_state RUNNING RUNNING
   changed "/connectors/$NAME/restart?includeTasks=true&onlyFailed=true" POST .
   wait_state RUNNING RUNNING
+  # Topic tracking: a reset empties the list (nothing is written meanwhile).
+  changed "/connectors/$NAME/topics/reset" PUT
+  exact "/connectors/$NAME/topics" GET
+  exact /connectors/nope/topics/reset PUT
   changed "/connectors/$NAME/stop" PUT
   wait_state STOPPED
   shaped "/connectors/$NAME/status"

@@ -237,6 +237,14 @@ impl ConnectorHandle {
         self.shared.current().working()
     }
 
+    /// Forgets the topics the connector has written to (Kafka Connect's
+    /// `PUT /connectors/{name}/topics/reset`); each comes back when it is next written to.
+    pub fn reset_topics(&self) {
+        let mut p = self.shared.lock();
+        p.finished_topics.clear();
+        p.current.reset_topics();
+    }
+
     /// A receiver that sees every change of the connector's state.
     pub fn subscribe(&self) -> watch::Receiver<ConnectorState> {
         self.shared.state.subscribe()

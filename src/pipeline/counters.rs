@@ -148,6 +148,8 @@ pub struct Counters {
     delivery: Arc<DeliveryStats>,
     /// Topics this run has written to.
     topics: Mutex<BTreeSet<String>>,
+    /// The topics were reset: the run notes each again at its next record.
+    topics_reset: AtomicBool,
     snapshot: Mutex<SnapshotProgress>,
 }
 
@@ -353,7 +355,21 @@ impl Counters {
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     }
-    /// Notes a topic written to (called once per topic and run).
+    /// Forgets the topics written to so far (Kafka Connect's `PUT .../topics/reset`); the run
+    /// notes each again when it next writes to it.
+    pub(crate) fn reset_topics(&self) {
+        self.topics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.topics_reset.store(true, Ordering::Relaxed);
+    }
+    /// `true` once after [`Counters::reset_topics`] (one atomic load per record otherwise).
+    pub(crate) fn take_topics_reset(&self) -> bool {
+        self.topics_reset.load(Ordering::Relaxed)
+            && self.topics_reset.swap(false, Ordering::Relaxed)
+    }
+    /// Notes a topic written to (called once per topic and run, and again after a reset).
     pub(crate) fn add_topic(&self, topic: &str) {
         self.topics
             .lock()

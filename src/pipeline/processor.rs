@@ -446,6 +446,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         token: AckToken,
     ) -> Result<()> {
         if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
+            if self.counters.take_topics_reset() {
+                // `PUT .../topics/reset`: each topic is noted again at its next record.
+                self.output.checked_topics.clear();
+            }
             if self.output.check_topic(&record)? {
                 self.counters.add_topic(&record.topic);
             }

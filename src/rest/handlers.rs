@@ -39,6 +39,7 @@ pub(super) fn routes() -> Router<App> {
             post(restart_task),
         )
         .route("/connectors/{name}/topics", get(topics))
+        .route("/connectors/{name}/topics/reset", put(reset_topics))
         .route(
             "/connectors/{name}/offsets",
             get(offsets).patch(alter_offsets).delete(reset_offsets),
@@ -384,6 +385,12 @@ async fn restart_task(
 async fn topics(State(app): State<App>, Path(name): Path<String>) -> Json<Value> {
     let topics = app.worker.topics(&name);
     Json(json!({ name: {"topics": topics} }))
+}
+
+/// Connect's `PUT /connectors/{name}/topics/reset`: 202, no body.
+async fn reset_topics(State(app): State<App>, Path(name): Path<String>) -> StatusCode {
+    app.worker.reset_topics(&name);
+    StatusCode::ACCEPTED
 }
 
 async fn restart(

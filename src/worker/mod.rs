@@ -509,6 +509,14 @@ impl Worker {
             .unwrap_or_default()
     }
 
+    /// Forgets the topics `name` has written to (`PUT .../topics/reset`). A connector the
+    /// worker does not have: nothing to forget, as Connect answers.
+    pub fn reset_topics(&self, name: &str) {
+        if let Ok(e) = self.entry(name) {
+            e.lock().handle.reset_topics();
+        }
+    }
+
     /// The connector's state and failure, for `pgcdc run`'s exit: `None` while it has not
     /// ended on its own.
     pub fn ended(&self, name: &str) -> Option<Option<ErrorKind>> {
