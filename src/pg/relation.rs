@@ -19,6 +19,7 @@ use crate::event::envelope::{table_descriptor_from_fields, TableNames};
 use crate::event::{Schema, TableDescriptor, Value};
 use crate::pg::columns::{self, PlanColumn, SourceColumn, ValueMapper};
 use crate::pg::pgoutput::{Tuple, TupleValue};
+use crate::pg::types::array::MULTI_DIMENSIONAL;
 use crate::pg::types::recv::{self, Wire};
 use crate::pg::types::{parse_default, ColumnType, TypeCatalog, TypeInfo};
 
@@ -575,6 +576,13 @@ impl TableSchema {
             col.type_name,
             self.full_name()
         );
+        if reason == MULTI_DIMENSIONAL {
+            // Debezium 3.6.1 keeps none of it (nulls, or Java object names for text), so
+            // no mode may turn it into a null.
+            return Err(Error::conversion(format!(
+                "{msg}, and no handling mode replaces one with null (Debezium 3.6.1 loses its elements): store one dimension (or JSON) in the column, or leave the column out with column.exclude.list"
+            )));
+        }
         match failure {
             ConvertingFailureMode::Fail => Err(Error::conversion(msg)),
             ConvertingFailureMode::Default if special_numeric => Err(Error::conversion(format!(
@@ -786,7 +794,7 @@ mod tests {
         // Left at its default, the mode stops on NaN or an infinity in precise mode (BUG-01).
         let c = config("");
         let t = array_table(&c);
-        for text in ["{1,NaN}", "{{Infinity}}", "{-Infinity,NULL}"] {
+        for text in ["{1,NaN}", "{Infinity}", "{-Infinity,NULL}"] {
             let err = t
                 .row_from_text(&[Some(text)], &c.values, c.converting_failure)
                 .unwrap_err();
@@ -804,6 +812,23 @@ mod tests {
             .row_from_text(&[Some("{1,NaN}")], &c.values, c.converting_failure)
             .unwrap();
         assert_eq!(row[0], Value::Null);
+        // A multi-dimensional array stops the connector in every mode, naming the column.
+        for mode in ["warn", "fail", ""] {
+            let c = config(mode);
+            let t = array_table(&c);
+            for text in ["{{1,2},{3,4}}", "[0:1][1:1]={{1},{2}}"] {
+                let err = t
+                    .row_from_text(&[Some(text)], &c.values, c.converting_failure)
+                    .unwrap_err();
+                let m = err.message();
+                assert!(
+                    m.contains("column a (numeric[]) of table s.t")
+                        && m.contains(MULTI_DIMENSIONAL)
+                        && m.contains("column.exclude.list"),
+                    "{mode} {text}: {m}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -141,7 +141,15 @@ CREATE TABLE t_defaults2 (
   d       date DEFAULT CURRENT_DATE,
   ts      timestamp DEFAULT CURRENT_TIMESTAMP,
   j       json DEFAULT '[]',
-  by      bytea NOT NULL DEFAULT ''
+  by      bytea NOT NULL DEFAULT '',
+  -- Casts of and arithmetic on function calls (Debezium gives them the zero value), and a
+  -- keyword sum (no default).
+  dnow    date DEFAULT now()::date,
+  tnow    time DEFAULT now()::time,
+  tsnow   timestamp DEFAULT now()::timestamp,
+  tsexpr  timestamptz DEFAULT now() + interval '1 day',
+  tstrunc timestamp DEFAULT date_trunc('hour', now()),
+  dsum    date DEFAULT CURRENT_DATE + 1
 );
 
 -- No primary key, REPLICA IDENTITY FULL: null keys, full "before" images.

@@ -1,8 +1,9 @@
-//! One-dimensional arrays in their text form (`{a,"b c",NULL}`): split into element texts and
-//! converted element by element with the element type.
+//! One-dimensional arrays in their text form (`{a,"b c",NULL}`, or `[0:2]={a,b,c}` when the
+//! lower bound is not 1): split into element texts and converted element by element with the
+//! element type. The bounds are not part of the value: the elements are, in order.
 //!
 //! Invariant: an unquoted `NULL` is SQL NULL, a quoted `"NULL"` is the text. Arrays with
-//! several dimensions or explicit bounds are errors, never flattened.
+//! several dimensions are errors, never flattened.
 
 use super::ColumnType;
 use crate::config::values::ValueOptions;
@@ -31,20 +32,62 @@ pub(super) fn array_value(
     Ok(Value::Array(out))
 }
 
-/// Splits a one-dimensional array literal (`{a,"b c",NULL}`) into element texts; `None` is
-/// SQL NULL. Multi-dimensional arrays and explicit bounds are errors.
+/// Splits a one-dimensional array literal (`{a,"b c",NULL}`, `[0:2]={a,b,c}`) into element
+/// texts; `None` is SQL NULL. Multi-dimensional arrays are errors.
 pub fn parse_array(text: &str) -> Result<Vec<Option<String>>, String> {
     parse_array_delimited(text, b',')
 }
 
 /// [`parse_array`] for element types whose `typdelim` is `delimiter`.
 pub fn parse_array_delimited(text: &str, delimiter: u8) -> Result<Vec<Option<String>>, String> {
-    let inner = text
+    let (bounds, body) = split_bounds(text)?;
+    let inner = body
         .strip_prefix('{')
         .and_then(|t| t.strip_suffix('}'))
-        .ok_or(
-            "array text is not of the form {...} (arrays with explicit bounds are not supported)",
-        )?;
+        .ok_or("array text is not of the form {...}")?;
+    let items = split_elements(inner, delimiter)?;
+    if let Some((lower, upper)) = bounds {
+        if upper - lower + 1 != items.len() as i64 {
+            return Err(format!(
+                "array bounds [{lower}:{upper}] do not match its {} element(s)",
+                items.len()
+            ));
+        }
+    }
+    Ok(items)
+}
+
+/// Splits PostgreSQL's bounds decoration off an array's text (`[0:2]={...}`): the lower and
+/// upper bound of its one dimension, when given, and the `{...}` part. Several dimensions are
+/// an error.
+fn split_bounds(text: &str) -> Result<(Option<(i64, i64)>, &str), String> {
+    let Some(decorated) = text.strip_prefix('[') else {
+        return Ok((None, text));
+    };
+    let (dims, body) = decorated
+        .split_once('=')
+        .ok_or("array bounds without '=' before the elements")?;
+    let dims = dims
+        .strip_suffix(']')
+        .ok_or("array bounds not closed with ']'")?;
+    if dims.contains('[') {
+        return Err(MULTI_DIMENSIONAL.into());
+    }
+    let (lower, upper) = dims
+        .split_once(':')
+        .ok_or("array bounds not of the form [lower:upper]")?;
+    let bound = |b: &str| {
+        b.parse::<i64>()
+            .map_err(|_| format!("array bound {b:?} is not a number"))
+    };
+    Ok((Some((bound(lower)?, bound(upper)?)), body))
+}
+
+/// The error for an array of more than one dimension.
+pub const MULTI_DIMENSIONAL: &str = "multi-dimensional arrays are not supported";
+
+/// The element texts between an array's braces.
+fn split_elements(inner: &str, delimiter: u8) -> Result<Vec<Option<String>>, String> {
     let mut out = Vec::new();
     if inner.is_empty() {
         return Ok(out);
@@ -53,7 +96,7 @@ pub fn parse_array_delimited(text: &str, delimiter: u8) -> Result<Vec<Option<Str
     let mut i = 0;
     loop {
         if bytes.get(i) == Some(&b'{') {
-            return Err("multi-dimensional arrays are not supported".into());
+            return Err(MULTI_DIMENSIONAL.into());
         }
         let quoted = bytes.get(i) == Some(&b'"');
         let item = if quoted {
@@ -154,5 +197,36 @@ mod tests {
             t.parse(r#"{"\\x01ff",NULL}"#, &opts()).unwrap(),
             Value::Array(vec![Value::Bytes(vec![1, 255]), Value::Null])
         );
+    }
+
+    #[test]
+    fn an_array_with_explicit_bounds_has_its_elements() {
+        let some = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
+        assert_eq!(
+            parse_array("[0:2]={4,5,6}").unwrap(),
+            some(&["4", "5", "6"])
+        );
+        assert_eq!(parse_array("[-1:-1]={x}").unwrap(), some(&["x"]));
+        assert_eq!(parse_array("[5:6]={\"a,b\",NULL}").unwrap()[1], None);
+        let t = ColumnType::Array(Box::new(ColumnType::Int32));
+        assert_eq!(
+            t.parse("[0:1]={7,8}", &opts()).unwrap(),
+            Value::Array(vec![Value::Int(7), Value::Int(8)])
+        );
+    }
+
+    #[test]
+    fn several_dimensions_and_malformed_bounds_are_errors() {
+        for (text, want) in [
+            ("{{1,2},{3,4}}", MULTI_DIMENSIONAL),
+            ("[0:1][1:2]={{1,2},{3,4}}", MULTI_DIMENSIONAL),
+            ("[0:5]={1,2}", "do not match"),
+            ("[0:1]{1,2}", "without '='"),
+            ("[a:1]={1}", "is not a number"),
+            ("[0]={1}", "[lower:upper]"),
+        ] {
+            let e = parse_array(text).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+        }
     }
 }

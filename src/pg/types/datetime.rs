@@ -338,15 +338,25 @@ pub fn parse_zoned_time(text: &str) -> Result<String, String> {
     let p = text.rfind(['+', '-']).ok_or("timetz without an offset")?;
     let micros = parse_time_micros(&text[..p])?;
     let offset = i64::from(parse_utc_offset(&text[p..])?);
-    Ok(zoned_time(micros - offset * 1_000_000))
+    Ok(zoned_time(micros, offset))
 }
 
-/// Debezium's ZonedTime of a UTC time of day in microseconds (wrapped into one day).
-pub(super) fn zoned_time(utc_micros: i64) -> String {
-    format!(
-        "{}Z",
-        format_time_trimmed(utc_micros.rem_euclid(86_400_000_000))
-    )
+/// Microseconds in a day: PostgreSQL's `24:00:00`, the end of the day.
+const DAY_MICROS: i64 = 86_400_000_000;
+
+/// Debezium's ZonedTime of a time of day (`local_micros` past midnight, up to 24:00:00) at
+/// `offset_seconds` east of UTC: shifted to UTC and wrapped into one day, except that the
+/// end of the day at UTC (`24:00:00+00`, also what `timetz(0)` makes of `23:59:59.9+00`)
+/// stays `24:00:00Z`, as PostgreSQL keeps it and Debezium from 3.7 does (3.6.1 writes
+/// `00:00:00Z`, the start of the day: a deliberate difference).
+pub(super) fn zoned_time(local_micros: i64, offset_seconds: i64) -> String {
+    let utc = local_micros - offset_seconds * 1_000_000;
+    let utc = if local_micros == DAY_MICROS && utc == DAY_MICROS {
+        DAY_MICROS
+    } else {
+        utc.rem_euclid(DAY_MICROS)
+    };
+    format!("{}Z", format_time_trimmed(utc))
 }
 
 /// A year as Debezium's ISO strings write it: four digits at least, `+` above 9999, `-` for

@@ -35,11 +35,7 @@ pub fn parse_default(expr: &str, ty: &ColumnType, opts: &ValueOptions) -> Option
     if let Some(rest) = e.strip_prefix('\'') {
         return quoted_literal(rest).and_then(|lit| ty.parse(&lit, opts).ok());
     }
-    // A function call: name(...) possibly with a cast.
-    let ident_end = e
-        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '"'))
-        .unwrap_or(e.len());
-    if ident_end > 0 && e[ident_end..].starts_with('(') {
+    if is_function_call(e) {
         return Some(ty.zero(opts));
     }
     // A bare number or boolean, possibly parenthesised and cast: (-1), 1.5, true
@@ -55,6 +51,18 @@ pub fn parse_default(expr: &str, ty: &ColumnType, opts: &ValueOptions) -> Option
         (ColumnType::Bool, "false") => Some(Value::Bool(false)),
         _ => ty.parse(bare, opts).ok(),
     }
+}
+
+/// Whether `expr` starts with a function call, as Debezium recognises one: `name(...)`, also
+/// after one opening parenthesis, so casts and arithmetic on a call count
+/// (`(now())::date`, `(now() + '1 day'::interval)`, `date_trunc('hour'::text, now())`).
+/// Debezium gives such defaults the type's zero value.
+fn is_function_call(expr: &str) -> bool {
+    let e = expr.strip_prefix('(').unwrap_or(expr);
+    let ident_end = e
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '"'))
+        .unwrap_or(e.len());
+    ident_end > 0 && e[ident_end..].starts_with('(') && e.contains(')')
 }
 
 /// Whether Debezium derives defaults for columns of `ty` (not for bytea, unconstrained
@@ -151,6 +159,24 @@ mod tests {
         assert_eq!(
             parse_default("CURRENT_TIMESTAMP", &ColumnType::Timestamp(6), &o),
             Some(Value::Int(0))
+        );
+        // Casts of and arithmetic on a call: the zero value too, as Debezium gives them.
+        for (expr, ty) in [
+            ("(now())::date", ColumnType::Date),
+            ("(now())::time without time zone", ColumnType::Time(6)),
+            (
+                "(now())::timestamp without time zone",
+                ColumnType::Timestamp(6),
+            ),
+            ("(now() + '1 day'::interval)", ColumnType::TimestampTz(6)),
+            ("date_trunc('hour'::text, now())", ColumnType::Timestamp(6)),
+        ] {
+            assert_eq!(parse_default(expr, &ty, &o), Some(ty.zero(&o)), "{expr}");
+        }
+        // Not a call: parentheses around a keyword or a sum give no default.
+        assert_eq!(
+            parse_default("(CURRENT_DATE + 1)", &ColumnType::Date, &o),
+            None
         );
     }
 }

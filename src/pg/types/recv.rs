@@ -386,8 +386,10 @@ pub fn read(
         )),
         (Wire::TimeTz, C::TimeTz(_)) => {
             let (micros, zone_west) = whole(data, |r| Ok((r.i64()?, r.i32()?)))?;
+            // The wire's zone is in seconds west of UTC: the offset east is its negation.
             Ok(Value::String(datetime::zoned_time(
-                micros + zone_west as i64 * 1_000_000,
+                micros,
+                -i64::from(zone_west),
             )))
         }
         (Wire::Timestamp, C::Timestamp(p)) => match timestamp_micros(data)? {
@@ -523,8 +525,8 @@ fn hstore_pairs(data: &[u8]) -> Result<Vec<(String, Option<String>)>, String> {
     Ok(pairs)
 }
 
-/// The elements of a one-dimensional array with lower bound 1 (`None` for SQL NULL); other
-/// shapes are the errors the text path gives for them.
+/// The elements of a one-dimensional array, whatever its lower bound (`None` for SQL NULL);
+/// more dimensions are the error the text path gives for them.
 fn array_items(data: &[u8]) -> Result<Vec<Option<&[u8]>>, String> {
     let mut r = Reader { data };
     let ndim = r.i32()?;
@@ -533,17 +535,11 @@ fn array_items(data: &[u8]) -> Result<Vec<Option<&[u8]>>, String> {
     match ndim {
         0 => return Ok(Vec::new()),
         1 => {}
-        n if n > 1 => return Err("multi-dimensional arrays are not supported".into()),
+        n if n > 1 => return Err(super::array::MULTI_DIMENSIONAL.into()),
         _ => return Err("negative array dimension count".into()),
     }
     let len = r.i32()?;
-    let lower = r.i32()?;
-    if lower != 1 {
-        return Err(
-            "array text is not of the form {...} (arrays with explicit bounds are not supported)"
-                .into(),
-        );
-    }
+    let _lower_bound = r.i32()?;
     if len < 0 {
         return Err("negative array length".into());
     }

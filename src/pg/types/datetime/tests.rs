@@ -117,6 +117,16 @@ fn timetz_is_shifted_to_utc_with_only_the_needed_fraction() {
 }
 
 #[test]
+fn the_end_of_the_day_at_utc_stays_24_00() {
+    assert_eq!(parse_zoned_time("24:00:00+00").unwrap(), "24:00:00Z");
+    // Elsewhere it is a time of day like any other, and midnight stays the start of the day.
+    assert_eq!(parse_zoned_time("24:00:00+02").unwrap(), "22:00:00Z");
+    assert_eq!(parse_zoned_time("24:00:00-02").unwrap(), "02:00:00Z");
+    assert_eq!(parse_zoned_time("00:00:00+00").unwrap(), "00:00:00Z");
+    assert_eq!(parse_zoned_time("22:00:00-02").unwrap(), "00:00:00Z");
+}
+
+#[test]
 fn isostring_microseconds_and_nanoseconds_modes_follow_debezium() {
     let iso = ValueOptions {
         time: TimePrecisionMode::IsoString,

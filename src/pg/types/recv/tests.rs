@@ -146,6 +146,13 @@ fn dates_and_times_read_like_their_text() {
         read(&Wire::TimeTz, &ColumnType::TimeTz(6), &tz, &o).unwrap(),
         ColumnType::TimeTz(6).parse("10:00:00+02", &o).unwrap()
     );
+    // The end of the day at UTC is kept by both paths.
+    let mut end = (86_400_000_000i64).to_be_bytes().to_vec();
+    end.extend_from_slice(&0i32.to_be_bytes());
+    assert_eq!(
+        read(&Wire::TimeTz, &ColumnType::TimeTz(6), &end, &o).unwrap(),
+        ColumnType::TimeTz(6).parse("24:00:00+00", &o).unwrap()
+    );
     assert_eq!(
         datetime::pg_timestamp_text(0, 0, true),
         "1970-01-01 00:00:00+00"
@@ -214,7 +221,7 @@ fn intervals_money_and_bits_read_like_their_text() {
 }
 
 #[test]
-fn arrays_read_elements_and_refuse_shapes_the_text_path_refuses() {
+fn arrays_read_elements_whatever_their_bounds_and_refuse_more_dimensions() {
     let o = opts();
     let ty = ColumnType::Array(Box::new(ColumnType::Int32));
     let wire = Wire::Array(Box::new(Wire::Int4));
@@ -246,7 +253,11 @@ fn arrays_read_elements_and_refuse_shapes_the_text_path_refuses() {
         read(&wire, &ty, &array(0, 1, &[]), &o).unwrap(),
         ty.parse("{}", &o).unwrap()
     );
-    assert!(read(&wire, &ty, &array(1, 0, &[Some(4)]), &o).is_err());
+    assert_eq!(
+        read(&wire, &ty, &array(1, 0, &[Some(4), Some(5)]), &o).unwrap(),
+        ty.parse("[0:1]={4,5}", &o).unwrap(),
+        "explicit bounds: the elements"
+    );
     assert!(read(&wire, &ty, &array(2, 1, &[Some(4)]), &o).is_err());
     let mut long = array(1, 1, &[Some(1)]);
     long.push(0);
