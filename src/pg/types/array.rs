@@ -57,10 +57,12 @@ pub fn parse_array_delimited(text: &str, delimiter: u8) -> Result<Vec<Option<Str
     Ok(items)
 }
 
-/// Splits PostgreSQL's bounds decoration off an array's text (`[0:2]={...}`): the lower and
-/// upper bound of its one dimension, when given, and the `{...}` part. Several dimensions are
-/// an error.
-fn split_bounds(text: &str) -> Result<(Option<(i64, i64)>, &str), String> {
+/// The lower and upper bound of an array's one dimension (`[0:2]`).
+type Bounds = (i64, i64);
+
+/// Splits PostgreSQL's bounds decoration off an array's text (`[0:2]={...}`): the bounds of
+/// its one dimension, when given, and the `{...}` part. Several dimensions are an error.
+fn split_bounds(text: &str) -> Result<(Option<Bounds>, &str), String> {
     let Some(decorated) = text.strip_prefix('[') else {
         return Ok((None, text));
     };
