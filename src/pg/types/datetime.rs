@@ -124,8 +124,8 @@ pub(super) fn timestamp_value(
     mode: TimePrecisionMode,
 ) -> Result<Value, String> {
     match text {
-        "infinity" => return Ok(timestamp_infinity(true, text, precision, mode)),
-        "-infinity" => return Ok(timestamp_infinity(false, text, precision, mode)),
+        "infinity" => return Ok(timestamp_infinity(true, precision, mode)),
+        "-infinity" => return Ok(timestamp_infinity(false, precision, mode)),
         _ => {}
     }
     timestamp_micros_value(parse_timestamp_micros(text)?.0, precision, mode)
@@ -145,36 +145,33 @@ pub(super) fn timestamp_micros_value(
                 .checked_mul(1000)
                 .ok_or("is outside the range NanoTimestamp can hold (years 1677 to 2262)")?,
         ),
-        TimePrecisionMode::IsoString => {
-            let days = micros.div_euclid(86_400_000_000);
-            let in_day = micros.rem_euclid(86_400_000_000);
-            Value::String(format!(
-                "{}T{}Z",
-                format_date(days),
-                format_time_trimmed(in_day)
-            ))
-        }
+        TimePrecisionMode::IsoString => Value::String(iso_timestamp(micros)),
         _ if precision <= 3 => Value::Int(micros.div_euclid(1000)),
         _ => Value::Int(micros),
     })
 }
 
-/// The value of `timestamp 'infinity'` (`positive`) or `'-infinity'` (`text`) per mode.
-pub(super) fn timestamp_infinity(
-    positive: bool,
-    text: &str,
-    precision: u32,
-    mode: TimePrecisionMode,
-) -> Value {
+/// Debezium's IsoTimestamp of a UTC wall time in microseconds since the epoch:
+/// `yyyy-MM-ddTHH:mm:ss[.fraction]Z`, the fraction trimmed, years past 9999 with `+`.
+fn iso_timestamp(micros: i64) -> String {
+    let days = micros.div_euclid(DAY_MICROS);
+    let in_day = micros.rem_euclid(DAY_MICROS);
+    format!("{}T{}Z", format_date(days), format_time_trimmed(in_day))
+}
+
+/// The value of `timestamp 'infinity'` (`positive`) or `'-infinity'` per mode.
+pub(super) fn timestamp_infinity(positive: bool, precision: u32, mode: TimePrecisionMode) -> Value {
+    let micros = if positive {
+        TIMESTAMP_POSITIVE_INFINITY
+    } else {
+        TIMESTAMP_NEGATIVE_INFINITY
+    };
     match mode {
         TimePrecisionMode::Nanoseconds => Value::Int(if positive { i64::MAX } else { i64::MIN }),
-        TimePrecisionMode::IsoString => Value::String(text.to_string()),
+        // The ISO form of the same sentinel instant (`+294247-01-10T04:00:25.2Z`), as
+        // Debezium writes it.
+        TimePrecisionMode::IsoString => Value::String(iso_timestamp(micros)),
         mode => {
-            let micros = if positive {
-                TIMESTAMP_POSITIVE_INFINITY
-            } else {
-                TIMESTAMP_NEGATIVE_INFINITY
-            };
             // Millisecond schemas (connect, and precision <= 3 outside the
             // micro modes) carry the sentinel in milliseconds.
             let millis = mode == TimePrecisionMode::Connect

@@ -393,12 +393,7 @@ pub fn read(
             )))
         }
         (Wire::Timestamp, C::Timestamp(p)) => match timestamp_micros(data)? {
-            Stamp::Infinity(positive) => Ok(datetime::timestamp_infinity(
-                positive,
-                infinity_text(positive),
-                *p,
-                mode,
-            )),
+            Stamp::Infinity(positive) => Ok(datetime::timestamp_infinity(positive, *p, mode)),
             Stamp::At(micros) => datetime::timestamp_micros_value(micros, *p, mode),
         },
         (Wire::TimestampTz, C::TimestampTz(p)) => match timestamp_micros(data)? {

@@ -132,6 +132,22 @@ fn isostring_microseconds_and_nanoseconds_modes_follow_debezium() {
         time: TimePrecisionMode::IsoString,
         ..opts()
     };
+    // timestamp ±infinity: the ISO form of the sentinel instant adaptive mode carries as a
+    // number, whatever the precision (Debezium 3.6.1, harness); timestamptz keeps the text.
+    for p in [0, 3, 6] {
+        assert_eq!(
+            ColumnType::Timestamp(p).parse("infinity", &iso).unwrap(),
+            Value::String("+294247-01-10T04:00:25.2Z".into())
+        );
+        assert_eq!(
+            ColumnType::Timestamp(p).parse("-infinity", &iso).unwrap(),
+            Value::String("-290308-12-21T19:59:27.6Z".into())
+        );
+    }
+    assert_eq!(
+        ColumnType::TimestampTz(6).parse("infinity", &iso).unwrap(),
+        Value::String("infinity".into())
+    );
     assert_eq!(
         ColumnType::Date.parse("2017-09-15", &iso).unwrap(),
         Value::String("2017-09-15Z".into())
