@@ -65,7 +65,7 @@ pub(crate) const ROWS: &[&str] = &[
         '[-infinity,infinity]', '[-infinity,2000-01-01)', '(0,0)', 'sad', -0.5,
         '', '', '', NULL, NULL,
         '{}', '{}', '{NaN,1}', '{}', '{infinity}', '{-infinity}', '{}', '{}', '{}', '{}', '{}',
-        '{}', '[0:2]={4,5,6}', '{{1,2},{3,4}}')",
+        '{}', '[0:2]={4,5,6}', NULL)",
     "INSERT INTO public.all_types VALUES (3,
         NULL, 1, 1, 1, 1, 'Infinity', 1e308, -0.001, -0.000000000000000000123, 'ünï',
         'vc', 'abcd', '\\xdeadbeef', 'ffffffff-ffff-ffff-ffff-ffffffffffff', 'null', '1.50',
@@ -225,8 +225,8 @@ async fn binary_tuples_give_the_records_text_tuples_give() {
             }
         }
     }
-    // The values that cannot be converted really were among those compared: the
-    // explicit-bounds and two-dimensional arrays came out null on both sides.
+    // The array with explicit bounds was among those compared: its elements on both sides.
+    // (A two-dimensional array stops the connector: tests/fixtures, FID-ARR-MULTI.)
     let (_, _, text_prefix, _) = &runs[0];
     let recs = read_n(
         &env().kafka,
@@ -239,8 +239,10 @@ async fn binary_tuples_give_the_records_text_tuples_give() {
         .iter()
         .find(|r| r.payload()["after"]["id"] == 2)
         .expect("row 2");
-    assert!(row2.payload()["after"]["abnd"].is_null());
-    assert!(row2.payload()["after"]["a2d"].is_null());
+    assert_eq!(
+        row2.payload()["after"]["abnd"],
+        serde_json::json!([4, 5, 6])
+    );
     assert_eq!(row2.payload()["after"]["ai"], serde_json::json!([]));
     let far = recs.last().expect("the range update").payload();
     assert_eq!(far["after"]["rts"], "[\"294270-01-01 00:00:00\",)");
@@ -253,9 +255,9 @@ async fn binary_tuples_give_the_records_text_tuples_give() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_tuples_refuse_a_column_whose_binary_form_pgcdc_cannot_read() {
     let db = TestDb::create("binrefuse").await;
-    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, body tsvector)")
+    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, body tsquery)")
         .await;
-    db.exec("INSERT INTO public.docs VALUES (1, 'a fat cat')")
+    db.exec("INSERT INTO public.docs VALUES (1, 'fat & cat')")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("binrefuse");
@@ -266,8 +268,7 @@ async fn binary_tuples_refuse_a_column_whose_binary_form_pgcdc_cannot_read() {
     let err = running.expect_error(T).await;
     let msg = err.message();
     assert!(
-        msg.contains("column body has type tsvector")
-            && msg.contains("pgcdc.pgoutput.binary=false"),
+        msg.contains("column body has type tsquery") && msg.contains("pgcdc.pgoutput.binary=false"),
         "{msg}"
     );
     db.cleanup().await;

@@ -663,9 +663,9 @@ async fn excluded_columns_and_truncation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_excluded_column_of_an_unsupported_type_does_not_stop_the_table() {
     let db = TestDb::create("colexctype").await;
-    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, body text, tsv tsvector)")
+    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, body text, tsv tsquery)")
         .await;
-    db.exec("INSERT INTO docs VALUES (1, 'snap', to_tsvector('english', 'snapshot row'))")
+    db.exec("INSERT INTO docs VALUES (1, 'snap', 'snapshot & row')")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("colexctype");
@@ -673,7 +673,7 @@ async fn an_excluded_column_of_an_unsupported_type_does_not_stop_the_table() {
     raw.insert("column.exclude.list".into(), "public.docs.tsv".into());
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO docs VALUES (2, 'stream', to_tsvector('english', 'streamed row'))")
+    db.exec("INSERT INTO docs VALUES (2, 'stream', 'streamed & row')")
         .await;
     let recs = read_n(&env().kafka, &format!("{prefix}.public.docs"), 2, T).await;
     for (r, (id, body, op)) in recs.iter().zip([(1, "snap", "r"), (2, "stream", "c")]) {
@@ -688,10 +688,9 @@ async fn an_excluded_column_of_an_unsupported_type_does_not_stop_the_table() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unsupported_type_stops_the_snapshot_naming_the_fix_and_leaves_no_slot_behind() {
     let db = TestDb::create("unsuptype").await;
-    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, tsv tsvector)")
+    db.exec("CREATE TABLE public.docs (id int PRIMARY KEY, tsv tsquery)")
         .await;
-    db.exec("INSERT INTO docs VALUES (1, to_tsvector('english', 'a row'))")
-        .await;
+    db.exec("INSERT INTO docs VALUES (1, 'a & row')").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("unsuptype");
     let raw = base_config(&db, &prefix, &env().kafka, dir.path());
@@ -699,7 +698,7 @@ async fn an_unsupported_type_stops_the_snapshot_naming_the_fix_and_leaves_no_slo
     let err = c.expect_error(T).await;
     let msg = err.one_line();
     assert!(
-        msg.contains("column tsv has type tsvector")
+        msg.contains("column tsv has type tsquery")
             && msg.contains("include.unknown.datatypes=true")
             && msg.contains("column.exclude.list"),
         "{msg}"

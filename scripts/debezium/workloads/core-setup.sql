@@ -179,11 +179,11 @@ CREATE TABLE "CamelCase" ("Id" integer PRIMARY KEY, "MixedCol" text);
 CREATE SCHEMA inventory;
 CREATE TABLE inventory.items (sku text PRIMARY KEY, qty integer NOT NULL DEFAULT 0, price numeric(12,4));
 
--- hstore (json mode), point, ranges, timetz at the end of the day.
+-- hstore (json mode), point, ranges, timetz at the end of the day, tsvector.
 CREATE EXTENSION IF NOT EXISTS hstore;
 CREATE TABLE t_geo_range (id serial PRIMARY KEY, hs hstore, hsa hstore[], p point, r4 int4range,
   r8 int8range, rn numrange, rts tsrange, rtz tstzrange, rd daterange, ar4 int4range[],
-  ttz timetz, ttz0 time(0) with time zone, attz timetz[]);
+  ttz timetz, ttz0 time(0) with time zone, attz timetz[], tv tsvector);
 
 -- Enums and enum arrays, a domain.
 CREATE TYPE mood_t AS ENUM ('sad', 'ok', 'happy');
@@ -298,12 +298,13 @@ INSERT INTO t_trunc2 VALUES (1, 'one');
 INSERT INTO "CamelCase" VALUES (1, 'Mixed');
 INSERT INTO inventory.items VALUES ('SKU-1', 5, 1.2345), ('SKU-2', DEFAULT, NULL), ('SKU-😀-"q"-\\', 1, 0);
 
-INSERT INTO t_geo_range (hs, hsa, p, r4, r8, rn, rts, rtz, rd, ar4, ttz, ttz0, attz) VALUES
+INSERT INTO t_geo_range (hs, hsa, p, r4, r8, rn, rts, rtz, rd, ar4, ttz, ttz0, attz, tv) VALUES
   ('"key1"=>"val1", "key2"=>NULL, "key 3"=>"a \"q\" b", "k4"=>""',
    ARRAY['"key4"=>"val4", "key5"=>NULL'::hstore, '"key6"=>"val6"'], '(1,1)', '[1,6)', '[1000000,6000000)',
    '[5.3,6.3)', '[2019-03-31 15:30:00,infinity)', '[2017-06-05 11:29:12.549426+00,)', '[2019-03-31,2019-04-30)',
-   '{"[1,6)","[1,4)"}', '24:00:00+00', '23:59:59.999999+00', '{24:00:00+00,12:00:00+01}'),
-  (NULL, NULL, '(-1.5,2.25e10)', 'empty', NULL, NULL, NULL, NULL, NULL, NULL, '00:00:00+00', NULL, NULL);
+   '{"[1,6)","[1,4)"}', '24:00:00+00', '23:59:59.999999+00', '{24:00:00+00,12:00:00+01}',
+   $$a fat cat:3A,1 sat:2B,4C it's b\\s éte$$),
+  (NULL, NULL, '(-1.5,2.25e10)', 'empty', NULL, NULL, NULL, NULL, NULL, NULL, '00:00:00+00', NULL, NULL, '');
 INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('snapshot');
 INSERT INTO t_gis (g, gp, gg, ga) VALUES
   ('POLYGON((166.51 -46.64, 178.52 -46.64, 178.52 -34.45, 166.51 -34.45, 166.51 -46.64))',

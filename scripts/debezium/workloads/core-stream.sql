@@ -92,7 +92,7 @@ TRUNCATE t_trunc, t_trunc2;
 INSERT INTO t_trunc2 VALUES (2, 'after truncate');
 
 -- hstore, point, ranges, timetz; a quoted-name table.
-INSERT INTO t_geo_range (hs, p, r4, ttz, ttz0) VALUES ('"b"=>"2", "a"=>"1", "c"=>NULL', '(3,4)', '(0,10]', '24:00:00-02', '23:59:59.9+00');
+INSERT INTO t_geo_range (hs, p, r4, ttz, ttz0, tv) VALUES ('"b"=>"2", "a"=>"1", "c"=>NULL', '(3,4)', '(0,10]', '24:00:00-02', '23:59:59.9+00', to_tsvector('simple', 'The quick brown fox, the lazy dog'));
 UPDATE t_geo_range SET hs = hs || '"z"=>"26"'::hstore WHERE id = 1;
 INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('stream');
 

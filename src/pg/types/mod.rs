@@ -23,6 +23,7 @@
 //! - `geometry` reads `point` and PostGIS EWKB;
 //! - `name_uuid` makes Java's name-based UUIDs, for the `uuid[]` placeholder, and writes UUID text;
 //! - [`defaults`] reads column default expressions;
+//! - [`tsvector`] keeps `tsvector` text and reads its send format;
 //! - [`recv`] reads values in their binary send format (pgoutput's `binary` option).
 
 pub mod array;
@@ -37,6 +38,7 @@ mod name_uuid;
 pub mod numeric;
 pub mod oid;
 pub mod recv;
+pub mod tsvector;
 
 pub use binary::encode_binary;
 pub use catalog::{TypeCatalog, TypeInfo};
@@ -101,6 +103,8 @@ pub enum ColumnType {
     Bits(u32),
     /// `xml`.
     Xml,
+    /// `tsvector`: `io.debezium.data.Tsvector`, its text.
+    Tsvector,
     /// `ltree` (extension).
     Ltree,
     /// `hstore` (extension), per `hstore.handling.mode`.
@@ -198,6 +202,7 @@ impl ColumnType {
                 _ => ColumnType::Bits(i32::MAX as u32),
             },
             XML => ColumnType::Xml,
+            TSVECTOR => ColumnType::Tsvector,
             // Ranges are emitted as their text, as Debezium does.
             INET | CIDR | MACADDR | MACADDR8 | INT4RANGE | INT8RANGE | NUMRANGE | TSRANGE
             | TSTZRANGE | DATERANGE => ColumnType::Text,
@@ -255,6 +260,7 @@ impl ColumnType {
                     | ColumnType::Money
                     | ColumnType::Interval
                     | ColumnType::Xml
+                    | ColumnType::Tsvector
                     | ColumnType::Bits(_) => None,
                     e => Some(ColumnType::Array(Box::new(e))),
                 }
@@ -320,6 +326,7 @@ impl ColumnType {
                 .named("io.debezium.data.Bits")
                 .param("length", n.to_string()),
             ColumnType::Xml => Schema::new(T::String, false).named("io.debezium.data.Xml"),
+            ColumnType::Tsvector => tsvector::tsvector_schema(),
             ColumnType::Ltree => Schema::new(T::String, false).named("io.debezium.data.Ltree"),
             ColumnType::Hstore => hstore::hstore_schema(opts.hstore),
             ColumnType::Geometry => geometry::ewkb_schema(false),
@@ -386,6 +393,7 @@ impl ColumnType {
                 Ok(Value::String(text.to_string()))
             }
             ColumnType::Unknown => Ok(encode_binary(text.as_bytes().to_vec(), opts.binary)),
+            ColumnType::Tsvector => Ok(tsvector::tsvector_value(text)),
             ColumnType::Hstore => hstore::hstore_value(text, opts.hstore),
             ColumnType::Geometry | ColumnType::Geography => geometry::ewkb_value(text),
             ColumnType::Point => geometry::point_value(text),
@@ -437,7 +445,7 @@ impl ColumnType {
             ColumnType::Bit => Value::Bool(false),
             ColumnType::Bits(_) => Value::Bytes(Vec::new()),
             ColumnType::Unknown => encode_binary(Vec::new(), opts.binary),
-            ColumnType::Xml | ColumnType::Ltree | ColumnType::Enum(_) => {
+            ColumnType::Xml | ColumnType::Ltree | ColumnType::Tsvector | ColumnType::Enum(_) => {
                 Value::String(String::new())
             }
             ColumnType::Hstore => match opts.hstore {
@@ -463,6 +471,7 @@ impl ColumnType {
             | ColumnType::Uuid
             | ColumnType::Xml
             | ColumnType::Ltree
+            | ColumnType::Tsvector
             | ColumnType::Enum(_) => Value::String(String::new()),
             ColumnType::TimestampTz(_) => Value::String("1970-01-01T00:00:00Z".into()),
             other => other.zero(opts),
@@ -479,6 +488,7 @@ impl ColumnType {
             | ColumnType::Json
             | ColumnType::Xml
             | ColumnType::Ltree
+            | ColumnType::Tsvector
             | ColumnType::Enum(_) => Value::String(text()),
             ColumnType::Hstore => match opts.hstore {
                 HstoreMode::Json => Value::String(text()),

@@ -20,6 +20,7 @@ pub const JSON: u32 = 114;
 pub const XML: u32 = 142;
 pub const JSON_ARRAY: u32 = 199;
 pub const POINT: u32 = 600;
+pub const TSVECTOR: u32 = 3614;
 pub const CIDR: u32 = 650;
 pub const CIDR_ARRAY: u32 = 651;
 pub const FLOAT4: u32 = 700;

@@ -17,7 +17,9 @@
 //! column (the caller adds it), never a guess. Types without a send function arrive as text
 //! and never reach this module.
 
-use super::{datetime, geometry, hstore, interval, numeric, oid, ColumnType, TypeCatalog};
+use super::{
+    datetime, geometry, hstore, interval, numeric, oid, tsvector, ColumnType, TypeCatalog,
+};
 use crate::config::values::ValueOptions;
 use crate::event::Value;
 
@@ -74,6 +76,8 @@ pub enum Wire {
     Bits,
     /// `point`: two doubles.
     Point,
+    /// `tsvector`: lexeme count, then per lexeme its text, a 0 byte and its positions.
+    Tsvector,
     /// PostGIS `geometry`, `geography`: EWKB.
     Ewkb,
     /// `hstore`: pair count, then per pair the key and the value (length -1 for NULL).
@@ -147,6 +151,7 @@ impl Wire {
             INTERVAL => Wire::Interval,
             BIT | VARBIT => Wire::Bits,
             POINT => Wire::Point,
+            TSVECTOR => Wire::Tsvector,
             INET | CIDR => Wire::Inet,
             MACADDR => Wire::Macaddr,
             MACADDR8 => Wire::Macaddr8,
@@ -224,7 +229,8 @@ fn renders_text(wire: &Wire) -> bool {
         | Wire::Bits
         | Wire::Inet
         | Wire::Macaddr
-        | Wire::Macaddr8 => true,
+        | Wire::Macaddr8
+        | Wire::Tsvector => true,
         Wire::Range(sub) => renders_text(sub),
         _ => false,
     }
@@ -411,6 +417,9 @@ pub fn read(
             let (x, y) = whole(data, |r| Ok((r.f64()?, r.f64()?)))?;
             Ok(geometry::point_xy_value(x, y))
         }
+        (Wire::Tsvector, C::Tsvector) => {
+            Ok(tsvector::tsvector_value(&tsvector::tsvector_text(data)?))
+        }
         (Wire::Ewkb, C::Geometry | C::Geography) => geometry::ewkb_bytes_value(data.to_vec()),
         (Wire::Hstore, C::Hstore) => {
             Ok(hstore::hstore_pairs_value(hstore_pairs(data)?, opts.hstore))
@@ -595,6 +604,7 @@ fn render_text(wire: &Wire, data: &[u8]) -> Result<String, String> {
         Wire::Macaddr => Ok(mac_text(&whole(data, Reader::array::<6>)?)),
         Wire::Macaddr8 => Ok(mac_text(&whole(data, Reader::array::<8>)?)),
         Wire::Range(sub) => range_text(sub, data),
+        Wire::Tsvector => tsvector::tsvector_text(data),
         _ => Err("pgcdc has no reader for this type's binary form".into()),
     }
 }
