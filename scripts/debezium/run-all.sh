@@ -10,11 +10,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 rc=0
 summary=()
 run_pass() {
-  local name=$1 extra=$2 pgcdc_only=${3:-} status=0
+  local name=$1 extra=$2 pgcdc_only=${3:-} workload=${4:-core} status=0
   echo "== differential pass: $name${pgcdc_only:+ (pgcdc: $pgcdc_only)}"
   # The plain pass also compares the REST APIs (rest-compare.sh).
   local rest=0; [ "$name" = plain ] && rest=1
-  DBZ_REST_COMPARE=$rest DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" scripts/debezium/run.sh || status=$?
+  DBZ_REST_COMPARE=$rest DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" scripts/debezium/run.sh "$workload" || status=$?
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
   # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
   rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true
@@ -29,6 +29,8 @@ conf() { cat "$@" | grep -v '^[[:space:]]*#' | sed '/^[[:space:]]*$/d'; }
 for f in scripts/debezium/configs/*.conf; do
   run_pass "$(basename "$f" .conf)" "$(conf "$f")"
 done
+# The types Debezium maps only under include.unknown.datatypes=true (workload "unknown").
+run_pass unknown-types "include.unknown.datatypes=true" "" unknown
 # Avro with the transforms' schemas too: EventRouter (expanded JSON payload, headers) and
 # ExtractNewRecordState, and with transaction metadata (the envelope's transaction block and
 # the transaction topic). Not with metadata.conf's source-type propagation: Debezium's side fails

@@ -369,81 +369,12 @@ pub fn write_java_float(v: f64, single: bool, out: &mut Vec<u8>) {
 
 /// The text [`write_java_float`] writes (with quotes for non-finite values).
 pub fn java_float_string(v: f64, single: bool) -> String {
-    if v.is_nan() {
-        return "\"NaN\"".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 {
-            "\"Infinity\"".into()
-        } else {
-            "\"-Infinity\"".into()
-        };
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let mut sci = if single {
-        format!("{:e}", (v as f32).abs())
+    let text = crate::util::java_float_text(v, single);
+    if v.is_finite() {
+        text
     } else {
-        format!("{:e}", v.abs())
-    };
-    // Java prints at least two significant digits: when the shortest form has one, it takes
-    // the two-digit decimal closest to the value (4.9E-324, not 5.0E-324).
-    if !sci
-        .split_once('e')
-        .map_or(sci.as_str(), |(m, _)| m)
-        .contains('.')
-    {
-        sci = if single {
-            format!("{:.1e}", (v as f32).abs())
-        } else {
-            format!("{:.1e}", v.abs())
-        };
+        format!("\"{text}\"")
     }
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits: String = mant.chars().filter(|c| *c != '.').collect();
-    while digits.len() > 1 && digits.ends_with('0') {
-        digits.pop();
-    }
-    let mut s = String::new();
-    if v < 0.0 {
-        s.push('-');
-    }
-    let abs = v.abs();
-    if (1e-3..1e7).contains(&abs) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            if digits.len() <= int_len {
-                s.push_str(&digits);
-                s.extend(std::iter::repeat_n('0', int_len - digits.len()));
-                s.push_str(".0");
-            } else {
-                s.push_str(&digits[..int_len]);
-                s.push('.');
-                s.push_str(&digits[int_len..]);
-            }
-        } else {
-            s.push_str("0.");
-            s.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-            s.push_str(&digits);
-        }
-    } else {
-        s.push_str(&digits[..1]);
-        s.push('.');
-        if digits.len() > 1 {
-            s.push_str(&digits[1..]);
-        } else {
-            s.push('0');
-        }
-        s.push('E');
-        s.push_str(&exp.to_string());
-    }
-    s
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub(super) fn array_value(
     // PostGIS types delimit array elements with ':' (their typdelim).
     let delimiter = match elem {
         ColumnType::Geometry | ColumnType::Geography => b':',
+        ColumnType::UnknownGeometric { semicolon: true } => b';',
         _ => b',',
     };
     let items = parse_array_delimited(text, delimiter)?;

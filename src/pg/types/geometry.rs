@@ -10,6 +10,41 @@ use super::numeric::parse_float;
 use crate::event::{Field, Schema, SchemaType, Value};
 use crate::util::decode_hex;
 
+/// Whether `type_oid` is a built-in geometric type other than `point` (`box`, `circle`,
+/// `line`, `lseg`, `path`, `polygon`), which Debezium 3.6.1 does not map: under
+/// `include.unknown.datatypes=true` it emits the text of the JDBC driver's object for them.
+pub(super) fn is_jdbc_geometric(type_oid: u32) -> bool {
+    use super::oid::*;
+    matches!(type_oid, BOX | CIRCLE | LINE | LSEG | PATH | POLYGON)
+}
+
+/// The text the JDBC driver's geometric objects (`PGbox`, `PGcircle`, ...) give for a value
+/// whose PostgreSQL text output is `text`: the same punctuation, each number written as
+/// Java's `Double.toString` (`(3,4),(1,2)` → `(3.0,4.0),(1.0,2.0)`). Errors: a token that is
+/// not a number.
+pub(super) fn jdbc_geometric_text(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut number = String::new();
+    let flush = |number: &mut String, out: &mut String| -> Result<(), String> {
+        if !number.is_empty() {
+            let v = parse_float(number).map_err(|_| format!("{number:?} is not a coordinate"))?;
+            out.push_str(&crate::util::java_float_text(v, false));
+            number.clear();
+        }
+        Ok(())
+    };
+    for c in text.chars() {
+        if matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',') {
+            flush(&mut number, &mut out)?;
+            out.push(c);
+        } else if !c.is_whitespace() {
+            number.push(c);
+        }
+    }
+    flush(&mut number, &mut out)?;
+    Ok(out)
+}
+
 /// The Connect schema of `point`: `{x, y, wkb?, srid?}`.
 pub(super) fn point_schema() -> Schema {
     use SchemaType as T;
@@ -125,9 +160,29 @@ fn parse_point(text: &str) -> Result<(f64, f64), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::jdbc_geometric_text;
     use crate::config::values::ValueOptions;
     use crate::event::Value;
     use crate::pg::types::ColumnType;
+
+    #[test]
+    fn geometric_text_takes_the_jdbc_drivers_java_doubles() {
+        for (pg, jdbc) in [
+            ("(3,4),(1,2)", "(3.0,4.0),(1.0,2.0)"),
+            ("<(1,2),3>", "<(1.0,2.0),3.0>"),
+            ("{1,2,3}", "{1.0,2.0,3.0}"),
+            ("[(1,2),(3,4)]", "[(1.0,2.0),(3.0,4.0)]"),
+            ("((0,0),(0,1),(1,1))", "((0.0,0.0),(0.0,1.0),(1.0,1.0))"),
+            ("[(0,0),(1.5,-2.25)]", "[(0.0,0.0),(1.5,-2.25)]"),
+            (
+                "(1e+20,-1e-05),(NaN,Infinity)",
+                "(1.0E20,-1.0E-5),(NaN,Infinity)",
+            ),
+        ] {
+            assert_eq!(jdbc_geometric_text(pg).unwrap(), jdbc, "{pg}");
+        }
+        assert!(jdbc_geometric_text("(a,1)").is_err());
+    }
 
     fn opts() -> ValueOptions {
         ValueOptions::default()

@@ -120,6 +120,14 @@ pub enum ColumnType {
     /// A type without a mapping, emitted as its text through `binary.handling.mode`
     /// (`include.unknown.datatypes=true`).
     Unknown,
+    /// A built-in geometric type other than `point` (`box`, `circle`, `line`, `lseg`, `path`,
+    /// `polygon`) under `include.unknown.datatypes=true`: as [`ColumnType::Unknown`], with the
+    /// text Debezium gets from the JDBC driver (numbers as Java doubles). `semicolon`: `box`,
+    /// whose arrays separate elements with `;`.
+    UnknownGeometric {
+        /// The array delimiter is `;` (`box`), not `,`.
+        semicolon: bool,
+    },
     /// One-dimensional array of an element type.
     Array(Box<ColumnType>),
 }
@@ -281,6 +289,9 @@ impl ColumnType {
     /// its text through `binary.handling.mode`, or for an array of a domain (which Debezium
     /// does not map either), an array of such element texts.
     pub fn unknown(type_oid: u32, types: &TypeCatalog) -> ColumnType {
+        if let Some(g) = Self::unknown_geometric(type_oid, types) {
+            return g;
+        }
         match types.get(&type_oid) {
             Some(info)
                 if info.category == b'A'
@@ -290,6 +301,30 @@ impl ColumnType {
             }
             _ => ColumnType::Unknown,
         }
+    }
+
+    /// A geometric type Debezium shows through the JDBC driver (also through a domain), or an
+    /// array of one (an array of bytes, one element per value, as Debezium gives it).
+    fn unknown_geometric(type_oid: u32, types: &TypeCatalog) -> Option<ColumnType> {
+        let mut oid = type_oid;
+        for _ in 0..8 {
+            if geometry::is_jdbc_geometric(oid) {
+                return Some(ColumnType::UnknownGeometric {
+                    semicolon: oid == oid::BOX,
+                });
+            }
+            let info = types.get(&oid)?;
+            match info.typtype {
+                b'd' => oid = info.base_oid,
+                _ if info.category == b'A' && geometry::is_jdbc_geometric(info.elem_oid) => {
+                    return Some(ColumnType::Array(Box::new(ColumnType::UnknownGeometric {
+                        semicolon: info.elem_oid == oid::BOX,
+                    })));
+                }
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// The Connect schema of a column of this type (`optional` false; the caller sets
@@ -307,7 +342,9 @@ impl ColumnType {
                 numeric::numeric_schema(*precision, *scale, opts.decimal)
             }
             ColumnType::Text => Schema::new(T::String, false),
-            ColumnType::Bytea | ColumnType::Unknown => binary_schema(opts.binary),
+            ColumnType::Bytea | ColumnType::Unknown | ColumnType::UnknownGeometric { .. } => {
+                binary_schema(opts.binary)
+            }
             ColumnType::Uuid => Schema::new(T::String, false).named("io.debezium.data.Uuid"),
             ColumnType::Json => Schema::new(T::String, false).named("io.debezium.data.Json"),
             ColumnType::Date => datetime::date_schema(opts.time),
@@ -339,7 +376,11 @@ impl ColumnType {
             ColumnType::Array(elem) if matches!(**elem, ColumnType::Enum(_)) => {
                 Schema::array(elem.schema(opts), false)
             }
-            ColumnType::Array(elem) => Schema::array(elem.schema(opts).optional(true), false),
+            // Debezium's arrays of the JDBC-shown geometric types have required items.
+            ColumnType::Array(elem) => {
+                let required = matches!(**elem, ColumnType::UnknownGeometric { .. });
+                Schema::array(elem.schema(opts).optional(!required), false)
+            }
         }
     }
 
@@ -393,6 +434,10 @@ impl ColumnType {
                 Ok(Value::String(text.to_string()))
             }
             ColumnType::Unknown => Ok(encode_binary(text.as_bytes().to_vec(), opts.binary)),
+            ColumnType::UnknownGeometric { .. } => Ok(encode_binary(
+                geometry::jdbc_geometric_text(text)?.into_bytes(),
+                opts.binary,
+            )),
             ColumnType::Tsvector => Ok(tsvector::tsvector_value(text)),
             ColumnType::Hstore => hstore::hstore_value(text, opts.hstore),
             ColumnType::Geometry | ColumnType::Geography => geometry::ewkb_value(text),
@@ -444,7 +489,9 @@ impl ColumnType {
             ColumnType::TimeTz(_) => Value::String("00:00:00Z".into()),
             ColumnType::Bit => Value::Bool(false),
             ColumnType::Bits(_) => Value::Bytes(Vec::new()),
-            ColumnType::Unknown => encode_binary(Vec::new(), opts.binary),
+            ColumnType::Unknown | ColumnType::UnknownGeometric { .. } => {
+                encode_binary(Vec::new(), opts.binary)
+            }
             ColumnType::Xml | ColumnType::Ltree | ColumnType::Tsvector | ColumnType::Enum(_) => {
                 Value::String(String::new())
             }
