@@ -132,6 +132,19 @@ pub enum ColumnType {
     Array(Box<ColumnType>),
 }
 
+/// Appends `text` between two `quote`s, with `quote` and `\` doubled, as PostgreSQL's output
+/// functions quote a range bound (`"`) or a tsvector lexeme (`'`).
+fn push_quoted_doubling(text: &str, quote: char, out: &mut String) {
+    out.push(quote);
+    for c in text.chars() {
+        if c == quote || c == '\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push(quote);
+}
+
 /// The fractional-second digits of a time type with modifier `typmod` (6 when none).
 fn time_precision(typmod: i32) -> u32 {
     if typmod < 0 {

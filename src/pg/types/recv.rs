@@ -817,14 +817,7 @@ fn range_bound_quoted(s: &str) -> String {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            out.push(c);
-        }
-        out.push(c);
-    }
-    out.push('"');
+    super::push_quoted_doubling(s, '"', &mut out);
     out
 }
 

@@ -86,14 +86,7 @@ impl<'a> Cursor<'a> {
 
 /// A lexeme as `tsvectorout` writes it: in single quotes, with `'` and `\` doubled.
 fn push_quoted(lexeme: &str, out: &mut String) {
-    out.push('\'');
-    for c in lexeme.chars() {
-        if c == '\'' || c == '\\' {
-            out.push(c);
-        }
-        out.push(c);
-    }
-    out.push('\'');
+    super::push_quoted_doubling(lexeme, '\'', out);
 }
 
 #[cfg(test)]
