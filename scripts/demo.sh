@@ -15,9 +15,9 @@ scripts/services.sh start pg
 scripts/services.sh start kafka
 eval "$(scripts/services.sh env)"
 
-say "Building pgcdc"
+say "Building pgcdc (a few minutes the first time: cargo's progress below)"
 scripts/services.sh build-deps
-cargo build --quiet --bin pgcdc
+cargo build --bin pgcdc
 BIN=target/debug/pgcdc
 
 export PGPASSWORD="$PGCDC_TEST_PG_PASSWORD" PGOPTIONS="-c client_min_messages=warning"
