@@ -1093,3 +1093,69 @@ async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_af
     assert_eq!(p.stop(), 0);
     db.cleanup().await;
 }
+
+/// `snapshot.delay.ms` waits before anything is created (no slot yet), `streaming.delay.ms`
+/// waits after the snapshot is in Kafka (the slot is not read meanwhile); a stop during
+/// either ends the run at once, and the next run goes on from where the first stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_and_streaming_delays_wait_before_each_phase_and_a_stop_cuts_them_short() {
+    let db = pedidos_db("delays").await;
+    db.exec("INSERT INTO pedidos VALUES (1, 'before')").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("delays");
+    let body = connector_body(&db, "delays", &prefix, dir.path());
+    let file = dir.path().join("delays.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let run = |delays: &[&str]| {
+        let mut args = vec!["run", "--config", file.to_str().unwrap()];
+        for d in delays {
+            args.extend(["--set", d]);
+        }
+        Pgcdc::start(&args, &[])
+    };
+    let topic = format!("{prefix}.public.pedidos");
+
+    let p = run(&["snapshot.delay.ms=600000"]);
+    p.wait_line("waiting snapshot.delay.ms");
+    assert_eq!(
+        db.confirmed_flush(&prefix).await,
+        0,
+        "no slot while waiting"
+    );
+    let ready = get(&p, "/health/ready");
+    assert_eq!(
+        (ready.status, ready.body["connectors"]["delays"].clone()),
+        (503, json!("CONNECTING"))
+    );
+    assert_eq!(p.stop(), 0, "a stop during the wait");
+
+    let p = run(&["streaming.delay.ms=600000"]);
+    p.wait_line("waiting streaming.delay.ms");
+    let snap = read_until(&env().kafka, &topic, T, |r| !r.is_empty()).await;
+    assert_eq!(snap[0].payload()["op"], "r");
+    assert!(db.confirmed_flush(&prefix).await > 0, "the slot exists");
+    assert_eq!(
+        db.walsender(&prefix).await,
+        None,
+        "nobody reads the slot while waiting"
+    );
+    assert_eq!(p.stop(), 0);
+
+    // No delays: streaming, without a second snapshot.
+    let p = run(&[]);
+    p.wait_line("streaming started");
+    db.exec("INSERT INTO pedidos VALUES (2, 'after')").await;
+    let recs = read_until(&env().kafka, &topic, T, |r| r.len() >= 2).await;
+    let ops: Vec<(Value, Value)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r.payload()["op"].clone(),
+                r.payload()["after"]["id"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(ops, [(json!("r"), json!(1)), (json!("c"), json!(2))]);
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
+}

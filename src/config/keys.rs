@@ -181,8 +181,8 @@ registry! {
             => NotImplemented(Some("false")),
         SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT = "snapshot.tables.order.by.row.count"
             => NotImplemented(Some("disabled")),
-        SNAPSHOT_DELAY_MS = "snapshot.delay.ms" => NotImplemented(Some("0")),
-        STREAMING_DELAY_MS = "streaming.delay.ms" => NotImplemented(Some("0")),
+        SNAPSHOT_DELAY_MS = "snapshot.delay.ms" => Implemented,
+        STREAMING_DELAY_MS = "streaming.delay.ms" => Implemented,
         INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size"
             => NotImplemented(Some("1024")),
         INCREMENTAL_SNAPSHOT_WATERMARKING_STRATEGY = "incremental.snapshot.watermarking.strategy"

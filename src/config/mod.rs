@@ -179,6 +179,10 @@ pub struct ConnectorConfig {
     pub custom_metric_tags: Vec<(String, String)>,
     /// `retriable.restart.connector.wait.ms`
     pub restart_wait: Duration,
+    /// `snapshot.delay.ms`: the wait before a snapshot, when the run takes one.
+    pub snapshot_delay: Duration,
+    /// `streaming.delay.ms`: the wait before streaming starts (after the snapshot, if any).
+    pub streaming_delay: Duration,
     /// Record-level features: transaction metadata, heartbeats.
     pub records: records::RecordConfig,
     /// Exactly-once delivery (`exactly.once.source.support=enabled`), or `None`:
@@ -256,6 +260,8 @@ impl ConnectorConfig {
             errors_max_retries: runtime.errors_max_retries,
             custom_metric_tags: runtime.custom_metric_tags,
             restart_wait: runtime.restart_wait,
+            snapshot_delay: runtime.snapshot_delay,
+            streaming_delay: runtime.streaming_delay,
             records,
             exactly_once,
         };

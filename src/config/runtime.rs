@@ -5,7 +5,8 @@
 //! worker's `offset.storage.topic`, with `offset.storage.partitions` and
 //! `offset.storage.replication.factor` for creating it) or a local file
 //! (`offset.storage.file.filename`), written every `offset.flush.interval.ms`; and the labels
-//! its metrics carry (`custom.metric.tags`).
+//! its metrics carry (`custom.metric.tags`); and the waits before a snapshot and before
+//! streaming (`snapshot.delay.ms`, `streaming.delay.ms`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use super::keys::{
     CUSTOM_METRIC_TAGS, ERRORS_MAX_RETRIES, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES,
     OFFSETS_STORAGE_TOPIC, OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME,
     OFFSET_STORAGE_PARTITIONS, OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC,
-    RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
+    RETRIABLE_RESTART_CONNECTOR_WAIT_MS, SNAPSHOT_DELAY_MS, STREAMING_DELAY_MS,
 };
 
 /// Default `max.queue.size` (records between the replication reader and the converter).
@@ -53,6 +54,8 @@ pub(super) struct Runtime {
     pub(super) errors_max_retries: i64,
     pub(super) restart_wait: Duration,
     pub(super) custom_metric_tags: Vec<(String, String)>,
+    pub(super) snapshot_delay: Duration,
+    pub(super) streaming_delay: Duration,
 }
 
 /// Reads the runtime settings.
@@ -79,6 +82,8 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
             0,
         )),
         custom_metric_tags: metric_tags(c),
+        snapshot_delay: Duration::from_millis(c.int(SNAPSHOT_DELAY_MS, 0u64, 0u64)),
+        streaming_delay: Duration::from_millis(c.int(STREAMING_DELAY_MS, 0u64, 0u64)),
     }
 }
 

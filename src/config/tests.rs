@@ -1094,3 +1094,23 @@ fn custom_metric_tags_are_label_pairs_that_do_not_take_the_metrics_own_labels() 
         assert!(msg.contains("custom.metric.tags"), "{bad}: {msg}");
     }
 }
+
+#[test]
+fn snapshot_and_streaming_delays_are_milliseconds_zero_by_default() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[])).unwrap();
+    assert_eq!(
+        (c.snapshot_delay, c.streaming_delay),
+        (Duration::ZERO, Duration::ZERO)
+    );
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("snapshot.delay.ms", "1500"),
+        ("streaming.delay.ms", "250"),
+    ]))
+    .unwrap();
+    assert_eq!(
+        (c.snapshot_delay, c.streaming_delay),
+        (Duration::from_millis(1500), Duration::from_millis(250))
+    );
+    let p = problems(&seed_with(&[("snapshot.delay.ms", "-1")]));
+    assert!(p.contains("snapshot.delay.ms"), "{p}");
+}

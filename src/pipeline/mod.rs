@@ -82,6 +82,24 @@ where
     tokio::spawn(future.in_current_span())
 }
 
+/// Waits `delay` (`snapshot.delay.ms` or `streaming.delay.ms`, for `what`) unless a stop is
+/// requested first. `true` to go on, `false` when stopped.
+async fn wait(shutdown: &mut watch::Receiver<bool>, delay: Duration, what: &str) -> Result<bool> {
+    if delay.is_zero() {
+        return Ok(true);
+    }
+    tracing::info!(
+        delay_ms = delay.as_millis() as u64,
+        "waiting {what}.delay.ms before the {what} starts"
+    );
+    let waited = until_stopped(shutdown, async {
+        tokio::time::sleep(delay).await;
+        Ok(())
+    })
+    .await?;
+    Ok(waited.is_some())
+}
+
 /// Runs a start-up step that is safe to abandon (it creates nothing a later start relies on),
 /// unless a stop is requested first (`None`).
 async fn until_stopped<T>(
@@ -126,6 +144,10 @@ pub(crate) async fn run_counted(
     let Some(sink) = until_stopped(&mut shutdown, connecting).await? else {
         return Ok(());
     };
+    // Before the slot is created: a stop during the wait leaves nothing behind.
+    if prepared.takes_snapshot() && !wait(&mut shutdown, config.snapshot_delay, "snapshot").await? {
+        return Ok(());
+    }
     let mut started = startup::start(&config, prepared, sink, counters).await?;
     if let Some(snapshot) = started.snapshot.take() {
         let done = snapshot::run(&mut started, &snapshot, &mut shutdown).await?;
@@ -137,6 +159,11 @@ pub(crate) async fn run_counted(
         tracing::info!("snapshot.mode=initial_only: snapshot done, not streaming");
         return Ok(());
     };
+    // The snapshot's records are acknowledged and its offsets stored: a stop now resumes
+    // with streaming.
+    if !wait(&mut shutdown, config.streaming_delay, "streaming").await? {
+        return Ok(());
+    }
     let mut streaming = stream::start(&config, &mut started, repl).await?;
     started
         .processor

@@ -262,6 +262,11 @@ fn resume_filter(
 }
 
 impl Prepared {
+    /// Whether this run takes a snapshot before streaming.
+    pub fn takes_snapshot(&self) -> bool {
+        self.plan.snapshot
+    }
+
     /// The position the slot resumes from: its confirmed flush LSN (zero without a slot).
     pub fn resume_lsn(&self) -> Lsn {
         self.slot
