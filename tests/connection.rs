@@ -23,6 +23,7 @@ fn db_config(user: &str, password: Option<&str>, sslmode: SslMode) -> DatabaseCo
         sslkey: None,
         tcp_keepalive: true,
         connect_timeout: Duration::from_secs(10),
+        initial_statements: Vec::new(),
     }
 }
 

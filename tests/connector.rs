@@ -179,3 +179,47 @@ async fn sigterm_while_kafka_is_unreachable_exits_at_once_without_a_restart() {
     );
     db.cleanup().await;
 }
+
+/// `database.initial.statements` run on every SQL connection pgcdc opens (here each inserts a
+/// marker row, its `;;` a semicolon inside a literal); a statement the server refuses stops
+/// the connector, naming it by its place in the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initial_statements_run_on_each_sql_connection_and_a_refused_one_stops_the_connector() {
+    let db = TestDb::create("initstmt").await;
+    db.exec("CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE marker (note text)")
+        .await;
+    db.exec("INSERT INTO t VALUES (1)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("initstmt");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("table.include.list".into(), "public.t".into());
+    raw.insert(
+        "database.initial.statements".into(),
+        "SET application_name = 'pgcdc-initial';INSERT INTO public.marker VALUES ('a;;b')".into(),
+    );
+    let running = start(&raw);
+    read_n(&env().kafka, &format!("{prefix}.public.t"), 1, T).await;
+    let row = db
+        .client
+        .query_one("SELECT count(*), min(note) FROM marker", &[])
+        .await
+        .unwrap();
+    let (count, note): (i64, Option<String>) = (row.get(0), row.get(1));
+    assert!(count >= 1, "the statements ran");
+    assert_eq!(note.as_deref(), Some("a;b"));
+    running.stop().await.expect("clean stop");
+
+    raw.insert(
+        "database.initial.statements".into(),
+        "SET application_name = 'x'; SELECT * FROM no_such_table".into(),
+    );
+    let failing = start(&raw);
+    let err = failing.expect_error(T).await;
+    let msg = err.one_line();
+    assert!(
+        msg.contains("statement 2 of database.initial.statements") && msg.contains("42P01"),
+        "{msg}"
+    );
+    assert!(!err.is_retriable(), "{msg}");
+    db.cleanup().await;
+}

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use super::checker::Checker;
 use super::keys::{
-    CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_DBNAME, DATABASE_HOSTNAME, DATABASE_PASSWORD,
-    DATABASE_PORT, DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT,
-    DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
+    CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_DBNAME, DATABASE_HOSTNAME,
+    DATABASE_INITIAL_STATEMENTS, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_SSLCERT,
+    DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT, DATABASE_TCP_KEEP_ALIVE,
+    DATABASE_USER,
 };
 
 /// Default `connection.validation.timeout.ms`.
@@ -58,6 +59,9 @@ pub struct DatabaseConfig {
     pub tcp_keepalive: bool,
     /// `connection.validation.timeout.ms`, used as the connect timeout.
     pub connect_timeout: Duration,
+    /// `database.initial.statements`: SQL run, in order, on every regular SQL connection
+    /// (not the replication connection) once it is open.
+    pub initial_statements: Vec<String>,
 }
 
 impl std::fmt::Debug for DatabaseConfig {
@@ -74,6 +78,7 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("sslkey", &self.sslkey)
             .field("tcp_keepalive", &self.tcp_keepalive)
             .field("connect_timeout", &self.connect_timeout)
+            .field("initial_statements", &self.initial_statements.len())
             .finish()
     }
 }
@@ -120,6 +125,10 @@ pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
             DEFAULT_CONNECT_TIMEOUT_MS,
             1,
         )),
+        initial_statements: c
+            .get(DATABASE_INITIAL_STATEMENTS)
+            .map(split_statements)
+            .unwrap_or_default(),
     };
     if database.sslcert.is_some() != database.sslkey.is_some() {
         c.problem(format!(
@@ -127,6 +136,29 @@ pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
         ));
     }
     database
+}
+
+/// Splits `database.initial.statements` as Debezium does: `;` ends a statement, `;;` is a
+/// semicolon inside one; blank statements are dropped.
+pub fn split_statements(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != ';' {
+            current.push(c);
+        } else if chars.peek() == Some(&';') {
+            chars.next();
+            current.push(';');
+        } else {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    out.push(current);
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// `database.port`: a TCP port from 1 to 65535.

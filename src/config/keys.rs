@@ -97,7 +97,7 @@ registry! {
         DATABASE_SSLPASSWORD = "database.sslpassword" => NotImplemented(None),
         DATABASE_SSLFACTORY = "database.sslfactory" => NotImplemented(None),
         DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
-        DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => NotImplemented(None),
+        DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,
         DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => NotImplemented(Some("600000")),
         DATABASE_CONNECTION_FACTORY_CLASS = "database.connection.factory.class"
             => NotImplemented(None),

@@ -1114,3 +1114,17 @@ fn snapshot_and_streaming_delays_are_milliseconds_zero_by_default() {
     let p = problems(&seed_with(&[("snapshot.delay.ms", "-1")]));
     assert!(p.contains("snapshot.delay.ms"), "{p}");
 }
+
+#[test]
+fn initial_statements_split_on_semicolons_with_doubled_ones_kept() {
+    use super::connection::split_statements;
+    assert_eq!(
+        split_statements("SET a = 1; SELECT 'x;;y' ;;; ;  SET b = 2;"),
+        ["SET a = 1", "SELECT 'x;y' ;", "SET b = 2"]
+    );
+    assert!(split_statements(" ; ").is_empty());
+    let (c, _) =
+        ConnectorConfig::from_map(&seed_with(&[("database.initial.statements", "SET a = 1")]))
+            .unwrap();
+    assert_eq!(c.database.initial_statements, ["SET a = 1"]);
+}

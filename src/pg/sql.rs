@@ -1,10 +1,11 @@
 //! Regular SQL connections (tokio-postgres) for catalog queries, publication and slot
 //! management and snapshot reads, with the same TLS rules and session settings as the
-//! replication connection.
+//! replication connection, and `database.initial.statements` run on each once it is open.
 
 use tokio_postgres::tls::NoTls;
 use tokio_postgres::Client;
 
+use crate::config::keys::DATABASE_INITIAL_STATEMENTS;
 use crate::config::{DatabaseConfig, SslMode};
 use crate::error::{Error, ErrorKind, Result, SqlContext};
 use crate::pg::tls::RustlsMakeConnect;
@@ -52,6 +53,35 @@ fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
 /// Opens a regular SQL connection; its driver task runs in the background until the
 /// [`Client`] is dropped.
 pub async fn connect(db: &DatabaseConfig) -> Result<Client> {
+    let client = open(db).await?;
+    run_initial_statements(&client, db).await?;
+    Ok(client)
+}
+
+/// Runs `database.initial.statements` on a new connection. Errors: the first statement the
+/// server refuses, numbered, with its SQLSTATE (not retried: a restart would fail alike).
+async fn run_initial_statements(client: &Client, db: &DatabaseConfig) -> Result<()> {
+    for (i, statement) in db.initial_statements.iter().enumerate() {
+        if let Err(e) = client.batch_execute(statement).await {
+            let context = format!(
+                "statement {} of {DATABASE_INITIAL_STATEMENTS} failed; fix or remove it",
+                i + 1
+            );
+            return Err(match e.as_db_error() {
+                Some(d) => {
+                    let code = d.code().code();
+                    let message = format!("{context}: {code} {}", d.message());
+                    Error::from_sqlstate(code, SqlContext::Statement, message).with_source(e)
+                }
+                None => Error::from(e).with_context(&context),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Opens the connection under the TLS rules of `database.sslmode`.
+async fn open(db: &DatabaseConfig) -> Result<Client> {
     // A socket directory as host: a Unix-domain socket, never encrypted (as libpq).
     if crate::pg::wire::socket_path(db).is_some() {
         return connect_mode(db, tokio_postgres::config::SslMode::Disable).await;
