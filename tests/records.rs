@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::harness::*;
 
@@ -902,6 +902,50 @@ async fn propagated_types_of_domains_enums_and_enum_arrays() {
     };
     assert_eq!(tail("mood"), expect("TEST_TYPE", "mood"));
     assert_eq!(tail("moods"), expect("_TEST_TYPE", "moods"));
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// `skip.messages.without.change`: with REPLICA IDENTITY FULL, an update whose captured
+/// columns are all unchanged (only an excluded column changed, or nothing at all) is dropped;
+/// one that changes a captured column is a `u` record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_without_a_change_in_the_captured_columns_are_skipped_when_asked() {
+    let db = TestDb::create("skipnochange").await;
+    db.exec(
+        "CREATE TABLE public.t (id int PRIMARY KEY, v text, touched timestamptz);
+         ALTER TABLE public.t REPLICA IDENTITY FULL",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("skipnochange");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("skip.messages.without.change".into(), "true".into());
+    raw.insert("column.exclude.list".into(), "public.t.touched".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1, 'a', now())").await;
+    db.exec("UPDATE t SET touched = now() + interval '1 hour' WHERE id = 1")
+        .await;
+    db.exec("UPDATE t SET v = v WHERE id = 1").await;
+    db.exec("UPDATE t SET v = 'b' WHERE id = 1").await;
+    db.exec("INSERT INTO t VALUES (2, 'marker', now())").await;
+    let recs = read_until(&env().kafka, &format!("{prefix}.public.t"), T, |r| {
+        r.iter().any(|r| r.payload()["after"]["id"] == 2)
+    })
+    .await;
+    let seen: Vec<(Value, Value)> = recs
+        .iter()
+        .map(|r| (r.payload()["op"].clone(), r.payload()["after"]["v"].clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("c"), json!("a")),
+            (json!("u"), json!("b")),
+            (json!("c"), json!("marker"))
+        ]
+    );
     c.stop().await.unwrap();
     db.cleanup().await;
 }

@@ -7,8 +7,8 @@ use regex::Regex;
 use super::checker::Checker;
 use super::keys::{
     MESSAGE_PREFIX_EXCLUDE_LIST, MESSAGE_PREFIX_INCLUDE_LIST, SCHEMA_EXCLUDE_LIST,
-    SCHEMA_INCLUDE_LIST, SKIPPED_OPERATIONS, TABLE_EXCLUDE_LIST, TABLE_IGNORE_BUILTIN,
-    TABLE_INCLUDE_LIST,
+    SCHEMA_INCLUDE_LIST, SKIPPED_OPERATIONS, SKIP_MESSAGES_WITHOUT_CHANGE, TABLE_EXCLUDE_LIST,
+    TABLE_IGNORE_BUILTIN, TABLE_INCLUDE_LIST,
 };
 
 /// Change operations, for `skipped.operations`.
@@ -90,6 +90,7 @@ pub(super) struct Filters {
     pub(super) tables: TableFilters,
     pub(super) messages: MessageFilters,
     pub(super) skipped_operations: SkippedOperations,
+    pub(super) skip_messages_without_change: bool,
 }
 
 /// Reads the capture filters.
@@ -120,6 +121,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Filters {
         tables,
         messages,
         skipped_operations: skipped_operations(c),
+        skip_messages_without_change: c.boolean(SKIP_MESSAGES_WITHOUT_CHANGE, false),
     }
 }
 

@@ -136,8 +136,7 @@ registry! {
         TABLE_IGNORE_BUILTIN = "table.ignore.builtin" => Implemented,
         MESSAGE_PREFIX_INCLUDE_LIST = "message.prefix.include.list" => Implemented,
         MESSAGE_PREFIX_EXCLUDE_LIST = "message.prefix.exclude.list" => Implemented,
-        SKIP_MESSAGES_WITHOUT_CHANGE = "skip.messages.without.change"
-            => NotImplemented(Some("false")),
+        SKIP_MESSAGES_WITHOUT_CHANGE = "skip.messages.without.change" => Implemented,
         MESSAGE_KEY_COLUMNS = "message.key.columns" => Implemented,
         // topics
         TOPIC_PREFIX = "topic.prefix" => Implemented,

@@ -125,6 +125,9 @@ pub struct ConnectorConfig {
     pub tombstones_on_delete: bool,
     /// `skipped.operations`
     pub skipped_operations: SkippedOperations,
+    /// `skip.messages.without.change`: drop an update whose `before` and `after` are equal
+    /// over the columns the records carry (as masked and truncated).
+    pub skip_messages_without_change: bool,
     /// `status.update.interval.ms`
     pub status_update_interval: Duration,
     /// `snapshot.mode`
@@ -236,6 +239,7 @@ impl ConnectorConfig {
             topic_delimiter: connector.topic_delimiter,
             tombstones_on_delete: connector.tombstones_on_delete,
             skipped_operations: filters.skipped_operations,
+            skip_messages_without_change: filters.skip_messages_without_change,
             status_update_interval: slot.status_update_interval,
             snapshot_mode: snapshot.mode,
             snapshot_isolation_mode: snapshot.isolation_mode,

@@ -3,8 +3,10 @@
 //! the replica identity sends, a key change noticed by comparing the old and new keys.
 //!
 //! Changes of relations that are not captured (their Relation message was filtered) are
-//! dropped here by design; `skipped.operations` drops the configured operations. A change of
-//! a relation whose Relation message never arrived is a protocol error.
+//! dropped here by design; `skipped.operations` drops the configured operations, and
+//! `skip.messages.without.change` an update whose `before` (REPLICA IDENTITY FULL) equals its
+//! `after` over the columns the records carry, as Debezium compares its value structs. A
+//! change of a relation whose Relation message never arrived is a protocol error.
 
 use std::sync::Arc;
 
@@ -88,6 +90,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             after: Some(after),
         };
         let ev = self.event(&table, Op::Update, lsn, images)?;
+        if self.config.skip_messages_without_change && ev.before.as_ref() == ev.after.as_ref() {
+            tracing::debug!(relation = %table.full_name(), %lsn, "update without a change in the captured columns skipped (skip.messages.without.change)");
+            return Ok(());
+        }
         self.emit_change(ev).await
     }
 

@@ -42,6 +42,9 @@ UPDATE t_defaults SET qty = NULL, label = NULL, flag = false WHERE id = 1;
 UPDATE t_notnull SET opt = 'changed', nn_int = 10 WHERE id = 1;
 UPDATE t_nopk SET b = 'uno' WHERE a = 1;
 UPDATE t_nopk SET c = 9.99 WHERE a = 2;
+-- An update that changes nothing (REPLICA IDENTITY FULL: before = after); dropped under
+-- skip.messages.without.change (metadata.conf), a u record otherwise.
+UPDATE t_nopk SET b = b WHERE a = 1;
 UPDATE "CamelCase" SET "MixedCol" = 'changed' WHERE "Id" = 1;
 UPDATE inventory.items SET qty = qty + 1;
 
