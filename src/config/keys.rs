@@ -168,8 +168,7 @@ registry! {
         SNAPSHOT_LOCK_TIMEOUT_MS = "snapshot.lock.timeout.ms" => NotImplemented(Some("10000")),
         SNAPSHOT_QUERY_MODE = "snapshot.query.mode" => NotImplemented(Some("select_all")),
         SNAPSHOT_QUERY_MODE_CUSTOM_NAME = "snapshot.query.mode.custom.name" => NotImplemented(None),
-        SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list"
-            => NotImplemented(None),
+        SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list" => Implemented,
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides"
             => NotImplemented(None),
         SNAPSHOT_FETCH_SIZE = "snapshot.fetch.size" => Implemented,
@@ -178,8 +177,7 @@ registry! {
             => NotImplemented(Some("1")),
         LEGACY_SNAPSHOT_MAX_THREADS = "legacy.snapshot.max.threads"
             => NotImplemented(Some("false")),
-        SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT = "snapshot.tables.order.by.row.count"
-            => NotImplemented(Some("disabled")),
+        SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT = "snapshot.tables.order.by.row.count" => Implemented,
         SNAPSHOT_DELAY_MS = "snapshot.delay.ms" => Implemented,
         STREAMING_DELAY_MS = "streaming.delay.ms" => Implemented,
         INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size"

@@ -72,7 +72,9 @@ pub use slot::{
     PublicationAutocreateMode, ReplicaIdentity, DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME,
     DEFAULT_STATUS_UPDATE_INTERVAL_MS,
 };
-pub use snapshot::{SnapshotIsolationMode, SnapshotMode, DEFAULT_SNAPSHOT_FETCH_SIZE};
+pub use snapshot::{
+    SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder, DEFAULT_SNAPSHOT_FETCH_SIZE,
+};
 pub use source::{
     attribute_env_values, env_name, load_file, parse_config_text, parse_properties, parse_set,
     ConfigSource,
@@ -136,6 +138,11 @@ pub struct ConnectorConfig {
     pub snapshot_isolation_mode: SnapshotIsolationMode,
     /// `snapshot.fetch.size`
     pub snapshot_fetch_size: usize,
+    /// `snapshot.include.collection.list` (matched against `schema.table`): the captured
+    /// tables a snapshot reads; empty: all of them.
+    pub snapshot_include: Vec<Regex>,
+    /// `snapshot.tables.order.by.row.count`
+    pub snapshot_table_order: SnapshotTableOrder,
     /// Value representation modes and the TOAST placeholder.
     pub values: ValueOptions,
     /// `event.converting.failure.handling.mode`
@@ -244,6 +251,8 @@ impl ConnectorConfig {
             snapshot_mode: snapshot.mode,
             snapshot_isolation_mode: snapshot.isolation_mode,
             snapshot_fetch_size: snapshot.fetch_size,
+            snapshot_include: snapshot.include,
+            snapshot_table_order: snapshot.table_order,
             values: values.options,
             converting_failure: values.converting_failure,
             include_unknown_datatypes: values.include_unknown_datatypes,

@@ -1,8 +1,14 @@
-//! The initial snapshot: `snapshot.mode`, `snapshot.isolation.mode` and
-//! `snapshot.fetch.size`.
+//! The initial snapshot: `snapshot.mode`, `snapshot.isolation.mode`, `snapshot.fetch.size`,
+//! which captured tables it reads (`snapshot.include.collection.list`) and in which order
+//! (`snapshot.tables.order.by.row.count`).
+
+use regex::Regex;
 
 use super::checker::Checker;
-use super::keys::{SNAPSHOT_FETCH_SIZE, SNAPSHOT_ISOLATION_MODE, SNAPSHOT_MODE};
+use super::keys::{
+    SNAPSHOT_FETCH_SIZE, SNAPSHOT_INCLUDE_COLLECTION_LIST, SNAPSHOT_ISOLATION_MODE, SNAPSHOT_MODE,
+    SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT,
+};
 
 /// Default `snapshot.fetch.size`.
 pub const DEFAULT_SNAPSHOT_FETCH_SIZE: usize = 10_240;
@@ -35,11 +41,24 @@ pub enum SnapshotIsolationMode {
     ReadUncommitted,
 }
 
+/// `snapshot.tables.order.by.row.count`: the order the snapshot reads its tables in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotTableOrder {
+    /// By schema and name.
+    Disabled,
+    /// Fewest rows first (the planner's estimate), then by schema and name.
+    Ascending,
+    /// Most rows first, then by schema and name.
+    Descending,
+}
+
 /// The settings of this area.
 pub(super) struct Snapshot {
     pub(super) mode: SnapshotMode,
     pub(super) isolation_mode: SnapshotIsolationMode,
     pub(super) fetch_size: usize,
+    pub(super) include: Vec<Regex>,
+    pub(super) table_order: SnapshotTableOrder,
 }
 
 /// Reads the snapshot settings.
@@ -57,6 +76,16 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Snapshot {
             ],
         ),
         fetch_size: c.int(SNAPSHOT_FETCH_SIZE, DEFAULT_SNAPSHOT_FETCH_SIZE, 1),
+        include: c.regex_list(SNAPSHOT_INCLUDE_COLLECTION_LIST),
+        table_order: c.choice(
+            SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT,
+            SnapshotTableOrder::Disabled,
+            &[
+                ("disabled", SnapshotTableOrder::Disabled),
+                ("ascending", SnapshotTableOrder::Ascending),
+                ("descending", SnapshotTableOrder::Descending),
+            ],
+        ),
     }
 }
 

@@ -11,7 +11,7 @@
 use tokio::sync::watch;
 use tokio_postgres::Client;
 
-use crate::config::SnapshotIsolationMode;
+use crate::config::{ConnectorConfig, SnapshotIsolationMode, SnapshotTableOrder};
 use crate::error::{Error, Result};
 use crate::event::{ChangeEvent, Op};
 use crate::lsn::Lsn;
@@ -252,6 +252,29 @@ struct SnapshotTx {
     token: crate::offsets::ack::AckToken,
 }
 
+/// The captured tables a snapshot reads, in the order it reads them:
+/// `snapshot.include.collection.list` (when set) keeps those whose `schema.table` it matches,
+/// and `snapshot.tables.order.by.row.count` sorts them by the planner's row estimate (a table
+/// never analysed counts as empty), ties and `disabled` by schema and name.
+pub(super) fn snapshot_plan(
+    mut tables: Vec<CatalogTable>,
+    config: &ConnectorConfig,
+) -> Vec<CatalogTable> {
+    if !config.snapshot_include.is_empty() {
+        tables.retain(|t| {
+            let full = format!("{}.{}", t.schema, t.table);
+            config.snapshot_include.iter().any(|r| r.is_match(&full))
+        });
+    }
+    let rows = |t: &CatalogTable| t.estimate.unwrap_or(0);
+    match config.snapshot_table_order {
+        SnapshotTableOrder::Disabled => {}
+        SnapshotTableOrder::Ascending => tables.sort_by_key(rows),
+        SnapshotTableOrder::Descending => tables.sort_by_key(|t| std::cmp::Reverse(rows(t))),
+    }
+    tables
+}
+
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// Reads every captured table in the snapshot transaction open on `snap_sql` (its xid
     /// and start time in µs) and sends `op: r` events as one unit that completes at
@@ -264,7 +287,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         position: Lsn,
         completes: bool,
     ) -> Result<()> {
-        let tables = setup::captured_tables(snap_sql, &self.config).await?;
+        let tables = snapshot_plan(
+            setup::captured_tables(snap_sql, &self.config).await?,
+            &self.config,
+        );
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
         self.counters.snapshot_started(
             tables
@@ -453,5 +479,73 @@ mod tests {
             "first_in_data_collection"
         );
         assert_eq!(marker(false, false, false, false), "true");
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    fn config(extra: &[(&str, &str)]) -> ConnectorConfig {
+        let mut raw = crate::config::RawConfig::new();
+        for (k, v) in [
+            ("database.hostname", "h"),
+            ("database.user", "u"),
+            ("database.dbname", "d"),
+            ("topic.prefix", "p"),
+            ("bootstrap.servers", "k:1"),
+        ]
+        .iter()
+        .chain(extra)
+        {
+            raw.insert(k.to_string(), v.to_string());
+        }
+        ConnectorConfig::from_map(&raw).unwrap().0
+    }
+
+    fn tables() -> Vec<CatalogTable> {
+        [
+            ("a", "big", Some(900)),
+            ("a", "small", Some(5)),
+            ("b", "new", None),
+            ("b", "mid", Some(50)),
+        ]
+        .into_iter()
+        .map(|(s, t, e)| CatalogTable {
+            schema: s.into(),
+            table: t.into(),
+            oid: 1,
+            estimate: e,
+        })
+        .collect()
+    }
+
+    fn names(t: &[CatalogTable]) -> Vec<String> {
+        t.iter()
+            .map(|t| format!("{}.{}", t.schema, t.table))
+            .collect()
+    }
+
+    #[test]
+    fn the_snapshot_reads_the_listed_tables_in_the_order_asked() {
+        assert_eq!(
+            names(&snapshot_plan(tables(), &config(&[]))),
+            ["a.big", "a.small", "b.new", "b.mid"]
+        );
+        let only_a = config(&[("snapshot.include.collection.list", "a\\..*,b.mid")]);
+        assert_eq!(
+            names(&snapshot_plan(tables(), &only_a)),
+            ["a.big", "a.small", "b.mid"]
+        );
+        let up = config(&[("snapshot.tables.order.by.row.count", "ascending")]);
+        assert_eq!(
+            names(&snapshot_plan(tables(), &up)),
+            ["b.new", "a.small", "b.mid", "a.big"]
+        );
+        let down = config(&[("snapshot.tables.order.by.row.count", "descending")]);
+        assert_eq!(
+            names(&snapshot_plan(tables(), &down)),
+            ["a.big", "b.mid", "a.small", "b.new"]
+        );
     }
 }
