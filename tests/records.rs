@@ -949,3 +949,37 @@ async fn updates_without_a_change_in_the_captured_columns_are_skipped_when_asked
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+/// `slot.stream.params` reaches `START_REPLICATION`: `origin=none` (PostgreSQL 16+) keeps
+/// streaming; a server that does not know the option refuses it, and the error names the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slot_stream_params_reach_pgoutput() {
+    let db = TestDb::create("streamparams").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY)").await;
+    let version: i32 = db
+        .client
+        .query_one("SELECT current_setting('server_version_num')::int", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("streamparams");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("slot.stream.params".into(), "origin=none".into());
+    let c = start(&raw);
+    if version >= 160000 {
+        db.wait_for_slot(&prefix).await;
+        db.exec("INSERT INTO t VALUES (1)").await;
+        read_n(&env().kafka, &format!("{prefix}.public.t"), 1, T).await;
+        c.stop().await.unwrap();
+    } else {
+        let err = c.expect_error(T).await;
+        let msg = err.one_line();
+        assert!(
+            msg.contains("slot.stream.params passes origin") && msg.contains("origin"),
+            "{msg}"
+        );
+        assert!(!err.is_retriable(), "{msg}");
+    }
+    db.cleanup().await;
+}

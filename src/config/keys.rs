@@ -109,7 +109,7 @@ registry! {
         SLOT_NAME = "slot.name" => Implemented,
         SLOT_DROP_ON_STOP = "slot.drop.on.stop" => Implemented,
         SLOT_FAILOVER = "slot.failover" => NotImplemented(Some("false")),
-        SLOT_STREAM_PARAMS = "slot.stream.params" => NotImplemented(None),
+        SLOT_STREAM_PARAMS = "slot.stream.params" => Implemented,
         SLOT_MAX_RETRIES = "slot.max.retries" => Implemented,
         SLOT_RETRY_DELAY_MS = "slot.retry.delay.ms" => Implemented,
         PUBLICATION_NAME = "publication.name" => Implemented,

@@ -106,6 +106,8 @@ pub struct ConnectorConfig {
     /// `slot.max.retries`: how many times start-up checks again for a slot another
     /// connection streams (negative: for ever, a standby).
     pub slot_max_retries: i64,
+    /// `slot.stream.params`: extra pgoutput options for `START_REPLICATION`, in order.
+    pub slot_stream_params: Vec<(String, String)>,
     /// `slot.retry.delay.ms`: the wait between those checks.
     pub slot_retry_delay: std::time::Duration,
     /// `publication.name`
@@ -236,6 +238,7 @@ impl ConnectorConfig {
             pgoutput_binary: slot.pgoutput_binary,
             slot_drop_on_stop: slot.slot_drop_on_stop,
             slot_max_retries: slot.slot_max_retries,
+            slot_stream_params: slot.stream_params,
             slot_retry_delay: slot.slot_retry_delay,
             publication_name: slot.publication_name,
             publication_autocreate_mode: slot.publication_autocreate_mode,

@@ -9,7 +9,7 @@ use super::checker::Checker;
 use super::keys::{
     PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME,
     REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME,
-    SLOT_RETRY_DELAY_MS, STATUS_UPDATE_INTERVAL_MS,
+    SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -85,6 +85,7 @@ pub(super) struct Slot {
     pub(super) publication_autocreate_mode: PublicationAutocreateMode,
     pub(super) replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
     pub(super) status_update_interval: Duration,
+    pub(super) stream_params: Vec<(String, String)>,
 }
 
 /// Reads the slot and publication settings.
@@ -128,7 +129,45 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
             DEFAULT_STATUS_UPDATE_INTERVAL_MS,
             1,
         )),
+        stream_params: stream_params(c),
     }
+}
+
+/// pgoutput options pgcdc sets itself, or that need a protocol it does not speak.
+const OWN_PGOUTPUT_OPTIONS: &[&str] = &[
+    "proto_version",
+    "publication_names",
+    "messages",
+    "binary",
+    "streaming",
+    "two_phase",
+];
+
+/// `slot.stream.params`: `name=value` pairs separated by `;`, passed to pgoutput in
+/// `START_REPLICATION` (such as `origin=none`, PostgreSQL 16+). Options pgcdc sets itself or
+/// cannot decode are refused; the server refuses names it does not know when streaming starts.
+fn stream_params(c: &mut Checker<'_>) -> Vec<(String, String)> {
+    let Some(text) = c.get(SLOT_STREAM_PARAMS).map(str::to_string) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((name, value)) = part.split_once('=') else {
+            c.problem(format!(
+                "{SLOT_STREAM_PARAMS}: {part:?} is not name=value (expected name=value;name=value, such as origin=none)"
+            ));
+            continue;
+        };
+        let name = name.trim().to_ascii_lowercase();
+        if OWN_PGOUTPUT_OPTIONS.contains(&name.as_str()) {
+            c.problem(format!(
+                "{SLOT_STREAM_PARAMS}: pgcdc sets the pgoutput option {name} itself (or cannot decode what it turns on); remove it"
+            ));
+            continue;
+        }
+        out.push((name, value.trim().to_string()));
+    }
+    out
 }
 
 /// Parses `replica.identity.autoset.values`: `<table regex>:<identity>` entries separated by

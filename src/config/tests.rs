@@ -1128,3 +1128,26 @@ fn initial_statements_split_on_semicolons_with_doubled_ones_kept() {
             .unwrap();
     assert_eq!(c.database.initial_statements, ["SET a = 1"]);
 }
+
+#[test]
+fn slot_stream_params_pass_other_pgoutput_options_and_refuse_pgcdcs_own() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[(
+        "slot.stream.params",
+        "origin=none; Future_Option = x ;",
+    )]))
+    .unwrap();
+    assert_eq!(
+        c.slot_stream_params,
+        [
+            ("origin".to_string(), "none".to_string()),
+            ("future_option".to_string(), "x".to_string())
+        ]
+    );
+    let p = problems(&seed_with(&[(
+        "slot.stream.params",
+        "binary=true;streaming=on;nonsense",
+    )]));
+    assert!(p.contains("option binary itself"), "{p}");
+    assert!(p.contains("option streaming itself"), "{p}");
+    assert!(p.contains("\"nonsense\" is not name=value"), "{p}");
+}

@@ -497,12 +497,14 @@ pub fn create_slot_command(name: &str) -> String {
 }
 
 /// pgoutput options beyond protocol 1 and the publication.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PgoutputOptions {
     /// `messages`: logical decoding messages (PostgreSQL 14+).
     pub messages: bool,
     /// `binary`: tuple data in each type's binary send format (PostgreSQL 14+).
     pub binary: bool,
+    /// `slot.stream.params`: other options, as `name`, `value`.
+    pub extra: Vec<(String, String)>,
 }
 
 /// The `START_REPLICATION` command with pgoutput options (protocol 1, the publication, and
@@ -525,6 +527,9 @@ pub fn start_replication_command(
     }
     if options.binary {
         opts.push("\"binary\" 'true'".to_string());
+    }
+    for (name, value) in &options.extra {
+        opts.push(format!("{} {}", quote_ident(name), quote_literal(value)));
     }
     format!(
         "START_REPLICATION SLOT {} LOGICAL {lsn} ({})",
@@ -563,10 +568,11 @@ mod tests {
                 "My Pub",
                 PgoutputOptions {
                     messages: true,
-                    binary: false
+                    binary: false,
+                    extra: vec![("origin".into(), "none".into())],
                 }
             ),
-            r#"START_REPLICATION SLOT "s1" LOGICAL 16/B374D848 ("proto_version" '1', "publication_names" '"My Pub"', "messages" 'true')"#
+            r#"START_REPLICATION SLOT "s1" LOGICAL 16/B374D848 ("proto_version" '1', "publication_names" '"My Pub"', "messages" 'true', "origin" 'none')"#
         );
         assert_eq!(
             start_replication_command(
@@ -575,7 +581,8 @@ mod tests {
                 "p",
                 PgoutputOptions {
                     messages: true,
-                    binary: true
+                    binary: true,
+                    extra: Vec::new(),
                 }
             ),
             r#"START_REPLICATION SLOT "s1" LOGICAL 0/1 ("proto_version" '1', "publication_names" '"p"', "messages" 'true', "binary" 'true')"#

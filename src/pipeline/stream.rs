@@ -26,6 +26,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::config::keys::SLOT_STREAM_PARAMS;
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
@@ -116,16 +117,32 @@ pub async fn start(
     let options = setup::PgoutputOptions {
         messages: started.server.version_num >= 140000,
         binary: config.pgoutput_binary,
+        extra: config.slot_stream_params.clone(),
     };
+    let binary = options.binary;
     let command = setup::start_replication_command(
         &config.slot_name,
         started.start_lsn,
         &config.publication_name,
         options,
     );
-    let (reader, writer) = repl.start_replication(&command).await?;
+    let (reader, writer) = repl.start_replication(&command).await.map_err(|e| {
+        if config.slot_stream_params.is_empty() {
+            e
+        } else {
+            let names: Vec<&str> = config
+                .slot_stream_params
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect();
+            e.with_context(&format!(
+                "{SLOT_STREAM_PARAMS} passes {} to pgoutput: check that this server knows them",
+                names.join(", ")
+            ))
+        }
+    })?;
     started.processor.counters.set_connected(true);
-    tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, binary_tuples = options.binary, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
+    tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, binary_tuples = binary, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
     let (chunk_len, chunks) = queue_shape(config.max_queue_size);
     let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
     let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
