@@ -528,7 +528,7 @@ async fn enums_domains_money_intervals_bits_network_and_extension_types_are_emit
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn include_unknown_datatypes_emits_unmapped_values_as_their_text() {
     let db = TestDb::create("unknown").await;
-    db.exec("CREATE TABLE public.u (id int PRIMARY KEY, c circle)")
+    db.exec("CREATE TABLE public.u (id int PRIMARY KEY, q tsquery, c circle)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("unknown");
@@ -537,12 +537,20 @@ async fn include_unknown_datatypes_emits_unmapped_values_as_their_text() {
     raw.insert("binary.handling.mode".into(), "base64".into());
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO u VALUES (1, '<(10,20),10>')").await;
+    db.exec("INSERT INTO u VALUES (1, 'fat & cat', '<(10,20),10>')")
+        .await;
     let recs = read_n(&env().kafka, &format!("{prefix}.public.u"), 1, T).await;
+    let after = &recs[0].payload()["after"];
     assert_eq!(
-        recs[0].payload()["after"]["c"],
-        json!("PCgxMCwyMCksMTA+"),
-        "base64 of <(10,20),10>"
+        after["q"],
+        json!("J2ZhdCcgJiAnY2F0Jw=="),
+        "base64 of PostgreSQL's text 'fat' & 'cat'"
+    );
+    // A geometric type: the JDBC driver's text Debezium emits, numbers as Java doubles.
+    assert_eq!(
+        after["c"],
+        json!("PCgxMC4wLDIwLjApLDEwLjA+"),
+        "base64 of <(10.0,20.0),10.0>"
     );
     c.stop().await.unwrap();
     db.cleanup().await;
