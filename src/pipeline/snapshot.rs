@@ -487,19 +487,7 @@ mod plan_tests {
     use super::*;
 
     fn config(extra: &[(&str, &str)]) -> ConnectorConfig {
-        let mut raw = crate::config::RawConfig::new();
-        for (k, v) in [
-            ("database.hostname", "h"),
-            ("database.user", "u"),
-            ("database.dbname", "d"),
-            ("topic.prefix", "p"),
-            ("bootstrap.servers", "k:1"),
-        ]
-        .iter()
-        .chain(extra)
-        {
-            raw.insert(k.to_string(), v.to_string());
-        }
+        let raw = crate::config::testutil::seed_with(extra);
         ConnectorConfig::from_map(&raw).unwrap().0
     }
 
