@@ -107,15 +107,15 @@ fn only_pgoutput_is_accepted_as_plugin_and_absent_means_pgoutput() {
 
 #[test]
 fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() {
-    let msg = problems(&seed_with(&[("snapshot.delay.ms", "5")]));
+    let msg = problems(&seed_with(&[("snapshot.max.threads", "5")]));
     assert!(
         msg.contains(
-            "snapshot.delay.ms=5 is a Debezium/Kafka Connect setting that pgcdc does not implement yet"
+            "snapshot.max.threads=5 is a Debezium/Kafka Connect setting that pgcdc does not implement yet"
         ),
         "{msg}"
     );
-    assert!(msg.contains("\"0\""), "{msg}");
-    assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.delay.ms", "0")])).is_ok());
+    assert!(msg.contains("\"1\""), "{msg}");
+    assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.max.threads", "1")])).is_ok());
     let msg = problems(&seed_with(&[("signal.data.collection", "public.signals")]));
     assert!(msg.contains("signal.data.collection"), "{msg}");
     let msg = problems(&seed_with(&[(
