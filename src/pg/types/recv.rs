@@ -275,11 +275,16 @@ fn builtin_array_element(array_oid: u32) -> Option<u32> {
 }
 
 /// A cursor over one value's bytes; every read checks the length.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     data: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of `data`.
+    pub(super) fn new(data: &'a [u8]) -> Self {
+        Reader { data }
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         if self.data.len() < n {
             return Err("binary value is shorter than its type's format".into());
@@ -303,11 +308,11 @@ impl<'a> Reader<'a> {
         Ok(i16::from_be_bytes(self.array()?))
     }
 
-    fn u16(&mut self) -> Result<u16, String> {
+    pub(super) fn u16(&mut self) -> Result<u16, String> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
-    fn i32(&mut self) -> Result<i32, String> {
+    pub(super) fn i32(&mut self) -> Result<i32, String> {
         Ok(i32::from_be_bytes(self.array()?))
     }
 
@@ -328,8 +333,21 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Text up to a 0 byte, which is skipped (a `tsvector` lexeme). Errors: no 0 byte, or
+    /// the text is not UTF-8.
+    pub(super) fn cstring(&mut self) -> Result<&'a str, String> {
+        let len = self
+            .data
+            .iter()
+            .position(|b| *b == 0)
+            .ok_or("binary text without its terminating 0 byte")?;
+        let text = utf8(self.take(len)?)?;
+        self.take(1)?;
+        Ok(text)
+    }
+
     /// The rest must be empty: a value of a fixed-size format has exactly its size.
-    fn end(&self) -> Result<(), String> {
+    pub(super) fn end(&self) -> Result<(), String> {
         if self.data.is_empty() {
             Ok(())
         } else {

@@ -5,6 +5,7 @@
 //! Invariant: the text is byte for byte `tsvectorout`'s, so snapshot, text and binary tuples
 //! give one value.
 
+use super::recv::Reader;
 use crate::event::{Schema, SchemaType, Value};
 
 /// The schema of a `tsvector` column: an optional string named `io.debezium.data.Tsvector`,
@@ -23,8 +24,8 @@ pub(super) fn tsvector_value(text: &str) -> Value {
 /// positions (weight in the two high bits, position in the low 14). Errors: truncated or
 /// trailing bytes, a lexeme that is not UTF-8.
 pub fn tsvector_text(data: &[u8]) -> Result<String, String> {
-    let mut r = Cursor { data, at: 0 };
-    let count = i32::from_be_bytes(r.take::<4>()?);
+    let mut r = Reader::new(data);
+    let count = r.i32()?;
     if count < 0 {
         return Err("negative tsvector lexeme count".into());
     }
@@ -33,10 +34,10 @@ pub fn tsvector_text(data: &[u8]) -> Result<String, String> {
         if i > 0 {
             out.push(' ');
         }
-        push_quoted(r.lexeme()?, &mut out);
-        let positions = u16::from_be_bytes(r.take::<2>()?);
+        push_quoted(r.cstring()?, &mut out);
+        let positions = r.u16()?;
         for p in 0..positions {
-            let word = u16::from_be_bytes(r.take::<2>()?);
+            let word = r.u16()?;
             out.push(if p == 0 { ':' } else { ',' });
             out.push_str(&(word & 0x3fff).to_string());
             match word >> 14 {
@@ -47,41 +48,8 @@ pub fn tsvector_text(data: &[u8]) -> Result<String, String> {
             }
         }
     }
-    if r.at != data.len() {
-        return Err("trailing bytes after the tsvector value".into());
-    }
+    r.end()?;
     Ok(out)
-}
-
-/// A read position in a tsvector's bytes.
-struct Cursor<'a> {
-    data: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Cursor<'a> {
-    /// The next `N` bytes.
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        let bytes = self
-            .data
-            .get(self.at..self.at + N)
-            .ok_or("tsvector value is truncated")?;
-        self.at += N;
-        let mut out = [0u8; N];
-        out.copy_from_slice(bytes);
-        Ok(out)
-    }
-
-    /// The next lexeme: UTF-8 bytes up to a 0 byte, which is skipped.
-    fn lexeme(&mut self) -> Result<&'a str, String> {
-        let rest = &self.data[self.at..];
-        let len = rest
-            .iter()
-            .position(|b| *b == 0)
-            .ok_or("tsvector lexeme without its terminating 0 byte")?;
-        self.at += len + 1;
-        std::str::from_utf8(&rest[..len]).map_err(|_| "tsvector lexeme is not UTF-8".into())
-    }
 }
 
 /// A lexeme as `tsvectorout` writes it: in single quotes, with `'` and `\` doubled.
