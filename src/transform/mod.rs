@@ -3,16 +3,25 @@
 //! selects. Pure functions of records and config: no I/O.
 //!
 //! Implemented transforms: Debezium's outbox `EventRouter` ([`outbox`]) and
-//! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]). Predicates:
+//! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]) and Kafka's
+//! other built-in transforms ([`builtin`]: `InsertField`, `ReplaceField`, `MaskField`,
+//! `ValueToKey`, `ExtractField`, `HoistField`, `Flatten`, `Cast`, `SetSchemaMetadata`,
+//! `Filter`, `InsertHeader`, `DropHeaders`, `HeaderFrom`). Predicates:
 //! Kafka's `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
 //! Options are parsed and checked here, at startup ([`validate`], from the neutral
 //! [`TransformConfig`] and [`PredicateConfig`] that [`crate::config`] reads as Kafka Connect
 //! does); an option pgcdc does not implement is a startup error naming it, never ignored.
 
+pub mod builtin;
+pub mod cast;
+pub mod fields;
+pub mod flatten;
+pub mod headers;
 pub mod json_expand;
 pub mod outbox;
 pub mod predicate;
 pub mod regex_router;
+pub mod side;
 pub mod unwrap;
 
 use std::collections::BTreeMap;
@@ -27,8 +36,15 @@ pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
 pub const EXTRACT_NEW_RECORD_STATE: &str = "io.debezium.transforms.ExtractNewRecordState";
 /// `org.apache.kafka.connect.transforms.RegexRouter`.
 pub const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
-/// Every transform class pgcdc implements.
-pub const TRANSFORM_TYPES: &[&str] = &[EVENT_ROUTER, EXTRACT_NEW_RECORD_STATE, REGEX_ROUTER];
+/// Every transform class pgcdc implements, fully qualified.
+pub fn transform_types() -> Vec<String> {
+    let mut out: Vec<String> = [EVENT_ROUTER, EXTRACT_NEW_RECORD_STATE, REGEX_ROUTER]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    out.extend(builtin::class_names());
+    out
+}
 
 /// A transform's options, parsed and validated at startup.
 #[derive(Debug, Clone)]
@@ -39,6 +55,8 @@ pub enum TransformSpec {
     ExtractNewRecordState(unwrap::UnwrapOptions),
     /// RegexRouter.
     RegexRouter(regex_router::RegexRouter),
+    /// One of Kafka Connect's other built-in transforms.
+    Builtin(builtin::Builtin),
 }
 
 impl TransformSpec {
@@ -52,6 +70,10 @@ impl TransformSpec {
         opts: &BTreeMap<String, String>,
     ) -> std::result::Result<(Self, Vec<String>), Vec<String>> {
         let mut o = Options::new(prefix, opts);
+        let alias = prefix
+            .strip_prefix(crate::config::keys::TRANSFORMS_PREFIX)
+            .unwrap_or(prefix)
+            .trim_end_matches('.');
         let spec = match class {
             EVENT_ROUTER => outbox::RouterOptions::parse(&mut o).map(TransformSpec::EventRouter),
             EXTRACT_NEW_RECORD_STATE => {
@@ -60,12 +82,15 @@ impl TransformSpec {
             REGEX_ROUTER => {
                 regex_router::RegexRouter::parse(&mut o).map(TransformSpec::RegexRouter)
             }
-            other => {
-                return Err(vec![format!(
-                    "{prefix}type={other} is not implemented: pgcdc supports {}",
-                    TRANSFORM_TYPES.join(", ")
-                )])
-            }
+            other => match builtin::Builtin::parse(other, alias, &mut o) {
+                Some(b) => b.map(TransformSpec::Builtin),
+                None => {
+                    return Err(vec![format!(
+                        "{prefix}type={other} is not implemented: pgcdc supports {}",
+                        transform_types().join(", ")
+                    )])
+                }
+            },
         };
         let warnings = std::mem::take(&mut o.warnings);
         let problems = o.finish(class);
@@ -116,6 +141,8 @@ pub enum Transform {
     ExtractNewRecordState(unwrap::ExtractNewRecordState),
     /// Kafka's RegexRouter.
     RegexRouter(regex_router::RegexRouter),
+    /// Kafka's other built-in transforms.
+    Builtin(builtin::Builtin),
 }
 
 impl Transform {
@@ -125,6 +152,7 @@ impl Transform {
             Transform::EventRouter(t) => t.apply(r),
             Transform::ExtractNewRecordState(t) => t.apply(r),
             Transform::RegexRouter(t) => Ok(Some(t.apply(r))),
+            Transform::Builtin(t) => t.apply(r),
         }
     }
 }
@@ -165,6 +193,7 @@ impl Stage {
                 Transform::ExtractNewRecordState(unwrap::ExtractNewRecordState::new(&c.alias, o))
             }
             TransformSpec::RegexRouter(r) => Transform::RegexRouter(r),
+            TransformSpec::Builtin(b) => Transform::Builtin(b),
         };
         Ok(Stage {
             alias: c.alias.clone(),

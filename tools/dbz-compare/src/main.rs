@@ -250,10 +250,13 @@ fn decode_avro(recs: &mut BTreeMap<Tp, Vec<Rec>>, registry: Option<&str>) -> Res
 fn txid_of(value: &[u8]) -> Option<String> {
     let root = json::parse(value).ok()?;
     let payload = root.get("payload")?;
-    // An envelope's source.txId, or the `__txId` that ExtractNewRecordState adds.
+    // An envelope's source.txId, the `__txId` that ExtractNewRecordState adds, or the
+    // `source_txId` of an envelope flattened (Flatten with delimiter `_`).
     let tx = match payload.get("source") {
         Some(src) => src.get("txId")?,
-        None => payload.get("__txId")?,
+        None => payload
+            .get("__txId")
+            .or_else(|| payload.get("source_txId"))?,
     };
     Some(String::from_utf8_lossy(tx.raw(value)).into_owned())
 }
@@ -503,12 +506,17 @@ fn volatile_paths(root: &Node, doc: &[u8], strict: bool) -> Vec<String> {
         .get("source")
         .and_then(|s| s.get("snapshot"))
         .or_else(|| payload.get("__snapshot"))
+        .or_else(|| payload.get("source_snapshot"))
         .and_then(|s| s.as_str(doc))
         .map(|s| s != "false")
         .unwrap_or(false);
     if !strict || snapshot {
         for f in ["ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence"] {
             out.push(format!("value.payload.source.{f}"));
+        }
+        // The same fields in an envelope flattened with delimiter `_` (Flatten).
+        for f in ["ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence"] {
+            out.push(format!("value.payload.source_{f}"));
         }
         // The same fields flattened by ExtractNewRecordState's add.fields.
         for f in [

@@ -1,0 +1,365 @@
+//! Kafka Connect's header transforms: `InsertHeader` (a literal header on every record),
+//! `DropHeaders` (removes headers by name) and `HeaderFrom$Key` / `HeaderFrom$Value` (copies or
+//! moves fields into headers), as Connect 4.3 does them.
+//!
+//! `InsertHeader` reads its literal as Connect's `Values.parseString` does for the literals
+//! people write: `true`/`false`, `null`, numbers (the smallest integer type that holds a
+//! whole number, a `float` for a fraction, so `1.0` is written `1`), ISO dates, and text.
+//! Literals Connect would parse as arrays, maps, times or several tokens are refused at
+//! startup (pgcdc does not reproduce that parser).
+//!
+//! `HeaderFrom` on a Kafka null (a tombstone, a null key) passes the record through, where
+//! Connect fails the task: a deliberate difference, listed in the README.
+
+use std::sync::Arc;
+
+use super::fields::required_list;
+use super::side::{data_error, field_value, list, struct_basics, SchemaCache, Side};
+use super::Options;
+use crate::error::Result;
+use crate::event::{ConnectRecord, Header, Schema, SchemaType, Value};
+
+/// `InsertHeader`: adds header `header` with the value `value.literal` to every record.
+#[derive(Debug, Clone)]
+pub struct InsertHeader {
+    header: Arc<str>,
+    schema: Arc<Schema>,
+    value: Value,
+}
+
+impl InsertHeader {
+    /// Parses the options; `None` when a problem was recorded.
+    pub fn parse(o: &mut Options<'_>) -> Option<Self> {
+        let header = o.raw("header");
+        let literal = o.raw("value.literal");
+        let (Some(header), Some(literal)) = (header, literal) else {
+            if header.is_none() {
+                o.problem("header", " is required: the name of the header to add");
+            }
+            if literal.is_none() {
+                o.problem("value.literal", " is required: the header's value");
+            }
+            return None;
+        };
+        match literal_value(literal) {
+            Ok((schema, value)) => Some(InsertHeader {
+                header: Arc::from(header),
+                schema: Arc::new(schema),
+                value,
+            }),
+            Err(e) => {
+                o.problem("value.literal", format!("={literal}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Applies the transform.
+    pub fn apply(&self, mut r: ConnectRecord) -> ConnectRecord {
+        r.headers.push(Header {
+            key: self.header.clone(),
+            schema: self.schema.clone(),
+            value: self.value.clone(),
+        });
+        r
+    }
+}
+
+/// The schema and value Connect's `Values.parseString` gives `text`, for the literals pgcdc
+/// reproduces.
+fn literal_value(text: &str) -> std::result::Result<(Schema, Value), String> {
+    let string = || {
+        Ok((
+            Schema::new(SchemaType::String, false),
+            Value::String(text.into()),
+        ))
+    };
+    let t = text.trim();
+    if text.is_empty() || t.is_empty() {
+        return string();
+    }
+    match t {
+        "true" => return Ok((Schema::new(SchemaType::Boolean, false), Value::Bool(true))),
+        "false" => return Ok((Schema::new(SchemaType::Boolean, false), Value::Bool(false))),
+        "null" => return Ok((Schema::new(SchemaType::String, true), Value::Null)),
+        _ => {}
+    }
+    let first = t.as_bytes()[0];
+    if first == b'[' || first == b'{' {
+        return Err("Kafka Connect would read this as an array or a map, which pgcdc does not reproduce: give a plain text value".into());
+    }
+    if !(first.is_ascii_digit() || first == b'+' || first == b'-') {
+        return string();
+    }
+    if is_iso_date(t) {
+        return string();
+    }
+    number_value(t).ok_or_else(|| {
+        "Kafka Connect would read this as a number, a time or several values, which pgcdc does not reproduce: give a plain number or a text that does not start with a digit or a sign".to_string()
+    })
+}
+
+fn is_iso_date(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// A plain decimal number (`[+-]digits[.digits][e[+-]digits]`) as `Values.parseAsNumber`
+/// types it: a whole number within ±10^19 that fits a long is the smallest integer type
+/// holding it; a number with a fraction is a float when finite as one.
+fn number_value(t: &str) -> Option<(Schema, Value)> {
+    let (mant, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let unsigned = mant.strip_prefix(['+', '-']).unwrap_or(mant);
+    let (int_part, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    if (int_part.is_empty() && frac.is_empty())
+        || !int_part.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = frac.len() as i32 - exp;
+    let value: f64 = t.parse().ok()?;
+    let whole = value == value.trunc();
+    let digits = format!("{int_part}{frac}");
+    let nonzero = digits.bytes().any(|c| c != b'0');
+    let abs = value.abs();
+    if whole && abs <= 1e19 && !(abs < 1.0 && nonzero) {
+        // Exact: the integer value of the digits.
+        let scale_down = scale.max(0) as u32;
+        let n: i128 = digits.parse().ok()?;
+        let n = if scale >= 0 {
+            n / 10i128.checked_pow(scale_down)?
+        } else {
+            n.checked_mul(10i128.checked_pow((-scale) as u32)?)?
+        };
+        let n = if mant.starts_with('-') { -n } else { n };
+        let n = i64::try_from(n).ok()?;
+        let ty = if i8::try_from(n).is_ok() {
+            SchemaType::Int8
+        } else if i16::try_from(n).is_ok() {
+            SchemaType::Int16
+        } else if i32::try_from(n).is_ok() {
+            SchemaType::Int32
+        } else {
+            SchemaType::Int64
+        };
+        return Some((Schema::new(ty, false), Value::Int(n)));
+    }
+    let single: f32 = t.parse().ok()?;
+    if single.is_finite() && scale != 0 {
+        return Some((
+            Schema::new(SchemaType::Float32, false),
+            Value::Float32(single),
+        ));
+    }
+    if value.is_finite() && scale != 0 {
+        return Some((
+            Schema::new(SchemaType::Float64, false),
+            Value::Float64(value),
+        ));
+    }
+    None
+}
+
+/// `DropHeaders`: removes every header whose name is listed in `headers`.
+#[derive(Debug, Clone)]
+pub struct DropHeaders {
+    names: Vec<String>,
+}
+
+impl DropHeaders {
+    /// Parses the options; `None` when a problem was recorded.
+    pub fn parse(o: &mut Options<'_>) -> Option<Self> {
+        Some(DropHeaders {
+            names: required_list(o, "headers")?,
+        })
+    }
+
+    /// Applies the transform.
+    pub fn apply(&self, mut r: ConnectRecord) -> ConnectRecord {
+        r.headers
+            .retain(|h| !self.names.iter().any(|n| **n == *h.key));
+        r
+    }
+}
+
+/// `HeaderFrom$Key` / `HeaderFrom$Value`: adds a header per listed field (`fields` →
+/// `headers`, pairwise) with the field's value and schema; `operation=move` also removes the
+/// fields, `copy` keeps them.
+#[derive(Debug, Clone)]
+pub struct HeaderFrom {
+    class: String,
+    alias: String,
+    side: Side,
+    fields: Vec<String>,
+    headers: Vec<Arc<str>>,
+    moving: bool,
+    with_default: bool,
+    /// Input schema → (output schema, header schemas in `fields` order).
+    cache: SchemaCache<(Arc<Schema>, HeaderSources)>,
+}
+
+/// The field index and schema of each header HeaderFrom adds, in `fields` order.
+type HeaderSources = Arc<[(usize, Arc<Schema>)]>;
+
+impl HeaderFrom {
+    /// Parses the options; `None` when a problem was recorded.
+    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+        let fields = o.get("fields").map(list).unwrap_or_default();
+        let headers = o.get("headers").map(list).unwrap_or_default();
+        let moving = match o.raw("operation") {
+            Some("move") => Some(true),
+            Some("copy") => Some(false),
+            Some(v) => {
+                o.problem(
+                    "operation",
+                    format!("={v} is invalid: allowed values are move, copy"),
+                );
+                None
+            }
+            None => {
+                o.problem("operation", " is required: move or copy");
+                None
+            }
+        };
+        let with_default = o.boolean("replace.null.with.default", true);
+        for (name, l) in [("fields", &fields), ("headers", &headers)] {
+            if l.is_empty() {
+                o.problem(name, " must list at least one item");
+            }
+        }
+        if fields.len() != headers.len() {
+            o.problem(
+                "headers",
+                format!(
+                    " must have as many items as fields ({} fields, {} headers)",
+                    fields.len(),
+                    headers.len()
+                ),
+            );
+        }
+        if fields.is_empty() || fields.len() != headers.len() {
+            return None;
+        }
+        Some(HeaderFrom {
+            class: class.into(),
+            alias: alias.into(),
+            side,
+            fields,
+            headers: headers.iter().map(|h| Arc::from(h.as_str())).collect(),
+            moving: moving?,
+            with_default,
+            cache: SchemaCache::default(),
+        })
+    }
+
+    /// Applies the transform.
+    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+        let (Some(schema), Some(_)) = (self.side.schema(&r).cloned(), self.side.value(&r)) else {
+            return Ok(Some(r));
+        };
+        let topic = r.topic.clone();
+        let fail = |e: String| data_error(&self.class, &self.alias, format!("{e} (topic {topic})"));
+        if schema.ty != SchemaType::Struct {
+            return Err(fail(format!(
+                "only a struct is supported for [header {}]",
+                if self.moving { "move" } else { "copy" }
+            )));
+        }
+        let (fields, moving) = (&self.fields, self.moving);
+        let (moved_schema, header_schemas) = self
+            .cache
+            .get_or_try(&schema, |s| {
+                let mut hs = Vec::new();
+                for f in fields {
+                    let i = s
+                        .field_index(f)
+                        .ok_or_else(|| format!("field {f:?} is not in the schema"))?;
+                    hs.push((i, Arc::new(s.fields[i].schema.clone())));
+                }
+                let mut out = struct_basics(s);
+                out.fields = s
+                    .fields
+                    .iter()
+                    .filter(|f| !fields.contains(&f.name))
+                    .cloned()
+                    .collect();
+                let out = if moving {
+                    Arc::new(out)
+                } else {
+                    Arc::new(s.clone())
+                };
+                Ok((out, hs.into()))
+            })
+            .map_err(fail)?;
+        let value = self.side.take(&mut r).unwrap_or(Value::Null);
+        let vs = match &value {
+            Value::Struct(vs) => vs.as_slice(),
+            _ => &[],
+        };
+        for ((i, hs), name) in header_schemas.iter().zip(&self.headers) {
+            r.headers.push(Header {
+                key: name.clone(),
+                schema: hs.clone(),
+                value: field_value(&schema, vs, *i, self.with_default),
+            });
+        }
+        if self.moving {
+            let kept: Vec<Value> = (0..schema.fields.len())
+                .filter(|i| !header_schemas.iter().any(|(h, _)| h == i))
+                .map(|i| field_value(&schema, vs, i, self.with_default))
+                .collect();
+            self.side
+                .set(&mut r, Some(moved_schema), Some(Value::Struct(kept)));
+        } else {
+            self.side.set(&mut r, Some(schema), Some(value));
+        }
+        Ok(Some(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(t: &str) -> String {
+        let (s, v) = literal_value(t).unwrap();
+        crate::convert::header::render(&s, &v)
+            .map(|b| String::from_utf8(b.into_owned()).unwrap())
+            .unwrap_or_else(|| "<null>".into())
+    }
+
+    #[test]
+    fn literals_render_as_connect_parses_them() {
+        assert_eq!(lit("hello world"), "hello world");
+        assert_eq!(lit("42"), "42");
+        assert_eq!(lit("+007"), "7");
+        assert_eq!(lit("1.0"), "1");
+        assert_eq!(lit("1e3"), "1000");
+        assert_eq!(lit("1.5"), "1.5");
+        assert_eq!(lit("12345678.9"), "1.2345679E7");
+        assert_eq!(lit("0.1"), "0.1");
+        assert_eq!(lit("true"), "true");
+        assert_eq!(lit("null"), "<null>");
+        assert_eq!(lit("2024-01-31"), "2024-01-31");
+        assert_eq!(lit(""), "");
+        assert!(literal_value("[1,2]").is_err());
+        assert!(literal_value("5 apples").is_err());
+    }
+
+    #[test]
+    fn integer_literals_take_the_smallest_type() {
+        let ty = |t: &str| literal_value(t).unwrap().0.ty;
+        assert_eq!(ty("100"), SchemaType::Int8);
+        assert_eq!(ty("1000"), SchemaType::Int16);
+        assert_eq!(ty("100000"), SchemaType::Int32);
+        assert_eq!(ty("10000000000"), SchemaType::Int64);
+    }
+}
