@@ -14,7 +14,9 @@ run_pass() {
   echo "== differential pass: $name${pgcdc_only:+ (pgcdc: $pgcdc_only)}"
   # The plain pass also compares the REST APIs (rest-compare.sh).
   local rest=0; [ "$name" = plain ] && rest=1
-  DBZ_REST_COMPARE=$rest DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" scripts/debezium/run.sh "$workload" || status=$?
+  DBZ_REST_COMPARE=$rest DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" \
+    DBZ_WAIT_SKIP="${wait_skip:-}" DBZ_WAIT_ADD="${wait_add:-}" DBZ_TOPICS_3="${topics_3:-}" \
+    scripts/debezium/run.sh "$workload" || status=$?
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
   # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
   rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true
@@ -26,9 +28,14 @@ failed=()
 # other passes use text tuples, pgcdc's default.
 run_pass plain "" "pgcdc.pgoutput.binary=true"
 conf() { cat "$@" | grep -v '^[[:space:]]*#' | sed '/^[[:space:]]*$/d'; }
+# A conf's `#! wait-skip=` and `#! wait-add=` lines name the topics its transforms route away,
+# `#! topics-3=` the topics they spread over three partitions.
 for f in scripts/debezium/configs/*.conf; do
+  wait_skip=$(sed -n 's/^#! wait-skip=//p' "$f") wait_add=$(sed -n 's/^#! wait-add=//p' "$f")
+  topics_3=$(sed -n 's/^#! topics-3=//p' "$f")
   run_pass "$(basename "$f" .conf)" "$(conf "$f")"
 done
+wait_skip='' wait_add='' topics_3=''
 # The types Debezium maps only under include.unknown.datatypes=true (workload "unknown").
 run_pass unknown-types "include.unknown.datatypes=true" "" unknown
 # Avro with the transforms' schemas too: EventRouter (expanded JSON payload, headers) and

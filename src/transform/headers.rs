@@ -325,6 +325,149 @@ impl HeaderFrom {
     }
 }
 
+/// `io.debezium.transforms.HeaderToValue`.
+pub const HEADER_TO_VALUE: &str = "io.debezium.transforms.HeaderToValue";
+
+/// Debezium's `HeaderToValue`: adds a value field per listed header present on the record
+/// (`headers` → `fields`, pairwise), with the header's schema and value; `operation=move` also
+/// removes those headers, `copy` keeps them. Tombstones and records without any of the headers
+/// pass unchanged. As in Debezium 3.6.1, the value schema is derived once per input schema from
+/// the first record that has headers to add: a later record of that schema with a header the
+/// first lacked is an error naming the field. Dotted (nested) field names are not implemented
+/// (startup error).
+#[derive(Debug, Clone)]
+pub struct HeaderToValue {
+    alias: String,
+    headers: Vec<String>,
+    fields: Vec<String>,
+    moving: bool,
+    cache: SchemaCache,
+}
+
+impl HeaderToValue {
+    /// Parses the options; `None` when a problem was recorded.
+    pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
+        let headers = o.get("headers").map(list).unwrap_or_default();
+        let fields = o.get("fields").map(list).unwrap_or_default();
+        let moving = match o.raw("operation").map(str::to_ascii_lowercase).as_deref() {
+            Some("move") => Some(true),
+            Some("copy") => Some(false),
+            Some(v) => {
+                o.problem(
+                    "operation",
+                    format!("={v} is invalid: allowed values are move, copy"),
+                );
+                None
+            }
+            None => {
+                o.problem("operation", " is required: move or copy");
+                None
+            }
+        };
+        for (name, l) in [("headers", &headers), ("fields", &fields)] {
+            if l.is_empty() {
+                o.problem(name, " is required");
+            } else if l.iter().any(|x| x.is_empty() || x.contains(' ')) {
+                o.problem(name, " must not hold empty items or items with spaces");
+            }
+        }
+        if fields.iter().any(|f| f.contains('.')) {
+            o.problem(
+                "fields",
+                " holds a dotted (nested) field name, which pgcdc does not implement: add top-level fields",
+            );
+        }
+        if !headers.is_empty() && headers.len() != fields.len() {
+            o.problem(
+                "fields",
+                format!(
+                    " must have as many items as headers ({} headers, {} fields)",
+                    headers.len(),
+                    fields.len()
+                ),
+            );
+        }
+        let moving = moving?;
+        if headers.is_empty()
+            || headers.len() != fields.len()
+            || fields.iter().any(|f| f.contains('.'))
+        {
+            return None;
+        }
+        Some(HeaderToValue {
+            alias: alias.into(),
+            headers,
+            fields,
+            moving,
+            cache: SchemaCache::default(),
+        })
+    }
+
+    /// Applies the transform.
+    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+        if Side::Value.value(&r).is_none() {
+            return Ok(Some(r));
+        }
+        let topic = r.topic.clone();
+        let fail =
+            |e: String| data_error("HeaderToValue", &self.alias, format!("{e} (topic {topic})"));
+        let (Some(schema), Some(Value::Struct(_))) = (r.value_schema.clone(), r.value.as_ref())
+        else {
+            return Err(fail(
+                "only a struct value is supported for [Header field insertion]".into(),
+            ));
+        };
+        // (field, schema, value) per matching header, in header order.
+        let entries: Vec<(&str, Arc<Schema>, Value)> = r
+            .headers
+            .iter()
+            .filter_map(|h| {
+                let i = self.headers.iter().position(|n| **n == *h.key)?;
+                Some((self.fields[i].as_str(), h.schema.clone(), h.value.clone()))
+            })
+            .collect();
+        if entries.is_empty() {
+            return Ok(Some(r));
+        }
+        let out_schema = self
+            .cache
+            .get_or_try(&schema, |s| {
+                let mut out = struct_basics(s);
+                out.fields = s.fields.clone();
+                for (name, hs, _) in &entries {
+                    if out.field_index(name).is_none() {
+                        out.fields
+                            .push(crate::event::Field::new(*name, hs.as_ref().clone()));
+                    }
+                }
+                Ok(Arc::new(out))
+            })
+            .map_err(fail)?;
+        let Some(Value::Struct(vs)) = r.value.take() else {
+            return Ok(Some(r));
+        };
+        let mut out: Vec<Value> = (0..schema.fields.len())
+            .map(|i| field_value(&schema, &vs, i, true))
+            .collect();
+        out.resize(out_schema.fields.len(), Value::Null);
+        for (name, _, v) in entries {
+            let i = out_schema.field_index(name).ok_or_else(|| {
+                fail(format!(
+                    "{name} is not a valid field name: the value schema was derived from an earlier record without header {name:?}"
+                ))
+            })?;
+            out[i] = v;
+        }
+        if self.moving {
+            let names = &self.headers;
+            r.headers.retain(|h| !names.iter().any(|n| **n == *h.key));
+        }
+        r.value_schema = Some(out_schema);
+        r.value = Some(Value::Struct(out));
+        Ok(Some(r))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,9 @@
 //! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]) and Kafka's
 //! other built-in transforms ([`builtin`]: `InsertField`, `ReplaceField`, `MaskField`,
 //! `ValueToKey`, `ExtractField`, `HoistField`, `Flatten`, `Cast`, `SetSchemaMetadata`,
-//! `Filter`, `InsertHeader`, `DropHeaders`, `HeaderFrom`). Predicates:
+//! `Filter`, `InsertHeader`, `DropHeaders`, `HeaderFrom`), and Debezium's
+//! `ByLogicalTableRouter` ([`logical_table`]), `HeaderToValue` ([`headers`]) and
+//! `PartitionRouting` ([`partition_routing`]). Predicates:
 //! Kafka's `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
 //! Options are parsed and checked here, at startup ([`validate`], from the neutral
 //! [`TransformConfig`] and [`PredicateConfig`] that [`crate::config`] reads as Kafka Connect
@@ -18,7 +20,9 @@ pub mod fields;
 pub mod flatten;
 pub mod headers;
 pub mod json_expand;
+pub mod logical_table;
 pub mod outbox;
+pub mod partition_routing;
 pub mod predicate;
 pub mod regex_router;
 pub mod side;
@@ -38,10 +42,17 @@ pub const EXTRACT_NEW_RECORD_STATE: &str = "io.debezium.transforms.ExtractNewRec
 pub const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
 /// Every transform class pgcdc implements, fully qualified.
 pub fn transform_types() -> Vec<String> {
-    let mut out: Vec<String> = [EVENT_ROUTER, EXTRACT_NEW_RECORD_STATE, REGEX_ROUTER]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut out: Vec<String> = [
+        EVENT_ROUTER,
+        EXTRACT_NEW_RECORD_STATE,
+        logical_table::BY_LOGICAL_TABLE_ROUTER,
+        headers::HEADER_TO_VALUE,
+        partition_routing::PARTITION_ROUTING,
+        REGEX_ROUTER,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     out.extend(builtin::class_names());
     out
 }
@@ -57,6 +68,12 @@ pub enum TransformSpec {
     RegexRouter(regex_router::RegexRouter),
     /// One of Kafka Connect's other built-in transforms.
     Builtin(builtin::Builtin),
+    /// Debezium's ByLogicalTableRouter.
+    ByLogicalTableRouter(logical_table::ByLogicalTableRouter),
+    /// Debezium's HeaderToValue.
+    HeaderToValue(headers::HeaderToValue),
+    /// Debezium's PartitionRouting.
+    PartitionRouting(partition_routing::PartitionRouting),
 }
 
 impl TransformSpec {
@@ -81,6 +98,17 @@ impl TransformSpec {
             }
             REGEX_ROUTER => {
                 regex_router::RegexRouter::parse(&mut o).map(TransformSpec::RegexRouter)
+            }
+            logical_table::BY_LOGICAL_TABLE_ROUTER => {
+                logical_table::ByLogicalTableRouter::parse(alias, &mut o)
+                    .map(TransformSpec::ByLogicalTableRouter)
+            }
+            headers::HEADER_TO_VALUE => {
+                headers::HeaderToValue::parse(alias, &mut o).map(TransformSpec::HeaderToValue)
+            }
+            partition_routing::PARTITION_ROUTING => {
+                partition_routing::PartitionRouting::parse(alias, &mut o)
+                    .map(TransformSpec::PartitionRouting)
             }
             other => match builtin::Builtin::parse(other, alias, &mut o) {
                 Some(b) => b.map(TransformSpec::Builtin),
@@ -143,6 +171,12 @@ pub enum Transform {
     RegexRouter(regex_router::RegexRouter),
     /// Kafka's other built-in transforms.
     Builtin(builtin::Builtin),
+    /// Debezium's ByLogicalTableRouter.
+    ByLogicalTableRouter(logical_table::ByLogicalTableRouter),
+    /// Debezium's HeaderToValue.
+    HeaderToValue(headers::HeaderToValue),
+    /// Debezium's PartitionRouting.
+    PartitionRouting(partition_routing::PartitionRouting),
 }
 
 impl Transform {
@@ -153,6 +187,9 @@ impl Transform {
             Transform::ExtractNewRecordState(t) => t.apply(r),
             Transform::RegexRouter(t) => Ok(Some(t.apply(r))),
             Transform::Builtin(t) => t.apply(r),
+            Transform::ByLogicalTableRouter(t) => t.apply(r),
+            Transform::HeaderToValue(t) => t.apply(r),
+            Transform::PartitionRouting(t) => t.apply(r),
         }
     }
 }
@@ -194,6 +231,9 @@ impl Stage {
             }
             TransformSpec::RegexRouter(r) => Transform::RegexRouter(r),
             TransformSpec::Builtin(b) => Transform::Builtin(b),
+            TransformSpec::ByLogicalTableRouter(t) => Transform::ByLogicalTableRouter(t),
+            TransformSpec::HeaderToValue(t) => Transform::HeaderToValue(t),
+            TransformSpec::PartitionRouting(t) => Transform::PartitionRouting(t),
         };
         Ok(Stage {
             alias: c.alias.clone(),

@@ -25,7 +25,7 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use rdkafka::admin::{AdminClient, AdminOptions};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -65,6 +65,15 @@ enum Cmd {
     /// Check the switch run's topic: nothing lost, no new snapshot, order kept, and what each
     /// phase published again within its rule.
     SwitchCheck(switch::SwitchArgs),
+    /// Create topics with a number of partitions (for passes whose transforms pick partitions).
+    CreateTopics {
+        #[arg(long)]
+        brokers: String,
+        #[arg(long)]
+        partitions: i32,
+        #[arg(long = "topic", required = true)]
+        topics: Vec<String>,
+    },
     /// Delete every topic whose name starts with one of the prefixes, and wait until it is gone.
     DeleteTopics {
         #[arg(long)]
@@ -93,6 +102,11 @@ fn main() {
             timeout,
         } => delete_topics(&brokers, &prefixes, timeout),
         Cmd::SwitchCheck(args) => switch::switch_check(args),
+        Cmd::CreateTopics {
+            brokers,
+            partitions,
+            topics,
+        } => create_topics(&brokers, partitions, &topics),
     };
     match rc {
         Ok(code) => std::process::exit(code),
@@ -382,6 +396,26 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
         }
         std::thread::park_timeout(Duration::from_millis(100));
     }
+}
+
+fn create_topics(brokers: &str, partitions: i32, topics: &[String]) -> Res<i32> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", brokers)
+        .create()
+        .map_err(|e| format!("admin client: {e}"))?;
+    let new: Vec<NewTopic> = topics
+        .iter()
+        .map(|t| NewTopic::new(t, partitions, TopicReplication::Fixed(1)))
+        .collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let res = block_on(admin.create_topics(&new, &opts)).map_err(|e| format!("create topics: {e}"))?;
+    for r in res {
+        if let Err((t, e)) = r {
+            return Err(format!("create topic {t}: {e}"));
+        }
+    }
+    eprintln!("dbz-compare create-topics: {brokers}: {} topics with {partitions} partitions", topics.len());
+    Ok(0)
 }
 
 fn delete_topics(brokers: &str, prefixes: &[String], timeout: u64) -> Res<i32> {
