@@ -2,7 +2,7 @@
 //! other than `RegexRouter`: their class names, option parsing and one dispatch point.
 //!
 //! Each class's behaviour lives in its own module ([`super::fields`], [`super::flatten`],
-//! [`super::cast`], [`super::headers`]); `Filter` (drop every record its predicate selects)
+//! [`super::cast`], [`super::headers`], [`super::timestamp`]); `Filter` (drop every record its predicate selects)
 //! is here.
 
 use super::cast::Cast;
@@ -12,6 +12,7 @@ use super::fields::{
 use super::flatten::Flatten;
 use super::headers::{DropHeaders, HeaderFrom, InsertHeader};
 use super::side::Side;
+use super::timestamp::{TimestampConverter, TimestampRouter};
 use super::Options;
 use crate::error::Result;
 use crate::event::ConnectRecord;
@@ -29,10 +30,17 @@ pub const SIDED: &[&str] = &[
     "Cast",
     "SetSchemaMetadata",
     "HeaderFrom",
+    "TimestampConverter",
 ];
 
 /// Classes without variants (the base names, without the package).
-pub const PLAIN: &[&str] = &["ValueToKey", "Filter", "InsertHeader", "DropHeaders"];
+pub const PLAIN: &[&str] = &[
+    "ValueToKey",
+    "Filter",
+    "InsertHeader",
+    "DropHeaders",
+    "TimestampRouter",
+];
 
 /// Every class name this module implements, fully qualified (`…InsertField$Value`).
 pub fn class_names() -> Vec<String> {
@@ -66,6 +74,10 @@ pub enum Builtin {
     SetSchemaMetadata(SetSchemaMetadata),
     /// `HeaderFrom$Key` / `$Value`.
     HeaderFrom(HeaderFrom),
+    /// `TimestampConverter$Key` / `$Value`.
+    TimestampConverter(TimestampConverter),
+    /// `TimestampRouter`.
+    TimestampRouter(TimestampRouter),
     /// `ValueToKey`.
     ValueToKey(ValueToKey),
     /// `Filter`: drops every record it is applied to.
@@ -99,6 +111,8 @@ impl Builtin {
                 "SetSchemaMetadata" => {
                     SetSchemaMetadata::parse(class, alias, side, o).map(Builtin::SetSchemaMetadata)
                 }
+                "TimestampConverter" => TimestampConverter::parse(class, alias, side, o)
+                    .map(Builtin::TimestampConverter),
                 _ => HeaderFrom::parse(class, alias, side, o).map(Builtin::HeaderFrom),
             },
             _ => match short {
@@ -106,6 +120,7 @@ impl Builtin {
                 "Filter" => Some(Builtin::Filter),
                 "InsertHeader" => InsertHeader::parse(o).map(Builtin::InsertHeader),
                 "DropHeaders" => DropHeaders::parse(o).map(Builtin::DropHeaders),
+                "TimestampRouter" => TimestampRouter::parse(alias, o).map(Builtin::TimestampRouter),
                 _ => return None,
             },
         };
@@ -124,6 +139,8 @@ impl Builtin {
             Builtin::Cast(t) => t.apply(r),
             Builtin::SetSchemaMetadata(t) => t.apply(r),
             Builtin::HeaderFrom(t) => t.apply(r),
+            Builtin::TimestampConverter(t) => t.apply(r),
+            Builtin::TimestampRouter(t) => t.apply(r),
             Builtin::ValueToKey(t) => t.apply(r),
             Builtin::Filter => Ok(None),
             Builtin::InsertHeader(t) => Ok(Some(t.apply(r))),

@@ -6,7 +6,8 @@
 //! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]) and Kafka's
 //! other built-in transforms ([`builtin`]: `InsertField`, `ReplaceField`, `MaskField`,
 //! `ValueToKey`, `ExtractField`, `HoistField`, `Flatten`, `Cast`, `SetSchemaMetadata`,
-//! `Filter`, `InsertHeader`, `DropHeaders`, `HeaderFrom`), and Debezium's
+//! `Filter`, `InsertHeader`, `DropHeaders`, `HeaderFrom`, `TimestampConverter`,
+//! `TimestampRouter`), and Debezium's
 //! `ByLogicalTableRouter` ([`logical_table`]), `HeaderToValue` ([`headers`]) and
 //! `PartitionRouting` ([`partition_routing`]). Predicates:
 //! Kafka's `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
@@ -16,6 +17,7 @@
 
 pub mod builtin;
 pub mod cast;
+pub mod date_format;
 pub mod fields;
 pub mod flatten;
 pub mod headers;
@@ -26,6 +28,7 @@ pub mod partition_routing;
 pub mod predicate;
 pub mod regex_router;
 pub mod side;
+pub mod timestamp;
 pub mod unwrap;
 
 use std::collections::BTreeMap;
