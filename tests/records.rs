@@ -983,3 +983,39 @@ async fn slot_stream_params_reach_pgoutput() {
     }
     db.cleanup().await;
 }
+
+/// `guardrail.collections.max`: with `fail`, a start capturing more tables than the limit stops
+/// with a config error naming both numbers; with `warn` (the default) it streams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_collections_guardrail_fails_or_warns_above_its_limit() {
+    let db = TestDb::create("guardrail").await;
+    db.exec(
+        "CREATE TABLE public.a (id int PRIMARY KEY); CREATE TABLE public.b (id int PRIMARY KEY)",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("guardrail");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("guardrail.collections.max".into(), "1".into());
+    raw.insert("guardrail.collections.limit.action".into(), "fail".into());
+    let err = start(&raw).expect_error(T).await;
+    assert_eq!(
+        err.kind(),
+        pgcdc::error::ErrorKind::Config,
+        "{}",
+        err.one_line()
+    );
+    assert!(
+        err.message()
+            .contains("2 tables are captured, but guardrail.collections.max is 1"),
+        "{}",
+        err.one_line()
+    );
+    raw.insert("guardrail.collections.limit.action".into(), "warn".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO a VALUES (1)").await;
+    read_n(&env().kafka, &format!("{prefix}.public.a"), 1, T).await;
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

@@ -7,6 +7,8 @@
 //! - a key Debezium knows but pgcdc does not implement yet is a startup error, unless its value
 //!   is Debezium's default ([`KeyStatus::NotImplemented`]): silently different output is worse
 //!   than no output;
+//! - a key that names Java plugin classes is a startup error saying that such code cannot run
+//!   in pgcdc and what to use instead ([`KeyStatus::JavaCode`]);
 //! - any other key gives a warning naming the closest known key.
 //!
 //! Every key name is written once, here: each row of [`KEYS`] and [`PREFIXES`] declares a
@@ -23,6 +25,9 @@ pub enum KeyStatus {
     Framework,
     /// Known to Debezium, not implemented; allowed only with Debezium's default value (if any).
     NotImplemented(Option<&'static str>),
+    /// Names Java classes (a user's plugin code), which cannot run in pgcdc; allowed only with
+    /// Debezium's default value (if any). The text says what to do instead.
+    JavaCode(Option<&'static str>, &'static str),
 }
 
 use KeyStatus::*;
@@ -95,7 +100,7 @@ registry! {
         DATABASE_SSLCERT = "database.sslcert" => Implemented,
         DATABASE_SSLKEY = "database.sslkey" => Implemented,
         DATABASE_SSLPASSWORD = "database.sslpassword" => NotImplemented(None),
-        DATABASE_SSLFACTORY = "database.sslfactory" => NotImplemented(None),
+        DATABASE_SSLFACTORY = "database.sslfactory" => JavaCode(None, "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"),
         DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
         DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,
         DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => NotImplemented(Some("600000")),
@@ -160,14 +165,14 @@ registry! {
             => NotImplemented(Some("false")),
         SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_DATA_ERROR = "snapshot.mode.configuration.based.snapshot.on.data.error"
             => NotImplemented(Some("false")),
-        SNAPSHOT_MODE_CUSTOM_NAME = "snapshot.mode.custom.name" => NotImplemented(None),
+        SNAPSHOT_MODE_CUSTOM_NAME = "snapshot.mode.custom.name" => JavaCode(None, "use a built-in snapshot.mode (initial, always, no_data, initial_only, when_needed, never)"),
         SNAPSHOT_ISOLATION_MODE = "snapshot.isolation.mode" => Implemented,
         SNAPSHOT_LOCKING_MODE = "snapshot.locking.mode" => NotImplemented(Some("none")),
         SNAPSHOT_LOCKING_MODE_CUSTOM_NAME = "snapshot.locking.mode.custom.name"
-            => NotImplemented(None),
+            => JavaCode(None, "remove it: pgcdc's snapshot reads an exported snapshot without table locks"),
         SNAPSHOT_LOCK_TIMEOUT_MS = "snapshot.lock.timeout.ms" => NotImplemented(Some("10000")),
         SNAPSHOT_QUERY_MODE = "snapshot.query.mode" => NotImplemented(Some("select_all")),
-        SNAPSHOT_QUERY_MODE_CUSTOM_NAME = "snapshot.query.mode.custom.name" => NotImplemented(None),
+        SNAPSHOT_QUERY_MODE_CUSTOM_NAME = "snapshot.query.mode.custom.name" => JavaCode(None, "remove it and use snapshot.select.statement.overrides for per-table queries"),
         SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list" => Implemented,
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides"
             => NotImplemented(None),
@@ -201,23 +206,21 @@ registry! {
         SKIPPED_OPERATIONS = "skipped.operations" => Implemented,
         COLUMN_PROPAGATE_SOURCE_TYPE = "column.propagate.source.type" => Implemented,
         DATATYPE_PROPAGATE_SOURCE_TYPE = "datatype.propagate.source.type" => Implemented,
-        CONVERTERS = "converters" => NotImplemented(None),
+        CONVERTERS = "converters" => JavaCode(None, "use pgcdc's built-in mappings (decimal.handling.mode, time.precision.mode, binary.handling.mode, hstore.handling.mode, interval.handling.mode, column.propagate.source.type) or a transform"),
         POST_PROCESSORS = "post.processors" => NotImplemented(None),
         SCHEMA_REFRESH_MODE = "schema.refresh.mode" => Implemented,
         SOURCEINFO_STRUCT_MAKER = "sourceinfo.struct.maker"
-
-            => NotImplemented(Some("io.debezium.connector.postgresql.PostgresSourceInfoStructMaker")),
+            => JavaCode(Some("io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"), "remove it: pgcdc writes Debezium's PostgreSQL source block; reshape it with a transform (ReplaceField, InsertField)"),
         EXTENDED_HEADERS_ENABLED = "extended.headers.enabled" => Implemented,
         PROVIDE_TRANSACTION_METADATA = "provide.transaction.metadata" => Implemented,
         TRANSACTION_METADATA_FACTORY = "transaction.metadata.factory"
-
-            => NotImplemented(Some("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory")),
+            => JavaCode(Some("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"), "remove it: pgcdc writes Debezium's default transaction metadata (provide.transaction.metadata)"),
         // runtime
         MAX_BATCH_SIZE = "max.batch.size" => Implemented,
         MAX_QUEUE_SIZE = "max.queue.size" => Implemented,
         MAX_QUEUE_SIZE_IN_BYTES = "max.queue.size.in.bytes" => Implemented,
         POLL_INTERVAL_MS = "poll.interval.ms" => Framework,
-        QUEUE_PROVIDER_TYPE = "queue.provider.type" => NotImplemented(Some("memory")),
+        QUEUE_PROVIDER_TYPE = "queue.provider.type" => JavaCode(Some("memory"), "remove it: pgcdc's queue is in memory and bounded by max.queue.size and max.queue.size.in.bytes"),
         QUERY_FETCH_SIZE = "query.fetch.size" => Framework,
         HEARTBEAT_INTERVAL_MS = "heartbeat.interval.ms" => Implemented,
         HEARTBEAT_ACTION_QUERY = "heartbeat.action.query" => Implemented,
@@ -230,9 +233,8 @@ registry! {
         EXECUTOR_SHUTDOWN_TIMEOUT_MS = "executor.shutdown.timeout.ms" => Framework,
         CUSTOM_METRIC_TAGS = "custom.metric.tags" => Implemented,
         STATISTICS_METRICS_ENABLED = "statistics.metrics.enabled" => Framework,
-        GUARDRAIL_COLLECTIONS_MAX = "guardrail.collections.max" => NotImplemented(Some("0")),
-        GUARDRAIL_COLLECTIONS_LIMIT_ACTION = "guardrail.collections.limit.action"
-            => NotImplemented(Some("warn")),
+        GUARDRAIL_COLLECTIONS_MAX = "guardrail.collections.max" => Implemented,
+        GUARDRAIL_COLLECTIONS_LIMIT_ACTION = "guardrail.collections.limit.action" => Implemented,
         CUSTOM_SANITIZE_PATTERN = "custom.sanitize.pattern" => Framework,
         SIGNAL_DATA_COLLECTION = "signal.data.collection" => NotImplemented(None),
         SIGNAL_ENABLED_CHANNELS = "signal.enabled.channels" => NotImplemented(Some("source")),

@@ -65,8 +65,9 @@ pub use filters::{MessageFilters, SkippedOperations, TableFilters};
 pub use kafka::KafkaConfig;
 pub use providers::{resolve_providers, DIRECTORY_PROVIDER, ENV_PROVIDER, FILE_PROVIDER};
 pub use runtime::{
-    OffsetsTopicConfig, DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_OFFSET_FILE,
-    DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_OFFSET_STORAGE_PARTITIONS, DEFAULT_RESTART_WAIT_MS,
+    Guardrail, OffsetsTopicConfig, DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE,
+    DEFAULT_OFFSET_FILE, DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_OFFSET_STORAGE_PARTITIONS,
+    DEFAULT_RESTART_WAIT_MS,
 };
 pub use slot::{
     PublicationAutocreateMode, ReplicaIdentity, DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME,
@@ -195,6 +196,8 @@ pub struct ConnectorConfig {
     pub snapshot_delay: Duration,
     /// `streaming.delay.ms`: the wait before streaming starts (after the snapshot, if any).
     pub streaming_delay: Duration,
+    /// `guardrail.collections.max` / `guardrail.collections.limit.action`: `None` when off.
+    pub guardrail: Option<Guardrail>,
     /// Record-level features: transaction metadata, heartbeats.
     pub records: records::RecordConfig,
     /// Exactly-once delivery (`exactly.once.source.support=enabled`), or `None`:
@@ -278,6 +281,7 @@ impl ConnectorConfig {
             restart_wait: runtime.restart_wait,
             snapshot_delay: runtime.snapshot_delay,
             streaming_delay: runtime.streaming_delay,
+            guardrail: runtime.guardrail,
             records,
             exactly_once,
         };

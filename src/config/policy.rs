@@ -22,6 +22,9 @@ pub(super) fn check(c: &mut Checker<'_>) {
         match keys::status(key) {
             Some(KeyStatus::Implemented) | Some(KeyStatus::Framework) => {}
             Some(KeyStatus::NotImplemented(default)) => not_implemented(c, key, value, default),
+            Some(KeyStatus::JavaCode(default, instead)) => {
+                java_code(c, key, value, default, instead)
+            }
             None => unknown(c, key),
         }
     }
@@ -78,5 +81,15 @@ fn not_implemented(c: &mut Checker<'_>, key: &str, value: &str, default: Option<
     };
     c.problem(format!(
         "{key}={shown} is a Debezium/Kafka Connect setting that pgcdc does not implement yet: {hint} (output would otherwise differ from Debezium's)"
+    ));
+}
+
+/// A key naming Java plugin classes: a problem unless `value` is Debezium's `default`.
+fn java_code(c: &mut Checker<'_>, key: &str, value: &str, default: Option<&str>, instead: &str) {
+    if default.is_some_and(|d| d.eq_ignore_ascii_case(value.trim())) {
+        return;
+    }
+    c.problem(format!(
+        "{key}={value} names Java plugin code, which cannot run in pgcdc (a native program, not a Kafka Connect worker): {instead}"
     ));
 }

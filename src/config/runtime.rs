@@ -5,18 +5,20 @@
 //! worker's `offset.storage.topic`, with `offset.storage.partitions` and
 //! `offset.storage.replication.factor` for creating it) or a local file
 //! (`offset.storage.file.filename`), written every `offset.flush.interval.ms`; and the labels
-//! its metrics carry (`custom.metric.tags`); and the waits before a snapshot and before
-//! streaming (`snapshot.delay.ms`, `streaming.delay.ms`).
+//! its metrics carry (`custom.metric.tags`); the waits before a snapshot and before
+//! streaming (`snapshot.delay.ms`, `streaming.delay.ms`); and the most tables it may capture
+//! (`guardrail.collections.max`, `guardrail.collections.limit.action`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::checker::Checker;
 use super::keys::{
-    CUSTOM_METRIC_TAGS, ERRORS_MAX_RETRIES, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES,
-    OFFSETS_STORAGE_TOPIC, OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME,
-    OFFSET_STORAGE_PARTITIONS, OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC,
-    RETRIABLE_RESTART_CONNECTOR_WAIT_MS, SNAPSHOT_DELAY_MS, STREAMING_DELAY_MS,
+    CUSTOM_METRIC_TAGS, ERRORS_MAX_RETRIES, GUARDRAIL_COLLECTIONS_LIMIT_ACTION,
+    GUARDRAIL_COLLECTIONS_MAX, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES, OFFSETS_STORAGE_TOPIC,
+    OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME, OFFSET_STORAGE_PARTITIONS,
+    OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC, RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
+    SNAPSHOT_DELAY_MS, STREAMING_DELAY_MS,
 };
 
 /// Default `max.queue.size` (records between the replication reader and the converter).
@@ -56,6 +58,16 @@ pub(super) struct Runtime {
     pub(super) custom_metric_tags: Vec<(String, String)>,
     pub(super) snapshot_delay: Duration,
     pub(super) streaming_delay: Duration,
+    pub(super) guardrail: Option<Guardrail>,
+}
+
+/// `guardrail.collections.max` (when above 0) and what exceeding it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guardrail {
+    /// The most tables the connector may capture.
+    pub max: u32,
+    /// `guardrail.collections.limit.action=fail`: stop at start; `warn` (the default) logs.
+    pub fail: bool,
 }
 
 /// Reads the runtime settings.
@@ -84,7 +96,19 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
         custom_metric_tags: metric_tags(c),
         snapshot_delay: Duration::from_millis(c.int(SNAPSHOT_DELAY_MS, 0u64, 0u64)),
         streaming_delay: Duration::from_millis(c.int(STREAMING_DELAY_MS, 0u64, 0u64)),
+        guardrail: guardrail(c),
     }
+}
+
+/// `guardrail.collections.max` and `guardrail.collections.limit.action`.
+fn guardrail(c: &mut Checker<'_>) -> Option<Guardrail> {
+    let max = c.int(GUARDRAIL_COLLECTIONS_MAX, 0u32, 0u32);
+    let fail = c.choice(
+        GUARDRAIL_COLLECTIONS_LIMIT_ACTION,
+        false,
+        &[("warn", false), ("fail", true)],
+    );
+    (max > 0).then_some(Guardrail { max, fail })
 }
 
 /// Label names the metrics give themselves, which a tag may not take.

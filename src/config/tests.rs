@@ -1151,3 +1151,24 @@ fn slot_stream_params_pass_other_pgoutput_options_and_refuse_pgcdcs_own() {
     assert!(p.contains("option streaming itself"), "{p}");
     assert!(p.contains("\"nonsense\" is not name=value"), "{p}");
 }
+
+#[test]
+fn keys_naming_java_plugin_classes_say_that_java_code_cannot_run_and_what_to_use() {
+    let msg = problems(&seed_with(&[("converters", "isbn")]));
+    assert!(
+        msg.contains("converters=isbn names Java plugin code, which cannot run in pgcdc")
+            && msg.contains("decimal.handling.mode"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[(
+        "database.sslfactory",
+        "org.postgresql.ssl.NonValidatingFactory",
+    )]));
+    assert!(msg.contains("use database.sslmode"), "{msg}");
+    // Debezium's default class is accepted as it is.
+    assert!(ConnectorConfig::from_map(&seed_with(&[(
+        "sourceinfo.struct.maker",
+        "io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"
+    )]))
+    .is_ok());
+}

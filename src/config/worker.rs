@@ -297,7 +297,9 @@ fn key_problem(key: &str) -> Option<String> {
         {
             None
         }
-        Some(KeyStatus::NotImplemented(_)) => Some(format!("{key} is not supported yet; remove it")),
+        Some(KeyStatus::NotImplemented(_) | KeyStatus::JavaCode(..)) => {
+            Some(format!("{key} is not supported yet; remove it"))
+        }
         None if keys::status(key).is_some() => Some(format!(
             "{key} is a connector setting: pgcdc takes it from each connector's config, not from the worker file; move it there"
         )),

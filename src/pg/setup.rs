@@ -137,6 +137,34 @@ pub async fn all_tables(client: &Client) -> Result<Vec<CatalogTable>> {
     Ok(out)
 }
 
+/// `guardrail.collections.max`: counts the captured tables at start; above the limit,
+/// `guardrail.collections.limit.action=fail` is a config error naming both numbers, `warn`
+/// logs it (as Debezium checks, once per start). Errors: the catalog query fails.
+pub async fn check_guardrail(client: &Client, config: &ConnectorConfig) -> Result<()> {
+    let Some(g) = config.guardrail else {
+        return Ok(());
+    };
+    let count = captured_tables(client, config).await?.len();
+    if count <= g.max as usize {
+        tracing::info!(
+            tables = count,
+            limit = g.max,
+            "guardrail: captured tables within the limit"
+        );
+        return Ok(());
+    }
+    let msg = format!(
+        "guardrail limit exceeded: {count} tables are captured, but {} is {}: narrow table.include.list / schema.include.list, or raise the limit",
+        crate::config::keys::GUARDRAIL_COLLECTIONS_MAX,
+        g.max
+    );
+    if g.fail {
+        return Err(Error::config(msg));
+    }
+    tracing::warn!(tables = count, limit = g.max, "{msg}");
+    Ok(())
+}
+
 /// Applies `replica.identity.autoset.values` to the captured tables: a table matched by more
 /// than one entry is a config error naming it; a table whose identity differs gets
 /// `ALTER TABLE ... REPLICA IDENTITY ...` (logged; a failure to alter is logged and not fatal,

@@ -83,6 +83,7 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     }
     setup::apply_replica_identity_autoset(&sql, config).await?;
     setup::warn_replica_identity(&sql, config).await?;
+    setup::check_guardrail(&sql, config).await?;
     let found = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
     let (mut slot, waited) = wait_for_slot(config, &sql, server.version_num, found).await?;
     let offsets = if waited { store.load().await? } else { offsets };
