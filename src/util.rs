@@ -22,6 +22,72 @@ pub enum NameAdjustment {
     AvroUnicode,
 }
 
+/// `topic.naming.strategy`, Debezium's built-in strategies for data change topics:
+/// `<prefix><delimiter><schema><delimiter><table>` (`SchemaTopicNamingStrategy`, the default)
+/// or `<prefix><delimiter><table>` (`DefaultTopicNamingStrategy`: a PostgreSQL table id has no
+/// catalog, so the schema is left out); characters Kafka refuses become `_`, or, in the
+/// `…Unicode…` strategies (where `_` is escaped too), `_u` and the UTF-16 code in hex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TopicNaming {
+    /// The topic leaves out the schema (`DefaultTopicNamingStrategy`).
+    pub without_schema: bool,
+    /// Invalid characters become `_uXXXX` (the Unicode strategies).
+    pub unicode: bool,
+}
+
+impl TopicNaming {
+    /// The data change topic of table `schema`.`table`, sanitised (never cut: a name over
+    /// Kafka's limit is refused where topics are checked).
+    pub fn data_topic(self, prefix: &str, delimiter: &str, schema: &str, table: &str) -> String {
+        let parts: Vec<&str> = if self.without_schema {
+            vec![prefix, table]
+        } else {
+            vec![prefix, schema, table]
+        };
+        let joined = parts
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(delimiter);
+        self.sanitize(&joined)
+    }
+
+    /// Replaces the characters a topic name may not hold, as the strategy does.
+    pub fn sanitize(self, name: &str) -> String {
+        let valid = |c: u16| {
+            let ok = c == b'.' as u16
+                || c == b'-' as u16
+                || (c < 128 && (c as u8).is_ascii_alphanumeric());
+            ok || (!self.unicode && c == b'_' as u16)
+        };
+        let replace = |c: u16| {
+            if self.unicode {
+                let hex = format!("{c:x}");
+                if hex.len() <= 2 {
+                    format!("_u00{hex}")
+                } else {
+                    format!("_u{hex}")
+                }
+            } else {
+                "_".to_string()
+            }
+        };
+        let mut out = String::with_capacity(name.len());
+        for unit in name.encode_utf16() {
+            if valid(unit) {
+                out.push(unit as u8 as char);
+            } else {
+                out.push_str(&replace(unit));
+            }
+        }
+        match out.as_str() {
+            "." => replace(b'.' as u16),
+            ".." => replace(b'.' as u16).repeat(2),
+            _ => out,
+        }
+    }
+}
+
 impl NameAdjustment {
     /// The adjusted field name (a struct field: `.` is not kept).
     pub fn field(self, name: &str) -> String {
@@ -425,5 +491,27 @@ mod tests {
         assert_eq!(decode_hex("00fF10"), Some(vec![0, 255, 16]));
         assert_eq!(decode_hex("abc"), None);
         assert_eq!(decode_hex("zz"), None);
+    }
+
+    #[test]
+    fn topic_naming_strategies_name_and_escape_as_debezium() {
+        let n = |without_schema, unicode| TopicNaming {
+            without_schema,
+            unicode,
+        };
+        assert_eq!(
+            n(false, false).data_topic("db", ".", "public", "t x"),
+            "db.public.t_x"
+        );
+        assert_eq!(
+            n(true, false).data_topic("db", ".", "public", "t_x"),
+            "db.t_x"
+        );
+        assert_eq!(
+            n(true, true).data_topic("db", ".", "public", "t_x é"),
+            "db.t_u005fx_u0020_u00e9"
+        );
+        assert_eq!(n(false, true).data_topic("db", "-", "s", "Ā"), "db-s-_u100");
+        assert_eq!(n(false, true).sanitize(".."), "_u002e_u002e");
     }
 }

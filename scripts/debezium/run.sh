@@ -218,7 +218,15 @@ XID=$({
   echo '\echo :sentinel_xid'
 } | psql_db "$DB" -tA -f - | tail -n 1)
 [[ "$XID" =~ ^[0-9]+$ ]] || die "could not read the sentinel transaction id (got '$XID')"
-mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT '$PREFIX.' || n.nspname || '.' || c.relname
+# The data topics as topic.naming.strategy names them (schema left out by the Default
+# strategies, '_' escaped by the Unicode ones).
+strategy=$(printf '%s\n' "${kvs[@]}" | sed -n 's/^topic\.naming\.strategy=io\.debezium\.schema\.//p')
+part() { case "$strategy" in *Unicode*) echo "replace($1, '_', '_u005f')" ;; *) echo "$1" ;; esac; }
+case "$strategy" in
+  Default*) topic_sql="'$PREFIX.' || $(part c.relname)" ;;
+  *) topic_sql="'$PREFIX.' || $(part n.nspname) || '.' || $(part c.relname)" ;;
+esac
+mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT DISTINCT $topic_sql
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
     AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' AND n.nspname <> 'postgis' AND c.relname <> 't_outbox' ORDER BY 1")

@@ -7,9 +7,10 @@ use super::checker::Checker;
 use super::converters::{self, ConverterConfig};
 use super::keys::{
     self, EXTENDED_HEADERS_ENABLED, FIELD_NAME_ADJUSTMENT_MODE, HEADER_CONVERTER, NAME,
-    SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER, TOPIC_PREFIX,
+    SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER, TOPIC_NAMING_STRATEGY,
+    TOPIC_PREFIX,
 };
-use crate::util::NameAdjustment;
+use crate::util::{NameAdjustment, TopicNaming};
 
 /// The only `connector.class` accepted.
 pub const CONNECTOR_CLASS: &str = "io.debezium.connector.postgresql.PostgresConnector";
@@ -21,6 +22,7 @@ pub(super) struct Connector {
     pub(super) name: String,
     pub(super) topic_prefix: String,
     pub(super) topic_delimiter: String,
+    pub(super) topic_naming: TopicNaming,
     pub(super) tombstones_on_delete: bool,
     pub(super) key_converter: ConverterConfig,
     pub(super) value_converter: ConverterConfig,
@@ -83,6 +85,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
         name,
         topic_prefix,
         topic_delimiter: c.string(TOPIC_DELIMITER, "."),
+        topic_naming: topic_naming(c),
         tombstones_on_delete: c.boolean(TOMBSTONES_ON_DELETE, true),
         key_converter,
         value_converter,
@@ -90,6 +93,57 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
         schema_name_adjustment,
         extended_headers: c.boolean(EXTENDED_HEADERS_ENABLED, true),
     }
+}
+
+/// `topic.naming.strategy`: Debezium's built-in strategies (class names, `io.debezium.schema.`).
+fn topic_naming(c: &mut Checker<'_>) -> TopicNaming {
+    let t = |without_schema, unicode| TopicNaming {
+        without_schema,
+        unicode,
+    };
+    let strategies = [
+        (
+            "io.debezium.schema.SchemaTopicNamingStrategy",
+            t(false, false),
+        ),
+        (
+            "io.debezium.schema.DefaultTopicNamingStrategy",
+            t(true, false),
+        ),
+        (
+            "io.debezium.schema.SchemaUnicodeTopicNamingStrategy",
+            t(false, true),
+        ),
+        (
+            "io.debezium.schema.DefaultUnicodeTopicNamingStrategy",
+            t(true, true),
+        ),
+    ];
+    let Some(class) = c
+        .get(TOPIC_NAMING_STRATEGY)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    else {
+        return TopicNaming::default();
+    };
+    if let Some((_, n)) = strategies.iter().find(|(name, _)| *name == class) {
+        return *n;
+    }
+    let regex = class.ends_with("RegexTopicNamingStrategy");
+    let names: Vec<&str> = strategies.iter().map(|(n, _)| *n).collect();
+    let class = class.to_string();
+    if regex {
+        c.problem(format!(
+            "{TOPIC_NAMING_STRATEGY}={class} is not implemented yet: use {} (and the ByLogicalTableRouter transform to merge tables into one topic)",
+            names.join(", ")
+        ));
+    } else {
+        c.problem(format!(
+            "{TOPIC_NAMING_STRATEGY}={class} names Java plugin code, which cannot run in pgcdc (a native program, not a Kafka Connect worker): use one of Debezium's built-in strategies {}, or a transform (RegexRouter, ByLogicalTableRouter)",
+            names.join(", ")
+        ));
+    }
+    TopicNaming::default()
 }
 
 /// `header.converter`: only Kafka Connect's default is implemented.

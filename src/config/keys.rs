@@ -145,8 +145,7 @@ registry! {
         MESSAGE_KEY_COLUMNS = "message.key.columns" => Implemented,
         // topics
         TOPIC_PREFIX = "topic.prefix" => Implemented,
-        TOPIC_NAMING_STRATEGY = "topic.naming.strategy"
-            => NotImplemented(Some("io.debezium.schema.SchemaTopicNamingStrategy")),
+        TOPIC_NAMING_STRATEGY = "topic.naming.strategy" => Implemented,
         TOPIC_DELIMITER = "topic.delimiter" => Implemented,
         TOPIC_CACHE_SIZE = "topic.cache.size" => Framework,
         TOPIC_HEARTBEAT_PREFIX = "topic.heartbeat.prefix" => Implemented,
@@ -174,8 +173,7 @@ registry! {
         SNAPSHOT_QUERY_MODE = "snapshot.query.mode" => NotImplemented(Some("select_all")),
         SNAPSHOT_QUERY_MODE_CUSTOM_NAME = "snapshot.query.mode.custom.name" => JavaCode(None, "remove it and use snapshot.select.statement.overrides for per-table queries"),
         SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list" => Implemented,
-        SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides"
-            => NotImplemented(None),
+        SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides" => Implemented,
         SNAPSHOT_FETCH_SIZE = "snapshot.fetch.size" => Implemented,
         SNAPSHOT_MAX_THREADS = "snapshot.max.threads" => NotImplemented(Some("1")),
         SNAPSHOT_MAX_THREADS_MULTIPLIER = "snapshot.max.threads.multiplier"
@@ -281,7 +279,7 @@ registry! {
         COLUMN_MASK_PREFIX = "column.mask." => Implemented,
         COLUMN_TRUNCATE_PREFIX = "column.truncate." => Implemented,
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX = "snapshot.select.statement.overrides."
-            => NotImplemented(None),
+            => Implemented,
         DRIVER_PREFIX = "driver." => NotImplemented(None),
     }
 }
@@ -370,8 +368,9 @@ mod tests {
         assert_eq!(status("column.mask.with.5.chars"), Some(Implemented));
         assert_eq!(
             status("snapshot.select.statement.overrides.public.t"),
-            Some(NotImplemented(None))
+            Some(Implemented)
         );
+        assert_eq!(status("driver.foo"), Some(NotImplemented(None)));
         assert_eq!(status("no.such.key"), None);
     }
 }

@@ -74,7 +74,8 @@ pub use slot::{
     DEFAULT_STATUS_UPDATE_INTERVAL_MS,
 };
 pub use snapshot::{
-    SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder, DEFAULT_SNAPSHOT_FETCH_SIZE,
+    SelectOverride, SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder,
+    DEFAULT_SNAPSHOT_FETCH_SIZE,
 };
 pub use source::{
     attribute_env_values, env_name, load_file, parse_config_text, parse_properties, parse_set,
@@ -126,6 +127,8 @@ pub struct ConnectorConfig {
     pub topic_prefix: String,
     /// `topic.delimiter`
     pub topic_delimiter: String,
+    /// `topic.naming.strategy`: how data change topics are named.
+    pub topic_naming: crate::util::TopicNaming,
     /// `tombstones.on.delete`
     pub tombstones_on_delete: bool,
     /// `skipped.operations`
@@ -146,6 +149,8 @@ pub struct ConnectorConfig {
     pub snapshot_include: Vec<Regex>,
     /// `snapshot.tables.order.by.row.count`
     pub snapshot_table_order: SnapshotTableOrder,
+    /// `snapshot.select.statement.overrides`: per-table snapshot queries.
+    pub snapshot_select_overrides: Vec<SelectOverride>,
     /// Value representation modes and the TOAST placeholder.
     pub values: ValueOptions,
     /// `event.converting.failure.handling.mode`
@@ -250,6 +255,7 @@ impl ConnectorConfig {
             message_filters: filters.messages,
             topic_prefix: connector.topic_prefix,
             topic_delimiter: connector.topic_delimiter,
+            topic_naming: connector.topic_naming,
             tombstones_on_delete: connector.tombstones_on_delete,
             skipped_operations: filters.skipped_operations,
             skip_messages_without_change: filters.skip_messages_without_change,
@@ -259,6 +265,7 @@ impl ConnectorConfig {
             snapshot_fetch_size: snapshot.fetch_size,
             snapshot_include: snapshot.include,
             snapshot_table_order: snapshot.table_order,
+            snapshot_select_overrides: snapshot.select_overrides,
             values: values.options,
             converting_failure: values.converting_failure,
             include_unknown_datatypes: values.include_unknown_datatypes,

@@ -1,12 +1,14 @@
 //! The initial snapshot: `snapshot.mode`, `snapshot.isolation.mode`, `snapshot.fetch.size`,
-//! which captured tables it reads (`snapshot.include.collection.list`) and in which order
-//! (`snapshot.tables.order.by.row.count`).
+//! which captured tables it reads (`snapshot.include.collection.list`), in which order
+//! (`snapshot.tables.order.by.row.count`), and with which query
+//! (`snapshot.select.statement.overrides`).
 
 use regex::Regex;
 
 use super::checker::Checker;
 use super::keys::{
     SNAPSHOT_FETCH_SIZE, SNAPSHOT_INCLUDE_COLLECTION_LIST, SNAPSHOT_ISOLATION_MODE, SNAPSHOT_MODE,
+    SNAPSHOT_SELECT_STATEMENT_OVERRIDES, SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX,
     SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT,
 };
 
@@ -59,6 +61,18 @@ pub(super) struct Snapshot {
     pub(super) fetch_size: usize,
     pub(super) include: Vec<Regex>,
     pub(super) table_order: SnapshotTableOrder,
+    pub(super) select_overrides: Vec<SelectOverride>,
+}
+
+/// A table's `snapshot.select.statement.overrides.<schema>.<table>` query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectOverride {
+    /// The table's schema.
+    pub schema: String,
+    /// The table.
+    pub table: String,
+    /// The query, trailing semicolons removed.
+    pub query: String,
 }
 
 /// Reads the snapshot settings.
@@ -86,7 +100,73 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Snapshot {
                 ("descending", SnapshotTableOrder::Descending),
             ],
         ),
+        select_overrides: select_overrides(c),
     }
+}
+
+/// `snapshot.select.statement.overrides` lists `<schema>.<table>` (or `<db>.<schema>.<table>`,
+/// the database part ignored, as Debezium matches it), each with its query in
+/// `snapshot.select.statement.overrides.<entry>`. A listed table without its query is skipped
+/// with a warning, as in Debezium; a query whose table is not listed is a problem (it would
+/// silently do nothing).
+fn select_overrides(c: &mut Checker<'_>) -> Vec<SelectOverride> {
+    let listed: Vec<String> = c
+        .get(SNAPSHOT_SELECT_STATEMENT_OVERRIDES)
+        .map(|v| {
+            v.split(',')
+                .map(|e| e.trim().to_string())
+                .filter(|e| !e.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let raw = c.raw;
+    for k in raw.keys() {
+        if let Some(entry) = k.strip_prefix(SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX) {
+            if !listed.iter().any(|l| l == entry) {
+                c.problem(format!(
+                    "{k} is set but {entry} is not listed in {SNAPSHOT_SELECT_STATEMENT_OVERRIDES}, so the query would not be used: add it to the list"
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for entry in listed {
+        let key = format!("{SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX}{entry}");
+        let Some(query) = c
+            .get(&key)
+            .map(|q| q.trim().trim_end_matches(';').trim().to_string())
+        else {
+            c.warn(format!(
+                "{SNAPSHOT_SELECT_STATEMENT_OVERRIDES} lists {entry} but {key} is not set: the table is read whole"
+            ));
+            continue;
+        };
+        let parts: Vec<String> = entry
+            .split('.')
+            .map(|p| p.trim().trim_matches('"').to_string())
+            .collect();
+        let (schema, table) = match parts.as_slice() {
+            [s, t] | [_, s, t] => (s.clone(), t.clone()),
+            _ => {
+                c.problem(format!(
+                    "{SNAPSHOT_SELECT_STATEMENT_OVERRIDES}: {entry:?} is not <schema>.<table>"
+                ));
+                continue;
+            }
+        };
+        if query.is_empty() {
+            c.problem(format!(
+                "{key} is empty: give a SELECT statement or remove it"
+            ));
+            continue;
+        }
+        out.push(SelectOverride {
+            schema,
+            table,
+            query,
+        });
+    }
+    out
 }
 
 /// `snapshot.mode`: `never` (removed in Debezium 3.3) is read as `no_data` with a warning;

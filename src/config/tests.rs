@@ -1172,3 +1172,50 @@ fn keys_naming_java_plugin_classes_say_that_java_code_cannot_run_and_what_to_use
     )]))
     .is_ok());
 }
+
+#[test]
+fn snapshot_select_overrides_pair_listed_tables_with_their_queries() {
+    let (c, warnings) = ConnectorConfig::from_map(&seed_with(&[
+        (
+            "snapshot.select.statement.overrides",
+            "public.pedidos, db.inv.items,public.x",
+        ),
+        (
+            "snapshot.select.statement.overrides.public.pedidos",
+            "SELECT * FROM public.pedidos WHERE id > 10;",
+        ),
+        (
+            "snapshot.select.statement.overrides.db.inv.items",
+            "SELECT sku FROM inv.items",
+        ),
+    ]))
+    .unwrap();
+    let got: Vec<(&str, &str, &str)> = c
+        .snapshot_select_overrides
+        .iter()
+        .map(|o| (o.schema.as_str(), o.table.as_str(), o.query.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "public",
+                "pedidos",
+                "SELECT * FROM public.pedidos WHERE id > 10"
+            ),
+            ("inv", "items", "SELECT sku FROM inv.items"),
+        ]
+    );
+    assert!(
+        warnings.iter().any(|w| w.0.contains("public.x")),
+        "a listed table without a query is read whole, with a warning: {warnings:?}"
+    );
+    let msg = problems(&seed_with(&[(
+        "snapshot.select.statement.overrides.public.pedidos",
+        "SELECT 1",
+    )]));
+    assert!(
+        msg.contains("is not listed in snapshot.select.statement.overrides"),
+        "{msg}"
+    );
+}

@@ -90,6 +90,7 @@ pub fn table_descriptor(
             schema_name,
             table_name,
             schema_names: NameAdjustment::None,
+            naming: crate::util::TopicNaming::default(),
         },
         columns,
         &key_fields,
@@ -109,6 +110,8 @@ pub struct TableNames<'a> {
     pub table_name: &'a str,
     /// `schema.name.adjustment.mode`, applied to the Key, Value and Envelope names.
     pub schema_names: NameAdjustment,
+    /// `topic.naming.strategy`.
+    pub naming: crate::util::TopicNaming,
 }
 
 /// Like [`table_descriptor`], with the value fields and the key fields given apart (the
@@ -125,10 +128,9 @@ pub fn table_descriptor_from_fields(
         schema_name,
         table_name,
         schema_names,
+        naming,
     } = names;
-    let topic = sanitize_topic(&format!(
-        "{prefix}{delimiter}{schema_name}{delimiter}{table_name}"
-    ));
+    let topic = naming.data_topic(prefix, delimiter, schema_name, table_name);
     let schema_base = schema_names.schema(&topic);
     let row_fields: Vec<Field> = value_fields
         .iter()

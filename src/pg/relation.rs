@@ -332,6 +332,7 @@ pub fn build_table(
             schema_name: namespace,
             table_name: name,
             schema_names: config.schema_name_adjustment,
+            naming: config.topic_naming,
         },
         &value_fields,
         &key_fields,

@@ -69,16 +69,54 @@ fn lost_export(e: tokio_postgres::Error, name: &str) -> Error {
     }
 }
 
-/// Declares a cursor over `columns` of `schema.table`.
+/// Declares a cursor over `columns` of `schema.table`, or, with `query`
+/// (`snapshot.select.statement.overrides`), over those columns of the query's result, matched
+/// by name as Debezium matches them: a column the query leaves out reads as NULL, a column the
+/// table does not have is a config error naming it.
 pub async fn open_cursor(
     client: &Client,
     schema: &str,
     table: &str,
     columns: &[String],
+    query: Option<&str>,
 ) -> Result<()> {
+    let source = match query {
+        None => format!("{}.{}", quote_ident(schema), quote_ident(table)),
+        Some(q) => format!("({q}) AS pgcdc_override"),
+    };
+    let present: Option<Vec<String>> = match query {
+        None => None,
+        Some(_) => {
+            let stmt = client
+                .prepare(&format!("SELECT * FROM {source} LIMIT 0"))
+                .await
+                .map_err(|e| match e.as_db_error() {
+                    Some(db) => Error::config(format!(
+                        "the snapshot query of {schema}.{table} (snapshot.select.statement.overrides) is refused by the server: {}",
+                        db.message()
+                    )),
+                    None => e.into(),
+                })?;
+            let names: Vec<String> = stmt
+                .columns()
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect();
+            if let Some(bad) = names.iter().find(|n| !columns.contains(n)) {
+                return Err(Error::config(format!(
+                    "the snapshot query of {schema}.{table} (snapshot.select.statement.overrides) returns column {bad:?}, which is not a captured column of the table ({})",
+                    columns.join(", ")
+                )));
+            }
+            Some(names)
+        }
+    };
     let cols = columns
         .iter()
-        .map(|c| quote_ident(c))
+        .map(|c| match &present {
+            Some(names) if !names.contains(c) => "NULL".to_string(),
+            _ => quote_ident(c),
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let cols = if cols.is_empty() {
@@ -88,9 +126,7 @@ pub async fn open_cursor(
     };
     client
         .batch_execute(&format!(
-            "DECLARE pgcdc_snapshot NO SCROLL CURSOR FOR SELECT {cols} FROM {}.{}",
-            quote_ident(schema),
-            quote_ident(table)
+            "DECLARE pgcdc_snapshot NO SCROLL CURSOR FOR SELECT {cols} FROM {source}"
         ))
         .await?;
     Ok(())

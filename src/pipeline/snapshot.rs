@@ -344,7 +344,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             &catalog,
         )?;
         let names: Vec<String> = published.iter().map(|p| p.0.clone()).collect();
-        cursor::open_cursor(snap_sql, &t.schema, &t.table, &names).await?;
+        let query = self
+            .config
+            .snapshot_select_overrides
+            .iter()
+            .find(|o| o.schema == t.schema && o.table == t.table)
+            .map(|o| o.query.as_str());
+        if query.is_some() {
+            tracing::info!(table = %format!("{}.{}", t.schema, t.table), "snapshot reads the table with its snapshot.select.statement.overrides query");
+        }
+        cursor::open_cursor(snap_sql, &t.schema, &t.table, &names, query).await?;
         let mut rows_in_table = 0u64;
         let mut progress = ProgressLog::new(format!("{}.{}", t.schema, t.table), t.estimate);
         // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch stays
