@@ -23,6 +23,7 @@ fn db_config(user: &str, password: Option<&str>, sslmode: SslMode) -> DatabaseCo
         sslkey: None,
         tcp_keepalive: true,
         connect_timeout: Duration::from_secs(10),
+        query_timeout: None,
         initial_statements: Vec::new(),
     }
 }
@@ -174,4 +175,21 @@ async fn a_socket_directory_as_host_connects_over_the_unix_socket_without_tls() 
             "{mode:?}: a Unix-socket connection has no client address"
         );
     }
+}
+
+/// `database.query.timeout.ms` is the `statement_timeout` of regular SQL connections; the
+/// snapshot's connection has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_query_timeout_limits_sql_connections_but_not_snapshot_reads() {
+    let e = env();
+    let mut cfg = db_config(&e.pg_user, Some(&e.pg_password), SslMode::Disable);
+    cfg.query_timeout = Some(Duration::from_millis(100));
+    let client = pgcdc::pg::sql::connect(&cfg).await.unwrap();
+    let err = client
+        .batch_execute("SELECT pg_sleep(1)")
+        .await
+        .expect_err("statement_timeout cancels it");
+    assert_eq!(err.code().map(|c| c.code()), Some("57014"), "{err}");
+    let snap = pgcdc::pg::sql::connect_for_snapshot(&cfg).await.unwrap();
+    snap.batch_execute("SELECT pg_sleep(0.3)").await.unwrap();
 }

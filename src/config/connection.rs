@@ -7,9 +7,9 @@ use std::time::Duration;
 use super::checker::Checker;
 use super::keys::{
     CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_DBNAME, DATABASE_HOSTNAME,
-    DATABASE_INITIAL_STATEMENTS, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_SSLCERT,
-    DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT, DATABASE_TCP_KEEP_ALIVE,
-    DATABASE_USER,
+    DATABASE_INITIAL_STATEMENTS, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_QUERY_TIMEOUT_MS,
+    DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT,
+    DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
 };
 
 /// Default `connection.validation.timeout.ms`.
@@ -59,6 +59,9 @@ pub struct DatabaseConfig {
     pub tcp_keepalive: bool,
     /// `connection.validation.timeout.ms`, used as the connect timeout.
     pub connect_timeout: Duration,
+    /// `database.query.timeout.ms`: the `statement_timeout` of regular SQL connections (catalog,
+    /// heartbeat action, slot monitor), `None` for 0 (no limit); snapshot reads have none.
+    pub query_timeout: Option<Duration>,
     /// `database.initial.statements`: SQL run, in order, on every regular SQL connection
     /// (not the replication connection) once it is open.
     pub initial_statements: Vec<String>,
@@ -78,6 +81,7 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("sslkey", &self.sslkey)
             .field("tcp_keepalive", &self.tcp_keepalive)
             .field("connect_timeout", &self.connect_timeout)
+            .field("query_timeout", &self.query_timeout)
             .field("initial_statements", &self.initial_statements.len())
             .finish()
     }
@@ -120,6 +124,9 @@ pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
         sslcert: path(c, DATABASE_SSLCERT),
         sslkey: path(c, DATABASE_SSLKEY),
         tcp_keepalive: c.boolean(DATABASE_TCP_KEEP_ALIVE, true),
+        query_timeout: Some(c.int(DATABASE_QUERY_TIMEOUT_MS, 600_000u64, 0u64))
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis),
         connect_timeout: Duration::from_millis(c.int(
             CONNECTION_VALIDATION_TIMEOUT_MS,
             DEFAULT_CONNECT_TIMEOUT_MS,

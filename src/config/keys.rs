@@ -103,7 +103,7 @@ registry! {
         DATABASE_SSLFACTORY = "database.sslfactory" => JavaCode(None, "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"),
         DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
         DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,
-        DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => NotImplemented(Some("600000")),
+        DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => Implemented,
         DATABASE_CONNECTION_FACTORY_CLASS = "database.connection.factory.class"
             => NotImplemented(None),
         CONNECTION_VALIDATION_TIMEOUT_MS = "connection.validation.timeout.ms" => Implemented,

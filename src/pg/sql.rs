@@ -1,6 +1,7 @@
 //! Regular SQL connections (tokio-postgres) for catalog queries, publication and slot
 //! management and snapshot reads, with the same TLS rules and session settings as the
-//! replication connection, and `database.initial.statements` run on each once it is open.
+//! replication connection, and `database.initial.statements` run on each once it is open;
+//! `database.query.timeout.ms` is their `statement_timeout`, except on the snapshot's.
 
 use tokio_postgres::tls::NoTls;
 use tokio_postgres::Client;
@@ -23,11 +24,15 @@ fn base_config(db: &DatabaseConfig) -> tokio_postgres::Config {
     }
     c.connect_timeout(db.connect_timeout)
         .keepalives(db.tcp_keepalive);
-    let options: Vec<String> = SESSION_SETTINGS
+    let mut options: Vec<String> = SESSION_SETTINGS
         .iter()
         .filter(|(k, _)| *k != "client_encoding")
         .map(|(k, v)| format!("-c {k}={v}"))
         .collect();
+    // database.query.timeout.ms, as the JDBC query timeout Debezium sets.
+    if let Some(t) = db.query_timeout {
+        options.push(format!("-c statement_timeout={}", t.as_millis()));
+    }
     c.options(options.join(" "));
     c
 }
@@ -55,6 +60,17 @@ fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
 pub async fn connect(db: &DatabaseConfig) -> Result<Client> {
     let client = open(db).await?;
     run_initial_statements(&client, db).await?;
+    Ok(client)
+}
+
+/// Opens the connection a snapshot reads with: as [`connect`], without the
+/// `database.query.timeout.ms` limit (Debezium's snapshot reads have none either: a big table
+/// takes as long as it takes).
+pub async fn connect_for_snapshot(db: &DatabaseConfig) -> Result<Client> {
+    let client = connect(db).await?;
+    if db.query_timeout.is_some() {
+        client.batch_execute("SET statement_timeout = 0").await?;
+    }
     Ok(client)
 }
 

@@ -317,7 +317,7 @@ pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) ->
     snapshot::save_in_progress(started, position).await?;
     let config = started.processor.config.clone();
     let version = started.server.version_num;
-    let snap_sql = crate::pg::sql::connect(&config.database).await?;
+    let snap_sql = crate::pg::sql::connect_for_snapshot(&config.database).await?;
     let (tx, fence) = take_snapshot(&snap_sql, &config, version).await?;
     let fence_lsn = fence.position();
     tracing::info!(slot = %config.slot_name, from = %position, to = %fence_lsn, "snapshot on an existing slot: publishing first the slot's transactions the snapshot contains");

@@ -77,7 +77,7 @@ async fn run_initial(
 ) -> Result<bool> {
     let position = started.start_lsn;
     save_in_progress(started, position).await?;
-    let snap_sql = crate::pg::sql::connect(&started.processor.config.database).await?;
+    let snap_sql = crate::pg::sql::connect_for_snapshot(&started.processor.config.database).await?;
     let version = started.server.version_num;
     let isolation = started.processor.config.snapshot_isolation_mode;
     let exported = job.exported.as_deref();
