@@ -205,7 +205,7 @@ registry! {
         COLUMN_PROPAGATE_SOURCE_TYPE = "column.propagate.source.type" => Implemented,
         DATATYPE_PROPAGATE_SOURCE_TYPE = "datatype.propagate.source.type" => Implemented,
         CONVERTERS = "converters" => JavaCode(None, "use pgcdc's built-in mappings (decimal.handling.mode, time.precision.mode, binary.handling.mode, hstore.handling.mode, interval.handling.mode, column.propagate.source.type) or a transform"),
-        POST_PROCESSORS = "post.processors" => NotImplemented(None),
+        POST_PROCESSORS = "post.processors" => Implemented,
         SCHEMA_REFRESH_MODE = "schema.refresh.mode" => Implemented,
         SOURCEINFO_STRUCT_MAKER = "sourceinfo.struct.maker"
             => JavaCode(Some("io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"), "remove it: pgcdc writes Debezium's PostgreSQL source block; reshape it with a transform (ReplaceField, InsertField)"),
@@ -275,6 +275,7 @@ registry! {
         CONSUMER_OVERRIDE_PREFIX = "consumer.override." => Framework,
         ADMIN_OVERRIDE_PREFIX = "admin.override." => Framework,
         PREDICATES_PREFIX = "predicates." => Implemented,
+        POST_PROCESSORS_PREFIX = "post.processors." => Implemented,
         TOPIC_CREATION_PREFIX = "topic.creation." => NotImplemented(None),
         COLUMN_MASK_PREFIX = "column.mask." => Implemented,
         COLUMN_TRUNCATE_PREFIX = "column.truncate." => Implemented,

@@ -34,6 +34,7 @@ mod kafka;
 mod kafka_security;
 pub mod keys;
 mod policy;
+mod post_processors;
 mod providers;
 pub mod records;
 mod runtime;
@@ -63,6 +64,7 @@ pub use converters::{
 pub use exactly_once::{ExactlyOnceConfig, TransactionBoundary, DEFAULT_TRANSACTION_TIMEOUT_MS};
 pub use filters::{MessageFilters, SkippedOperations, TableFilters};
 pub use kafka::KafkaConfig;
+pub use post_processors::{ReselectConfig, RESELECT_COLUMNS};
 pub use providers::{resolve_providers, DIRECTORY_PROVIDER, ENV_PROVIDER, FILE_PROVIDER};
 pub use runtime::{
     Guardrail, OffsetsTopicConfig, DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE,
@@ -151,6 +153,8 @@ pub struct ConnectorConfig {
     pub snapshot_table_order: SnapshotTableOrder,
     /// `snapshot.select.statement.overrides`: per-table snapshot queries.
     pub snapshot_select_overrides: Vec<SelectOverride>,
+    /// `post.processors`: the ReselectColumnsPostProcessors, in order.
+    pub reselect: Vec<ReselectConfig>,
     /// Value representation modes and the TOAST placeholder.
     pub values: ValueOptions,
     /// `event.converting.failure.handling.mode`
@@ -232,6 +236,7 @@ impl ConnectorConfig {
         let kafka = kafka::parse(&mut c);
         let records = records::parse(&mut c, &connector.topic_prefix, &connector.topic_delimiter);
         let runtime = runtime::parse(&mut c);
+        let reselect = post_processors::parse(&mut c);
         let exactly_once = exactly_once::parse(
             &mut c,
             &connector.name,
@@ -266,6 +271,7 @@ impl ConnectorConfig {
             snapshot_include: snapshot.include,
             snapshot_table_order: snapshot.table_order,
             snapshot_select_overrides: snapshot.select_overrides,
+            reselect,
             values: values.options,
             converting_failure: values.converting_failure,
             include_unknown_datatypes: values.include_unknown_datatypes,

@@ -1219,3 +1219,48 @@ fn snapshot_select_overrides_pair_listed_tables_with_their_queries() {
         "{msg}"
     );
 }
+
+#[test]
+fn post_processors_run_the_reselect_processor_and_refuse_other_classes() {
+    let rs = "io.debezium.processors.reselect.ReselectColumnsPostProcessor";
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("post.processors", "r"),
+        ("post.processors.r.type", rs),
+        (
+            "post.processors.r.reselect.columns.include.list",
+            "public\\.pedidos:.*",
+        ),
+        ("post.processors.r.reselect.error.handling.mode", "fail"),
+    ]))
+    .unwrap();
+    assert_eq!(c.reselect.len(), 1);
+    assert!(c.reselect[0].fail && c.reselect[0].unavailable && c.reselect[0].nulls);
+    assert!(
+        c.reselect[0].selects("public", "PEDIDOS", "total"),
+        "any case, as Debezium"
+    );
+    assert!(!c.reselect[0].selects("public", "other", "total"));
+    let msg = problems(&seed_with(&[
+        ("post.processors", "r,x"),
+        ("post.processors.r.type", "com.example.Mine"),
+        ("post.processors.y.type", rs),
+    ]));
+    assert!(
+        msg.contains("post.processors.r.type=com.example.Mine names Java plugin code"),
+        "{msg}"
+    );
+    assert!(msg.contains("post.processors.x.type is required"), "{msg}");
+    assert!(
+        msg.contains("post.processors.y.type belongs to a post processor that is not listed"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[
+        ("post.processors", "r"),
+        ("post.processors.r.type", rs),
+        ("post.processors.r.reselect.colums.include.list", "x"),
+    ]));
+    assert!(
+        msg.contains("is not an option of ReselectColumnsPostProcessor"),
+        "{msg}"
+    );
+}

@@ -515,6 +515,27 @@ impl TableSchema {
         format!("{}.{}", self.descriptor.schema, self.descriptor.table)
     }
 
+    /// Converts the text value of column `i` (a re-selected value, as a snapshot row's) and
+    /// applies the column's value mapper when it is value column `j`.
+    pub fn value_from_text(
+        &self,
+        i: usize,
+        text: &str,
+        opts: &ValueOptions,
+        failure: ConvertingFailureMode,
+    ) -> Result<Value> {
+        let v = self.convert_text(i, text, opts, failure)?;
+        let mapper = self
+            .value_columns
+            .iter()
+            .position(|&c| c == i)
+            .and_then(|j| self.mappers.get(j).cloned().flatten());
+        Ok(match (mapper, self.identity_value) {
+            (Some(m), false) => m.apply(v),
+            _ => v,
+        })
+    }
+
     fn convert_text(
         &self,
         i: usize,

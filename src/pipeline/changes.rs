@@ -5,7 +5,9 @@
 //! Changes of relations that are not captured (their Relation message was filtered) are
 //! dropped here by design; `skipped.operations` drops the configured operations, and
 //! `skip.messages.without.change` an update whose `before` (REPLICA IDENTITY FULL) equals its
-//! `after` over the columns the records carry, as Debezium compares its value structs. A
+//! `after` over the columns the records carry, as Debezium compares its value structs;
+//! `post.processors` re-selects unavailable and null values of inserts and updates
+//! ([`super::reselect`]). A
 //! change of a relation whose Relation message never arrived is a protocol error.
 
 use std::sync::Arc;
@@ -48,7 +50,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             after: Some(after),
             ..Images::default()
         };
-        let ev = self.event(&table, Op::Create, lsn, images)?;
+        let mut ev = self.event(&table, Op::Create, lsn, images)?;
+        self.reselect(&table, &new, &mut ev).await?;
         self.emit_change(ev).await
     }
 
@@ -89,11 +92,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             before,
             after: Some(after),
         };
-        let ev = self.event(&table, Op::Update, lsn, images)?;
+        let mut ev = self.event(&table, Op::Update, lsn, images)?;
         if self.config.skip_messages_without_change && ev.before.as_ref() == ev.after.as_ref() {
             tracing::debug!(relation = %table.full_name(), %lsn, "update without a change in the captured columns skipped (skip.messages.without.change)");
             return Ok(());
         }
+        self.reselect(&table, &new, &mut ev).await?;
         self.emit_change(ev).await
     }
 

@@ -40,6 +40,7 @@ pub mod plan;
 pub mod preflight;
 pub mod processor;
 pub mod relations;
+pub mod reselect;
 pub mod resume;
 pub mod shutdown;
 pub mod slot_monitor;

@@ -29,6 +29,15 @@ pub trait Catalog: Send {
         type_oids: &[u32],
         source_types: bool,
     ) -> impl Future<Output = Result<TableCatalog>> + Send;
+
+    /// Runs a re-select query of `post.processors` (see [`super::reselect`]) with its key
+    /// parameters: the selected columns as text (`None` for NULL), or `None` when no row has
+    /// the key. Errors: the query fails.
+    fn reselect(
+        &mut self,
+        query: &str,
+        params: &[super::reselect::KeyParam],
+    ) -> impl Future<Output = Result<Option<Vec<Option<String>>>>> + Send;
 }
 
 impl Catalog for Client {
@@ -39,6 +48,23 @@ impl Catalog for Client {
         source_types: bool,
     ) -> Result<TableCatalog> {
         relation::read_table_catalog(self, relation.id, type_oids, source_types).await
+    }
+
+    async fn reselect(
+        &mut self,
+        query: &str,
+        params: &[super::reselect::KeyParam],
+    ) -> Result<Option<Vec<Option<String>>>> {
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let rows = self.query(query, &refs).await?;
+        Ok(rows.first().map(|row| {
+            (0..row.len())
+                .map(|i| row.get::<_, Option<String>>(i))
+                .collect()
+        }))
     }
 }
 

@@ -26,6 +26,10 @@ use crate::sink::memory::{AckMode, MemorySink, SentRecord};
 struct FixtureCatalog {
     types: TypeCatalog,
     lookups: usize,
+    /// The re-select queries run (post.processors).
+    reselects: Vec<String>,
+    /// What a re-select returns.
+    reselected: Option<Vec<Option<String>>>,
 }
 
 impl FixtureCatalog {
@@ -47,7 +51,12 @@ impl FixtureCatalog {
                 );
             }
         }
-        FixtureCatalog { types, lookups: 0 }
+        FixtureCatalog {
+            types,
+            lookups: 0,
+            reselects: Vec::new(),
+            reselected: None,
+        }
     }
 }
 
@@ -75,6 +84,15 @@ impl Catalog for FixtureCatalog {
             source_types: TypeCatalog::new(),
             money_scale: None,
         })
+    }
+
+    async fn reselect(
+        &mut self,
+        query: &str,
+        _params: &[crate::pipeline::reselect::KeyParam],
+    ) -> Result<Option<Vec<Option<String>>>> {
+        self.reselects.push(query.to_string());
+        Ok(self.reselected.clone())
     }
 }
 
