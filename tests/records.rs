@@ -1077,3 +1077,99 @@ async fn reselect_post_processor_fills_unchanged_toasted_values() {
     }
     db.cleanup().await;
 }
+
+/// `lsn.flush.mode=manual`: status updates keep flowing (the server sees the written position
+/// move) but the slot's confirmed position never moves: something else advances it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_lsn_flush_mode_never_confirms_a_position() {
+    let db = TestDb::create("lsnmanual").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("lsnmanual");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("lsn.flush.mode".into(), "manual".into());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    let start_lsn = confirmed_flush_lsn(&db, &prefix).await;
+    db.exec("INSERT INTO t SELECT generate_series(1, 50)").await;
+    let after_insert: String = db
+        .client
+        .query_one("SELECT pg_current_wal_lsn()::text", &[])
+        .await
+        .unwrap()
+        .get(0);
+    read_n(&env().kafka, &format!("{prefix}.public.t"), 50, T).await;
+    // The written position reaches past the insert: status updates flow.
+    let deadline = Instant::now() + T;
+    loop {
+        let written: Option<bool> = db
+            .client
+            .query_one(
+                "SELECT bool_or(s.write_lsn >= $2::text::pg_lsn) FROM pg_stat_replication s \
+                 JOIN pg_replication_slots r ON r.active_pid = s.pid WHERE r.slot_name = $1",
+                &[&prefix, &after_insert],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if written == Some(true) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no status update reported the write position"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        confirmed_flush_lsn(&db, &prefix).await,
+        start_lsn,
+        "the slot did not move"
+    );
+    c.stop().await.unwrap();
+    assert_eq!(
+        confirmed_flush_lsn(&db, &prefix).await,
+        start_lsn,
+        "not even at the final status update"
+    );
+    db.cleanup().await;
+}
+
+/// `event.processing.failure.handling.mode=warn`: a change whose row cannot be converted (a
+/// two-dimensional array, which stops the connector by default) is skipped with a warning,
+/// and the changes after it arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processing_failure_mode_warn_skips_a_change_that_cannot_be_converted() {
+    let db = TestDb::create("procfail").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY, a int[])")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("procfail");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert(
+        "event.processing.failure.handling.mode".into(),
+        "warn".into(),
+    );
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO t VALUES (1, '{{1,2},{3,4}}')").await;
+    db.exec("INSERT INTO t VALUES (2, '{5,6}')").await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.t"), 1, T).await;
+    assert_eq!(recs[0].payload()["after"], json!({"id": 2, "a": [5, 6]}));
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// The slot's `confirmed_flush_lsn`, as text.
+async fn confirmed_flush_lsn(db: &TestDb, slot: &str) -> String {
+    db.client
+        .query_one(
+            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
+            &[&slot],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}

@@ -122,8 +122,8 @@ registry! {
         PUBLISH_VIA_PARTITION_ROOT = "publish.via.partition.root" => NotImplemented(Some("false")),
         REPLICA_IDENTITY_AUTOSET_VALUES = "replica.identity.autoset.values" => Implemented,
         STATUS_UPDATE_INTERVAL_MS = "status.update.interval.ms" => Implemented,
-        LSN_FLUSH_MODE = "lsn.flush.mode" => NotImplemented(Some("connector")),
-        FLUSH_LSN_SOURCE = "flush.lsn.source" => NotImplemented(Some("true")),
+        LSN_FLUSH_MODE = "lsn.flush.mode" => Implemented,
+        FLUSH_LSN_SOURCE = "flush.lsn.source" => Implemented,
         LSN_FLUSH_TIMEOUT_MS = "lsn.flush.timeout.ms" => NotImplemented(Some("30000")),
         LSN_FLUSH_TIMEOUT_ACTION = "lsn.flush.timeout.action" => NotImplemented(Some("fail")),
         OFFSET_MISMATCH_STRATEGY = "offset.mismatch.strategy"
@@ -225,7 +225,7 @@ registry! {
         RETRIABLE_RESTART_CONNECTOR_WAIT_MS = "retriable.restart.connector.wait.ms" => Implemented,
         ERRORS_MAX_RETRIES = "errors.max.retries" => Implemented,
         EVENT_PROCESSING_FAILURE_HANDLING_MODE = "event.processing.failure.handling.mode"
-            => NotImplemented(Some("fail")),
+            => Implemented,
         EVENT_CONVERTING_FAILURE_HANDLING_MODE = "event.converting.failure.handling.mode"
             => Implemented,
         EXECUTOR_SHUTDOWN_TIMEOUT_MS = "executor.shutdown.timeout.ms" => Framework,

@@ -112,6 +112,9 @@ pub struct ConnectorConfig {
     pub slot_max_retries: i64,
     /// `slot.stream.params`: extra pgoutput options for `START_REPLICATION`, in order.
     pub slot_stream_params: Vec<(String, String)>,
+    /// `lsn.flush.mode=manual` (or `flush.lsn.source=false`): never confirm a position to the
+    /// slot; something else advances it.
+    pub lsn_flush_manual: bool,
     /// `slot.retry.delay.ms`: the wait between those checks.
     pub slot_retry_delay: std::time::Duration,
     /// `publication.name`
@@ -159,6 +162,9 @@ pub struct ConnectorConfig {
     pub values: ValueOptions,
     /// `event.converting.failure.handling.mode`
     pub converting_failure: ConvertingFailureMode,
+    /// `event.processing.failure.handling.mode` `warn`, `skip` or `ignore`: a change whose row
+    /// cannot be converted is skipped with a warning instead of stopping the connector.
+    pub processing_failure_skips: bool,
     /// `include.unknown.datatypes`: emit columns of unmapped types as their text through
     /// `binary.handling.mode` instead of stopping.
     pub include_unknown_datatypes: bool,
@@ -252,6 +258,7 @@ impl ConnectorConfig {
             slot_drop_on_stop: slot.slot_drop_on_stop,
             slot_max_retries: slot.slot_max_retries,
             slot_stream_params: slot.stream_params,
+            lsn_flush_manual: slot.lsn_flush_manual,
             slot_retry_delay: slot.slot_retry_delay,
             publication_name: slot.publication_name,
             publication_autocreate_mode: slot.publication_autocreate_mode,
@@ -274,6 +281,7 @@ impl ConnectorConfig {
             reselect,
             values: values.options,
             converting_failure: values.converting_failure,
+            processing_failure_skips: values.processing_failure_skips,
             include_unknown_datatypes: values.include_unknown_datatypes,
             key_converter: connector.key_converter,
             value_converter: connector.value_converter,

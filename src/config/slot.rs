@@ -7,9 +7,9 @@ use regex::Regex;
 
 use super::checker::Checker;
 use super::keys::{
-    PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME,
-    REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME,
-    SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS,
+    FLUSH_LSN_SOURCE, LSN_FLUSH_MODE, PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE,
+    PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES,
+    SLOT_NAME, SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -86,6 +86,7 @@ pub(super) struct Slot {
     pub(super) replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
     pub(super) status_update_interval: Duration,
     pub(super) stream_params: Vec<(String, String)>,
+    pub(super) lsn_flush_manual: bool,
 }
 
 /// Reads the slot and publication settings.
@@ -130,6 +131,44 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
             1,
         )),
         stream_params: stream_params(c),
+        lsn_flush_manual: lsn_flush_manual(c),
+    }
+}
+
+/// `lsn.flush.mode` (or the deprecated `flush.lsn.source`): `true` for `manual`, where
+/// something else confirms the slot's position and pgcdc never does. `connector_and_driver`
+/// is `connector`: pgcdc already confirms a keepalive's WAL end when nothing is in flight, as
+/// the driver does there.
+fn lsn_flush_manual(c: &mut Checker<'_>) -> bool {
+    let mode = c.choice(
+        LSN_FLUSH_MODE,
+        None,
+        &[
+            ("connector", Some(false)),
+            ("manual", Some(true)),
+            ("connector_and_driver", Some(false)),
+        ],
+    );
+    let legacy = c
+        .get(FLUSH_LSN_SOURCE)
+        .filter(|v| !v.is_empty())
+        .map(|_| !c.boolean(FLUSH_LSN_SOURCE, true));
+    match (mode, legacy) {
+        (Some(m), Some(l)) if m != l => {
+            c.problem(format!(
+                "{LSN_FLUSH_MODE} and the deprecated {FLUSH_LSN_SOURCE} disagree: keep {LSN_FLUSH_MODE} only"
+            ));
+            m
+        }
+        (Some(m), _) => m,
+        (None, Some(l)) => {
+            c.warn(format!(
+                "{FLUSH_LSN_SOURCE} is deprecated (Debezium 3.x): use {LSN_FLUSH_MODE}={}",
+                if l { "manual" } else { "connector" }
+            ));
+            l
+        }
+        (None, None) => false,
     }
 }
 

@@ -1264,3 +1264,28 @@ fn post_processors_run_the_reselect_processor_and_refuse_other_classes() {
         "{msg}"
     );
 }
+
+#[test]
+fn lsn_flush_mode_and_its_deprecated_form() {
+    let manual = |pairs: &[(&str, &str)]| {
+        ConnectorConfig::from_map(&seed_with(pairs))
+            .unwrap()
+            .0
+            .lsn_flush_manual
+    };
+    assert!(!manual(&[]));
+    assert!(manual(&[("lsn.flush.mode", "manual")]));
+    assert!(!manual(&[("lsn.flush.mode", "connector_and_driver")]));
+    assert!(manual(&[("flush.lsn.source", "false")]));
+    let msg = problems(&seed_with(&[
+        ("lsn.flush.mode", "manual"),
+        ("flush.lsn.source", "true"),
+    ]));
+    assert!(msg.contains("disagree"), "{msg}");
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[(
+        "event.processing.failure.handling.mode",
+        "skip",
+    )]))
+    .unwrap();
+    assert!(c.processing_failure_skips);
+}

@@ -10,8 +10,9 @@
 use super::checker::Checker;
 use super::keys::{
     BINARY_HANDLING_MODE, DECIMAL_HANDLING_MODE, EVENT_CONVERTING_FAILURE_HANDLING_MODE,
-    HSTORE_HANDLING_MODE, INCLUDE_UNKNOWN_DATATYPES, INTERVAL_HANDLING_MODE, MONEY_FRACTION_DIGITS,
-    SCHEMA_REFRESH_MODE, TIME_PRECISION_MODE, UNAVAILABLE_VALUE_PLACEHOLDER,
+    EVENT_PROCESSING_FAILURE_HANDLING_MODE, HSTORE_HANDLING_MODE, INCLUDE_UNKNOWN_DATATYPES,
+    INTERVAL_HANDLING_MODE, MONEY_FRACTION_DIGITS, SCHEMA_REFRESH_MODE, TIME_PRECISION_MODE,
+    UNAVAILABLE_VALUE_PLACEHOLDER,
 };
 
 /// Debezium's default `unavailable.value.placeholder`.
@@ -128,6 +129,7 @@ pub(super) struct Values {
     pub(super) options: ValueOptions,
     pub(super) converting_failure: ConvertingFailureMode,
     pub(super) include_unknown_datatypes: bool,
+    pub(super) processing_failure_skips: bool,
 }
 
 /// Reads the value-representation settings.
@@ -204,6 +206,16 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Values {
             ],
         ),
         include_unknown_datatypes: c.boolean(INCLUDE_UNKNOWN_DATATYPES, false),
+        processing_failure_skips: c.choice(
+            EVENT_PROCESSING_FAILURE_HANDLING_MODE,
+            false,
+            &[
+                ("fail", false),
+                ("warn", true),
+                ("skip", true),
+                ("ignore", true),
+            ],
+        ),
     }
 }
 

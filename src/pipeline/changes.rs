@@ -44,7 +44,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if self.config.skipped_operations.create {
             return Ok(());
         }
-        let after = self.row(&table, &new, None, Image::New)?;
+        let Some(after) = self.tolerate(self.row(&table, &new, None, Image::New), &table, lsn)?
+        else {
+            return Ok(());
+        };
         let images = Images {
             key: table.key_of(&after),
             after: Some(after),
@@ -74,12 +77,18 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             Some(OldTuple::Full(t)) => Some(t),
             _ => None,
         };
-        let after = self.row(&table, &new, old_full, Image::New)?;
-        let before = match &old {
-            Some(OldTuple::Full(t)) | Some(OldTuple::Key(t)) => {
-                Some(self.row(&table, t, None, Image::Old)?)
-            }
-            None => None,
+        let images = (|| {
+            let after = self.row(&table, &new, old_full, Image::New)?;
+            let before = match &old {
+                Some(OldTuple::Full(t)) | Some(OldTuple::Key(t)) => {
+                    Some(self.row(&table, t, None, Image::Old)?)
+                }
+                None => None,
+            };
+            Ok((after, before))
+        })();
+        let Some((after, before)) = self.tolerate(images, &table, lsn)? else {
+            return Ok(());
         };
         let key = table.key_of(&after);
         let old_key = before
@@ -110,7 +119,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         }
         let (OldTuple::Full(tuple) | OldTuple::Key(tuple)) = &old;
-        let before = self.row(&table, tuple, None, Image::Old)?;
+        let Some(before) = self.tolerate(self.row(&table, tuple, None, Image::Old), &table, lsn)?
+        else {
+            return Ok(());
+        };
         let images = Images {
             key: table.key_of(&before),
             before: Some(before),
@@ -133,6 +145,28 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             self.emit_change(ev).await?;
         }
         Ok(())
+    }
+
+    /// `event.processing.failure.handling.mode`: a row that cannot be converted stops the
+    /// connector (`fail`, the default), or its change is skipped (`warn`, `skip`, `ignore`),
+    /// always with a warning naming the relation, the LSN and the reason, never the values.
+    fn tolerate<T>(&self, row: Result<T>, table: &TableSchema, lsn: Lsn) -> Result<Option<T>> {
+        match row {
+            Ok(v) => Ok(Some(v)),
+            Err(e)
+                if self.config.processing_failure_skips
+                    && e.kind() == crate::error::ErrorKind::Conversion =>
+            {
+                tracing::warn!(
+                    relation = %table.full_name(),
+                    %lsn,
+                    reason = %e.one_line(),
+                    "change skipped: its row cannot be converted (event.processing.failure.handling.mode)"
+                );
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Converts one tuple of `table` into its row values.

@@ -151,7 +151,16 @@ pub async fn start(
     let tracker = started.processor.tracker().clone();
     let stored = started.offsets.stored();
     let counters = started.processor.counters.clone();
+    // lsn.flush.mode=manual: status updates keep flowing but confirm nothing (an invalid
+    // flush position, which the server ignores), as Debezium's driver then sends.
+    let manual = config.lsn_flush_manual;
+    if manual {
+        tracing::info!(slot = %config.slot_name, "lsn.flush.mode=manual: pgcdc does not confirm positions to the slot; something else must advance it");
+    }
     let confirmable = move || {
+        if manual {
+            return Lsn::ZERO;
+        }
         let lsn = tracker.confirmable(Lsn(stored.load(Ordering::Acquire)));
         counters.set_confirmed(lsn);
         lsn
