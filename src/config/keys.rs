@@ -105,7 +105,7 @@ registry! {
         DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,
         DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => Implemented,
         DATABASE_CONNECTION_FACTORY_CLASS = "database.connection.factory.class"
-            => NotImplemented(None),
+            => JavaCode(None, "remove it: pgcdc opens its PostgreSQL connections itself (database.* keys, database.sslmode)"),
         CONNECTION_VALIDATION_TIMEOUT_MS = "connection.validation.timeout.ms" => Implemented,
         // slot and publication
         PLUGIN_NAME = "plugin.name" => Implemented,
