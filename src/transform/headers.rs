@@ -168,6 +168,34 @@ fn number_value(t: &str) -> Option<(Schema, Value)> {
     None
 }
 
+/// The required `operation` option of HeaderFrom and HeaderToValue: `Some(true)` for `move`,
+/// `Some(false)` for `copy`, `None` after recording the problem.
+fn operation(o: &mut Options<'_>, any_case: bool) -> Option<bool> {
+    let value = o.raw("operation");
+    let normalised = value.map(|v| {
+        if any_case {
+            v.to_ascii_lowercase()
+        } else {
+            v.to_string()
+        }
+    });
+    match (value, normalised.as_deref()) {
+        (_, Some("move")) => Some(true),
+        (_, Some("copy")) => Some(false),
+        (Some(v), _) => {
+            o.problem(
+                "operation",
+                format!("={v} is invalid: allowed values are move, copy"),
+            );
+            None
+        }
+        (None, _) => {
+            o.problem("operation", " is required: move or copy");
+            None
+        }
+    }
+}
+
 /// `DropHeaders`: removes every header whose name is listed in `headers`.
 #[derive(Debug, Clone)]
 pub struct DropHeaders {
@@ -214,21 +242,8 @@ impl HeaderFrom {
     pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
         let fields = o.get("fields").map(list).unwrap_or_default();
         let headers = o.get("headers").map(list).unwrap_or_default();
-        let moving = match o.raw("operation") {
-            Some("move") => Some(true),
-            Some("copy") => Some(false),
-            Some(v) => {
-                o.problem(
-                    "operation",
-                    format!("={v} is invalid: allowed values are move, copy"),
-                );
-                None
-            }
-            None => {
-                o.problem("operation", " is required: move or copy");
-                None
-            }
-        };
+        // Kafka's ValidString.in: exact case.
+        let moving = operation(o, false);
         let with_default = o.boolean("replace.null.with.default", true);
         for (name, l) in [("fields", &fields), ("headers", &headers)] {
             if l.is_empty() {
@@ -349,21 +364,8 @@ impl HeaderToValue {
     pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
         let headers = o.get("headers").map(list).unwrap_or_default();
         let fields = o.get("fields").map(list).unwrap_or_default();
-        let moving = match o.raw("operation").map(str::to_ascii_lowercase).as_deref() {
-            Some("move") => Some(true),
-            Some("copy") => Some(false),
-            Some(v) => {
-                o.problem(
-                    "operation",
-                    format!("={v} is invalid: allowed values are move, copy"),
-                );
-                None
-            }
-            None => {
-                o.problem("operation", " is required: move or copy");
-                None
-            }
-        };
+        // Debezium's enumerated values: any case.
+        let moving = operation(o, true);
         for (name, l) in [("headers", &headers), ("fields", &fields)] {
             if l.is_empty() {
                 o.problem(name, " is required");
