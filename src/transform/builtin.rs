@@ -257,6 +257,22 @@ mod tests {
     }
 
     #[test]
+    fn flattening_a_null_with_a_schema_gives_the_flattened_schema_as_connect_does() {
+        let out = run(
+            &mut one("Flatten$Value", &[("delimiter", "_")]),
+            delete_and_tombstone(),
+        );
+        assert_eq!(out.len(), 1);
+        let (_, v) = render(&out[0], true);
+        let v = v.unwrap();
+        assert!(v.ends_with(r#""payload":null}"#), "{v}");
+        assert!(
+            v.contains(r#""optional":false,"name":"db.public.orders.Value""#),
+            "{v}"
+        );
+    }
+
+    #[test]
     fn mask_value_to_key_and_cast_on_a_row() {
         let rec = || insert(&orders(), vec![Value::Int(300), s("secret")]);
         let out = run(

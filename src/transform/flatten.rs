@@ -6,7 +6,8 @@
 //! parameters and is required; a field is optional when it or any struct above it is; a
 //! field keeps its default, or takes its parent struct's default; arrays are kept as they are;
 //! a map is an error (Connect does not flatten maps in records with schemas). A null nested
-//! struct leaves its fields null. Kafka nulls pass through.
+//! struct leaves its fields null. Kafka nulls pass through; a null value with a schema takes the
+//! flattened schema.
 
 use std::sync::Arc;
 
@@ -43,9 +44,6 @@ impl Flatten {
         let Some(schema) = self.side.schema(&r).cloned() else {
             return Ok(Some(r));
         };
-        if self.side.value(&r).is_none() {
-            return Ok(Some(r));
-        }
         if schema.ty != SchemaType::Struct {
             return Err(data_error(
                 &self.class,
@@ -67,7 +65,12 @@ impl Flatten {
             .map_err(|e| {
                 data_error(&self.class, &self.alias, format!("{e} (topic {})", r.topic))
             })?;
-        let value = self.side.take(&mut r).unwrap_or(Value::Null);
+        // A null with a schema (ExtractNewRecordState's delete in `tombstone` mode) keeps its
+        // null and takes the flattened schema, as in Connect.
+        let Some(value) = self.side.take(&mut r) else {
+            self.side.set(&mut r, Some(out_schema), None);
+            return Ok(Some(r));
+        };
         let mut out = Vec::with_capacity(out_schema.fields.len());
         flat_value(&schema, Some(&value), &mut out);
         self.side
