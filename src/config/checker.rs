@@ -115,6 +115,18 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A comma-separated list of names (`a, b`): trimmed, empty items left out.
+    pub(super) fn names(&self, key: &str) -> Vec<String> {
+        self.get(key)
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A comma-separated list of case-insensitive regular expressions that must match the
     /// whole name (`\,` for a comma).
     pub(super) fn regex_list(&mut self, key: &str) -> Vec<Regex> {

@@ -44,29 +44,15 @@ impl ReselectConfig {
 
 /// Reads `post.processors` and the options of each listed processor.
 pub(super) fn parse(c: &mut Checker<'_>) -> Vec<ReselectConfig> {
-    let names: Vec<String> = c
-        .get(POST_PROCESSORS)
-        .map(|v| {
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = c.names(POST_PROCESSORS);
+    super::transforms::unlisted_keys(
+        c,
+        POST_PROCESSORS_PREFIX,
+        &names,
+        "post processor",
+        POST_PROCESSORS,
+    );
     let raw = c.raw;
-    for k in raw.keys() {
-        if let Some(rest) = k.strip_prefix(POST_PROCESSORS_PREFIX) {
-            let listed = names.iter().any(|n| {
-                rest.strip_prefix(n.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
-            });
-            if !listed {
-                c.problem(format!(
-                    "{k} belongs to a post processor that is not listed in {POST_PROCESSORS}"
-                ));
-            }
-        }
-    }
     let mut out = Vec::new();
     for name in names {
         let p = format!("{POST_PROCESSORS_PREFIX}{name}.");

@@ -110,15 +110,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Snapshot {
 /// with a warning, as in Debezium; a query whose table is not listed is a problem (it would
 /// silently do nothing).
 fn select_overrides(c: &mut Checker<'_>) -> Vec<SelectOverride> {
-    let listed: Vec<String> = c
-        .get(SNAPSHOT_SELECT_STATEMENT_OVERRIDES)
-        .map(|v| {
-            v.split(',')
-                .map(|e| e.trim().to_string())
-                .filter(|e| !e.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
+    let listed = c.names(SNAPSHOT_SELECT_STATEMENT_OVERRIDES);
     let raw = c.raw;
     for k in raw.keys() {
         if let Some(entry) = k.strip_prefix(SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX) {

@@ -1251,7 +1251,7 @@ fn post_processors_run_the_reselect_processor_and_refuse_other_classes() {
     );
     assert!(msg.contains("post.processors.x.type is required"), "{msg}");
     assert!(
-        msg.contains("post.processors.y.type belongs to a post processor that is not listed"),
+        msg.contains("post.processors.y.type belongs to post processor \"y\", which is not listed in post.processors"),
         "{msg}"
     );
     let msg = problems(&seed_with(&[

@@ -173,7 +173,7 @@ fn alias_list(c: &mut Checker<'_>, key: &str) -> Vec<String> {
 /// Reports each `<prefix><alias>.*` key whose alias is not in `aliases` (`what`: transform
 /// or predicate, listed in `list_key`). Kafka Connect matches `<prefix><alias>.` as a prefix,
 /// so an alias may hold dots.
-fn unlisted_keys(
+pub(super) fn unlisted_keys(
     c: &mut Checker<'_>,
     prefix: &str,
     aliases: &[String],
