@@ -304,11 +304,20 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
         ("env", "ci"),
         ("team", "da\"ta"),
     ];
-    let samples = wait_for("metrics to count the changes", T, || async {
-        let s = metrics(&p).await;
-        (sample(&s, "debezium_metrics_TotalNumberOfEventsSeen", &streaming) == Some(4.0))
+    // The events are counted when processed, the commit-to-ack latency when Kafka acknowledges
+    // the transaction: wait for both.
+    let acked = [("connector", "pedidos-cdc")];
+    let samples = wait_for(
+        "metrics to count the changes and their acknowledgement",
+        T,
+        || async {
+            let s = metrics(&p).await;
+            (sample(&s, "debezium_metrics_TotalNumberOfEventsSeen", &streaming) == Some(4.0)
+                && sample(&s, "pgcdc_commit_to_ack_seconds_count", &acked)
+                    .is_some_and(|n| n >= 1.0))
             .then_some(s)
-    })
+        },
+    )
     .await;
     for (name, want) in [
         ("debezium_metrics_TotalNumberOfCreateEventsSeen", 2.0),
