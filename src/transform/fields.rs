@@ -155,6 +155,8 @@ pub struct InsertField {
     timestamp: Option<Insertion>,
     static_field: Option<Insertion>,
     static_value: String,
+    /// The inserted fields in Connect's order, with their schemas (derived once, at parse).
+    insertions: Vec<(Insertion, Schema)>,
     with_default: bool,
     cache: SchemaCache,
 }
@@ -186,7 +188,7 @@ impl InsertField {
             o.problem("static.value", " is required when static.field is set");
             return None;
         }
-        Some(InsertField {
+        let mut t = InsertField {
             class: class.into(),
             alias: alias.into(),
             side,
@@ -195,13 +197,16 @@ impl InsertField {
             timestamp,
             static_field,
             static_value: static_value.unwrap_or_default(),
+            insertions: Vec::new(),
             with_default,
             cache: SchemaCache::default(),
-        })
+        };
+        t.insertions = t.derive_insertions();
+        Some(t)
     }
 
     /// The inserted fields in Connect's order, with their schemas.
-    fn insertions(&self) -> Vec<(Insertion, Schema)> {
+    fn derive_insertions(&self) -> Vec<(Insertion, Schema)> {
         let mut out = Vec::new();
         if let Some(i) = &self.topic {
             out.push((i.clone(), Schema::new(SchemaType::String, i.optional)));
@@ -227,13 +232,13 @@ impl InsertField {
         }
         let (schema, values) =
             require_struct(self.side, &r, "field insertion", &self.class, &self.alias)?;
-        let insertions = self.insertions();
+        let insertions = &self.insertions;
         let out_schema = self
             .cache
             .get_or_try(schema, |s| {
                 let mut out = struct_basics(s);
                 out.fields = s.fields.clone();
-                for (i, fs) in &insertions {
+                for (i, fs) in insertions {
                     push_field(&mut out, &i.name, fs.clone())?;
                 }
                 Ok(Arc::new(out))

@@ -134,13 +134,7 @@ impl TimestampConverter {
     }
 
     fn target_schema(&self, optional: bool) -> Schema {
-        match self.target {
-            Form::Text => Schema::new(SchemaType::String, optional),
-            Form::Unix => Schema::new(SchemaType::Int64, optional),
-            Form::Date => Schema::new(SchemaType::Int32, optional).named(DATE),
-            Form::Time => Schema::new(SchemaType::Int32, optional).named(TIME),
-            Form::Timestamp => Schema::new(SchemaType::Int64, optional).named(TIMESTAMP),
-        }
+        target_schema(self.target, optional)
     }
 
     /// Applies the transform.
@@ -166,15 +160,15 @@ impl TimestampConverter {
                 "only a struct is supported for [converting timestamp formats]".into(),
             ));
         }
-        let this = self.clone_options();
+        let (field, target) = (&self.field, self.target);
         let out_schema = self
             .cache
             .get_or_try(&schema, |s| {
                 let mut out = struct_basics(s);
                 out.optional = s.optional;
                 for f in &s.fields {
-                    let fs = if f.name == this.field {
-                        this.target_schema(f.schema.optional)
+                    let fs = if f.name == *field {
+                        target_schema(target, f.schema.optional)
                     } else {
                         f.schema.clone()
                     };
@@ -200,13 +194,6 @@ impl TimestampConverter {
         self.side
             .set(&mut r, Some(out_schema), Some(Value::Struct(out)));
         Ok(Some(r))
-    }
-
-    fn clone_options(&self) -> TimestampConverter {
-        TimestampConverter {
-            cache: SchemaCache::default(),
-            ..self.clone()
-        }
     }
 
     /// `v` (shaped by `s`) in the target form.
@@ -263,6 +250,17 @@ impl TimestampConverter {
             Form::Time => Value::Int(ms.rem_euclid(DAY_MS)),
             Form::Timestamp => Value::Int(ms),
         })
+    }
+}
+
+/// The schema of `target`, optional or not (Connect's logical types carry version 1).
+fn target_schema(target: Form, optional: bool) -> Schema {
+    match target {
+        Form::Text => Schema::new(SchemaType::String, optional),
+        Form::Unix => Schema::new(SchemaType::Int64, optional),
+        Form::Date => Schema::new(SchemaType::Int32, optional).named(DATE),
+        Form::Time => Schema::new(SchemaType::Int32, optional).named(TIME),
+        Form::Timestamp => Schema::new(SchemaType::Int64, optional).named(TIMESTAMP),
     }
 }
 
