@@ -130,6 +130,7 @@ fn run(schemas: bool, n: u64) -> f64 {
                 lsn: Some(pgcdc::lsn::Lsn(2000 + i)),
                 origin: None,
                 origin_lsn: None,
+                xmin: None,
             },
         };
         for r in change_records(ev, &opts) {

@@ -35,6 +35,9 @@ pub enum ErrorKind {
     Protocol,
     /// A column value could not be converted to its Debezium representation. Fatal.
     Conversion,
+    /// A single message transform (or its predicate) could not handle a record, such as a
+    /// `TimestampRouter` given a record without a timestamp. Fatal.
+    Transform,
     /// A SQL statement failed on a regular connection for a reason the server gave. Fatal.
     Sql,
     /// Kafka refused or failed to deliver a record, or could not be configured. Fatal.
@@ -95,6 +98,10 @@ impl ErrorKind {
             ErrorKind::Conversion => (
                 false,
                 "exclude the column (column.exclude.list) or choose another handling mode; the slot keeps the change",
+            ),
+            ErrorKind::Transform => (
+                false,
+                "change the transform the message names (transforms.<alias>.*), or give it a predicate so that it only sees the records it can handle; the slot keeps the change",
             ),
             ErrorKind::Sql => (
                 false,
@@ -514,6 +521,10 @@ impl Error {
     pub fn conversion(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Conversion, message)
     }
+    /// Shorthand for [`ErrorKind::Transform`].
+    pub fn transform(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Transform, message)
+    }
     /// Shorthand for [`ErrorKind::Kafka`].
     pub fn kafka(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Kafka, message)
@@ -612,7 +623,8 @@ mod tests {
     fn only_connection_errors_are_retried_and_every_fatal_kind_names_a_fix() {
         use ErrorKind::*;
         for kind in [
-            Config, Connection, Auth, Server, Protocol, Conversion, Sql, Kafka, Io, Internal,
+            Config, Connection, Auth, Server, Protocol, Conversion, Transform, Sql, Kafka, Io,
+            Internal,
         ] {
             let p = kind.policy();
             assert_eq!(p.retriable, kind == Connection, "{kind:?}");
@@ -724,6 +736,7 @@ mod tests {
             ErrorKind::Server,
             ErrorKind::Protocol,
             ErrorKind::Conversion,
+            ErrorKind::Transform,
             ErrorKind::Sql,
             ErrorKind::Kafka,
             ErrorKind::Io,

@@ -308,14 +308,24 @@ pub fn java_hash_map_order<'a>(
     keys: impl Iterator<Item = &'a str>,
     min_capacity: usize,
 ) -> Vec<usize> {
+    java_hash_map_order_from(keys, min_capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY))
+}
+
+/// [`java_hash_map_order`] for a map whose table starts at `capacity` (a power of two, any
+/// size: `new HashMap<>(otherMap)` sizes it for the other map's entries) and doubles while the
+/// entries exceed its threshold (`capacity * 3 / 4`, rounded down).
+pub fn java_hash_map_order_from<'a>(
+    keys: impl Iterator<Item = &'a str>,
+    capacity: usize,
+) -> Vec<usize> {
     let hashes: Vec<u32> = keys
         .map(|k| {
             let h = java_string_hash(k) as u32;
             h ^ (h >> 16)
         })
         .collect();
-    let mut capacity: usize = min_capacity.max(JAVA_HASH_MAP_INITIAL_CAPACITY);
-    while hashes.len() * 4 > capacity * 3 {
+    let mut capacity = capacity.max(1);
+    while hashes.len() > capacity * 3 / 4 {
         capacity *= 2;
     }
     let mask = (capacity - 1) as u32;

@@ -233,3 +233,217 @@ async fn offsets_past_the_servers_wal_are_refused() {
     assert!(!err.is_retriable());
     db.cleanup().await;
 }
+
+/// The slot's `restart_lsn` as u64 (0 if absent).
+async fn restart_lsn(db: &TestDb, slot: &str) -> u64 {
+    let row = db
+        .client
+        .query_opt(
+            "SELECT (restart_lsn - '0/0')::int8 FROM pg_replication_slots WHERE slot_name = $1",
+            &[&slot],
+        )
+        .await
+        .unwrap();
+    row.and_then(|r| r.get::<_, Option<i64>>(0)).unwrap_or(0) as u64
+}
+
+/// The `lsn_proc` of this connector's entry in the offsets file (0 if absent).
+fn stored_lsn_proc(dir: &std::path::Path) -> u64 {
+    let text = std::fs::read_to_string(dir.join("offsets.json")).unwrap_or_default();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    file.as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|v| v["lsn_proc"].as_u64())
+        .unwrap_or(0)
+}
+
+/// pgcdc confirms the WAL an idle slot passes (writes to tables it does not publish), and
+/// records the position in its offsets before confirming it: after a checkpoint moves the
+/// slot's `restart_lsn`, the offsets are still at or past it, so the start-up check
+/// (pgcdc's and Debezium's, which read the same offsets) accepts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_slot_never_passes_the_stored_offsets_so_a_restart_passes_the_position_check() {
+    let db = TestDb::create("idleoff").await;
+    db.exec("CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("idleoff");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("publication.autocreate.mode".into(), "filtered".into());
+    raw.insert("publication.name".into(), prefix.clone());
+    raw.insert("table.include.list".into(), "public.captured".into());
+    let data = format!("{prefix}.public.captured");
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO captured VALUES (1)").await;
+    read_n(&env().kafka, &data, 1, T).await;
+    db.exec(
+        "INSERT INTO busy (pad) SELECT repeat('x', 1000) FROM generate_series(1, 3000); CHECKPOINT",
+    )
+    .await;
+    let after_busy = db.current_lsn().await;
+    db.wait_confirmed(&prefix, after_busy, "the idle slot to pass the busy writes")
+        .await;
+    db.exec("CHECKPOINT").await;
+    wait_for(
+        "the slot's restart_lsn to pass the captured row",
+        T,
+        || async {
+            (restart_lsn(&db, &prefix).await > 0 && db.confirmed_flush(&prefix).await >= after_busy)
+                .then_some(())
+        },
+    )
+    .await;
+    c.stop().await.unwrap();
+    let (restart, confirmed) = (
+        restart_lsn(&db, &prefix).await,
+        db.confirmed_flush(&prefix).await,
+    );
+    let stored = stored_lsn_proc(dir.path());
+    assert!(confirmed >= after_busy, "the idle WAL was confirmed");
+    assert!(
+        stored >= confirmed && stored >= restart,
+        "offsets lsn_proc {stored} at or past the slot (confirmed {confirmed}, restart {restart})"
+    );
+    let c = start(&raw);
+    db.exec("INSERT INTO captured VALUES (2)").await;
+    let records = read_n(&env().kafka, &data, 2, T).await;
+    assert_eq!(records[1].payload()["after"]["id"], 2);
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// A slot dropped and created again by someone else is ahead of the offsets: the changes in
+/// between are gone. By default pgcdc refuses to start and says what to do;
+/// `snapshot.mode=when_needed` takes a new snapshot; `offset.mismatch.strategy=trust_slot`
+/// follows the slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_recreated_past_the_offsets_is_refused_unless_a_snapshot_or_the_strategy_covers_it()
+{
+    let db = TestDb::create("recreated").await;
+    db.exec("CREATE TABLE public.r (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("recreated");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let data = format!("{prefix}.public.r");
+    let recreate = |lost: i32| {
+        let (db, prefix) = (&db, &prefix);
+        async move {
+            db.exec(&format!("SELECT pg_drop_replication_slot('{prefix}')"))
+                .await;
+            db.exec(&format!("INSERT INTO r VALUES ({lost})")).await;
+            db.exec(&format!(
+                "SELECT pg_create_logical_replication_slot('{prefix}', 'pgoutput')"
+            ))
+            .await;
+        }
+    };
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO r VALUES (1)").await;
+    read_n(&env().kafka, &data, 1, T).await;
+    c.stop().await.unwrap();
+    recreate(2).await;
+
+    let err = start(&raw).expect_error(T).await;
+    let msg = err.to_string();
+    assert!(
+        msg.contains("has moved past the stored offsets")
+            && msg.contains("restart_lsn")
+            && msg.contains("snapshot.mode=when_needed")
+            && msg.contains("offset.mismatch.strategy=trust_slot"),
+        "{msg}"
+    );
+    assert!(!err.is_retriable());
+
+    let mut when_needed = raw.clone();
+    when_needed.insert("snapshot.mode".into(), "when_needed".into());
+    let c = start(&when_needed);
+    let records = read_until(&env().kafka, &data, T, |recs: &[Rec]| {
+        recs.iter().any(|r| {
+            r.value.is_some() && r.payload()["op"] == "r" && r.payload()["after"]["id"] == 2
+        })
+    })
+    .await;
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r.value.is_some() && r.payload()["op"] == "r")
+            .count(),
+        2
+    );
+    c.stop().await.unwrap();
+
+    recreate(3).await;
+    let mut trust_slot = raw.clone();
+    trust_slot.insert("offset.mismatch.strategy".into(), "trust_slot".into());
+    let c = start(&trust_slot);
+    db.wait_confirmed(&prefix, db.current_lsn().await, "the slot to be streamed")
+        .await;
+    db.exec("INSERT INTO r VALUES (4)").await;
+    let records = read_until(&env().kafka, &data, T, |recs: &[Rec]| {
+        recs.iter()
+            .any(|r| r.value.is_some() && r.payload()["after"]["id"] == 4)
+    })
+    .await;
+    assert!(
+        !records
+            .iter()
+            .any(|r| r.value.is_some() && r.payload()["after"]["id"] == 3),
+        "the row written while no slot existed is not in the stream"
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// A slot left behind the offsets (here by `lsn.flush.mode=manual`) is advanced to them by
+/// `trust_offset` before streaming, so the server does not send the published transactions
+/// again; `no_validation` streams them again and skips them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_offset_advances_a_slot_behind_the_offsets() {
+    for (strategy, resent) in [("trust_offset", false), ("no_validation", true)] {
+        let db = TestDb::create("advance").await;
+        db.exec("CREATE TABLE public.a (id int PRIMARY KEY)").await;
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = unique("advance");
+        let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+        let data = format!("{prefix}.public.a");
+        raw.insert("lsn.flush.mode".into(), "manual".into());
+        let c = start(&raw);
+        db.wait_for_slot(&prefix).await;
+        db.exec("INSERT INTO a VALUES (1); INSERT INTO a VALUES (2); INSERT INTO a VALUES (3)")
+            .await;
+        read_n(&env().kafka, &data, 3, T).await;
+        let commit = db.current_lsn().await;
+        wait_for("the offsets to cover the three inserts", T, || async {
+            (stored_lsn_proc(dir.path()) >= commit - 200).then_some(())
+        })
+        .await;
+        c.stop().await.unwrap();
+        assert!(
+            db.confirmed_flush(&prefix).await < commit,
+            "manual: the slot stayed behind"
+        );
+
+        raw.remove("lsn.flush.mode");
+        raw.insert("offset.mismatch.strategy".into(), strategy.into());
+        let c = start(&raw);
+        db.wait_confirmed(
+            &prefix,
+            stored_lsn_proc(dir.path()),
+            "the slot to reach the offsets",
+        )
+        .await;
+        let stats = c.stop().await.unwrap();
+        assert_eq!(
+            stats.change_events, 0,
+            "{strategy}: nothing published twice"
+        );
+        assert_eq!(
+            stats.transactions > 0,
+            resent,
+            "{strategy}: the server sent the published transactions again: {}",
+            stats.transactions
+        );
+        db.cleanup().await;
+    }
+}

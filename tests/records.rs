@@ -1173,3 +1173,65 @@ async fn confirmed_flush_lsn(db: &TestDb, slot: &str) -> String {
         .unwrap()
         .get(0)
 }
+
+/// `xmin.fetch.interval.ms`: streamed events carry the slot's `catalog_xmin` in
+/// `source.xmin`, snapshot records do not, and with the default (0) it stays null.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn xmin_fetch_interval_puts_the_slots_catalog_xmin_in_streamed_events() {
+    let db = TestDb::create("xminfetch").await;
+    db.exec("CREATE TABLE public.t (id int PRIMARY KEY); INSERT INTO t VALUES (1)")
+        .await;
+    for (interval, fetched) in [("100", true), ("0", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = unique("xminfetch");
+        let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+        raw.insert("xmin.fetch.interval.ms".into(), interval.into());
+        let c = start(&raw);
+        db.wait_for_slot(&prefix).await;
+        db.exec("INSERT INTO t VALUES (2); DELETE FROM t WHERE id = 2")
+            .await;
+        let records = read_until(
+            &env().kafka,
+            &format!("{prefix}.public.t"),
+            T,
+            |recs: &[Rec]| {
+                recs.iter()
+                    .any(|r| r.value.is_some() && r.payload()["op"] == "d")
+            },
+        )
+        .await;
+        c.stop().await.unwrap();
+        let catalog_xmin: i64 = db
+            .client
+            .query_one(
+                "SELECT catalog_xmin::text::int8 FROM pg_replication_slots WHERE slot_name = $1",
+                &[&prefix],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        let values: Vec<_> = records.iter().filter(|r| r.value.is_some()).collect();
+        let snapshot = values.iter().find(|r| r.payload()["op"] == "r").unwrap();
+        assert!(
+            snapshot.payload()["source"]["xmin"].is_null(),
+            "snapshot records carry no xmin"
+        );
+        for r in values.iter().filter(|r| r.payload()["op"] != "r") {
+            let xmin = &r.payload()["source"]["xmin"];
+            if fetched {
+                let x = xmin
+                    .as_i64()
+                    .unwrap_or_else(|| panic!("xmin missing: {xmin}"));
+                assert!(
+                    x > 0 && x <= catalog_xmin,
+                    "xmin {x}, slot catalog_xmin {catalog_xmin}"
+                );
+            } else {
+                assert!(xmin.is_null(), "{xmin}");
+            }
+        }
+        db.exec(&format!("SELECT pg_drop_replication_slot('{prefix}')"))
+            .await;
+    }
+    db.cleanup().await;
+}

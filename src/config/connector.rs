@@ -137,6 +137,10 @@ fn topic_naming(c: &mut Checker<'_>) -> TopicNaming {
             "{TOPIC_NAMING_STRATEGY}={class} is not implemented yet: use {} (and the ByLogicalTableRouter transform to merge tables into one topic)",
             names.join(", ")
         ));
+    } else if let Some(near) = crate::util::closest_of(&class, names.iter().copied()) {
+        c.problem(format!(
+            "{TOPIC_NAMING_STRATEGY}={class} is not one of Debezium's built-in strategies; did you mean {near}?"
+        ));
     } else {
         c.problem(format!(
             "{TOPIC_NAMING_STRATEGY}={class} names Java plugin code, which cannot run in pgcdc (a native program, not a Kafka Connect worker): use one of Debezium's built-in strategies {}, or a transform (RegexRouter, ByLogicalTableRouter)",

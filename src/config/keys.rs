@@ -124,11 +124,10 @@ registry! {
         STATUS_UPDATE_INTERVAL_MS = "status.update.interval.ms" => Implemented,
         LSN_FLUSH_MODE = "lsn.flush.mode" => Implemented,
         FLUSH_LSN_SOURCE = "flush.lsn.source" => Implemented,
-        LSN_FLUSH_TIMEOUT_MS = "lsn.flush.timeout.ms" => NotImplemented(Some("30000")),
-        LSN_FLUSH_TIMEOUT_ACTION = "lsn.flush.timeout.action" => NotImplemented(Some("fail")),
-        OFFSET_MISMATCH_STRATEGY = "offset.mismatch.strategy"
-            => NotImplemented(Some("no_validation")),
-        XMIN_FETCH_INTERVAL_MS = "xmin.fetch.interval.ms" => NotImplemented(Some("0")),
+        LSN_FLUSH_TIMEOUT_MS = "lsn.flush.timeout.ms" => Implemented,
+        LSN_FLUSH_TIMEOUT_ACTION = "lsn.flush.timeout.action" => Implemented,
+        OFFSET_MISMATCH_STRATEGY = "offset.mismatch.strategy" => Implemented,
+        XMIN_FETCH_INTERVAL_MS = "xmin.fetch.interval.ms" => Implemented,
         READ_ONLY = "read.only" => NotImplemented(Some("false")),
         INTERNAL_CREATE_SLOT_COMMAND_TIMEOUT = "internal.create.slot.command.timeout" => Framework,
         // filters
@@ -238,7 +237,8 @@ registry! {
         SIGNAL_ENABLED_CHANNELS = "signal.enabled.channels" => NotImplemented(Some("source")),
         SIGNAL_POLL_INTERVAL_MS = "signal.poll.interval.ms" => NotImplemented(Some("5000")),
         SIGNAL_KAFKA_TOPIC = "signal.kafka.topic" => NotImplemented(None),
-        NOTIFICATION_ENABLED_CHANNELS = "notification.enabled.channels" => NotImplemented(None),
+        NOTIFICATION_ENABLED_CHANNELS = "notification.enabled.channels" => Implemented,
+        NOTIFICATION_SINK_TOPIC_NAME = "notification.sink.topic.name" => Implemented,
         // legacy names (Debezium 1.x) that users still carry: see RENAMED
         DATABASE_SERVER_NAME = "database.server.name" => NotImplemented(None),
         TABLE_WHITELIST = "table.whitelist" => NotImplemented(None),

@@ -72,8 +72,8 @@ pub use runtime::{
     DEFAULT_RESTART_WAIT_MS,
 };
 pub use slot::{
-    PublicationAutocreateMode, ReplicaIdentity, DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME,
-    DEFAULT_STATUS_UPDATE_INTERVAL_MS,
+    LsnFlushTimeoutAction, OffsetMismatchStrategy, PublicationAutocreateMode, ReplicaIdentity,
+    DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME, DEFAULT_STATUS_UPDATE_INTERVAL_MS,
 };
 pub use snapshot::{
     SelectOverride, SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder,
@@ -115,6 +115,15 @@ pub struct ConnectorConfig {
     /// `lsn.flush.mode=manual` (or `flush.lsn.source=false`): never confirm a position to the
     /// slot; something else advances it.
     pub lsn_flush_manual: bool,
+    /// `lsn.flush.timeout.ms`: the longest a status update's write may take.
+    pub lsn_flush_timeout: std::time::Duration,
+    /// `lsn.flush.timeout.action`: what a longer write does.
+    pub lsn_flush_timeout_action: LsnFlushTimeoutAction,
+    /// `offset.mismatch.strategy`: how start-up reconciles the offsets and the slot.
+    pub offset_mismatch: OffsetMismatchStrategy,
+    /// `xmin.fetch.interval.ms`: how often the slot's `catalog_xmin` is read for
+    /// `source.xmin` (zero: never).
+    pub xmin_fetch_interval: std::time::Duration,
     /// `slot.retry.delay.ms`: the wait between those checks.
     pub slot_retry_delay: std::time::Duration,
     /// `publication.name`
@@ -259,6 +268,10 @@ impl ConnectorConfig {
             slot_max_retries: slot.slot_max_retries,
             slot_stream_params: slot.stream_params,
             lsn_flush_manual: slot.lsn_flush_manual,
+            lsn_flush_timeout: slot.lsn_flush_timeout,
+            lsn_flush_timeout_action: slot.lsn_flush_timeout_action,
+            offset_mismatch: slot.offset_mismatch,
+            xmin_fetch_interval: slot.xmin_fetch_interval,
             slot_retry_delay: slot.slot_retry_delay,
             publication_name: slot.publication_name,
             publication_autocreate_mode: slot.publication_autocreate_mode,

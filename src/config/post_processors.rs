@@ -84,8 +84,11 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Vec<ReselectConfig> {
         for k in raw.keys() {
             if let Some(opt) = k.strip_prefix(&p) {
                 if !known.contains(&opt) {
+                    let hint = crate::util::closest_of(opt, known.iter().copied())
+                        .map(|near| format!("; did you mean {p}{near}?"))
+                        .unwrap_or_default();
                     c.problem(format!(
-                        "{k} is not an option of ReselectColumnsPostProcessor (Debezium 3.6.1)"
+                        "{k} is not an option of ReselectColumnsPostProcessor (Debezium 3.6.1){hint}"
                     ));
                 }
             }

@@ -14,7 +14,8 @@ use super::keys::{
     COLUMN_EXCLUDE_LIST, COLUMN_INCLUDE_LIST, COLUMN_MASK_PREFIX, COLUMN_PROPAGATE_SOURCE_TYPE,
     COLUMN_TRUNCATE_PREFIX, DATATYPE_PROPAGATE_SOURCE_TYPE, HEARTBEAT_ACTION_QUERY,
     HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOPICS_PREFIX, MESSAGE_KEY_COLUMNS,
-    PROVIDE_TRANSACTION_METADATA, TOPIC_HEARTBEAT_NAME, TOPIC_HEARTBEAT_PREFIX, TOPIC_TRANSACTION,
+    NOTIFICATION_ENABLED_CHANNELS, NOTIFICATION_SINK_TOPIC_NAME, PROVIDE_TRANSACTION_METADATA,
+    TOPIC_HEARTBEAT_NAME, TOPIC_HEARTBEAT_PREFIX, TOPIC_TRANSACTION,
 };
 
 /// Debezium's default `topic.heartbeat.prefix` (and `heartbeat.topics.prefix`).
@@ -44,6 +45,25 @@ pub struct RecordConfig {
     pub heartbeat: Option<HeartbeatConfig>,
     /// Key columns, column filters and column mappers.
     pub columns: ColumnRules,
+    /// `notification.enabled.channels`: where the initial snapshot's notifications go.
+    pub notifications: NotificationChannels,
+}
+
+/// `notification.enabled.channels` (and `notification.sink.topic.name`): Debezium's
+/// notification channels pgcdc implements. Nothing enabled: no notifications.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotificationChannels {
+    /// `log`: each notification as an INFO line.
+    pub log: bool,
+    /// `sink`: each notification as a record on this topic.
+    pub sink_topic: Option<String>,
+}
+
+impl NotificationChannels {
+    /// Whether any channel is enabled.
+    pub fn any(&self) -> bool {
+        self.log || self.sink_topic.is_some()
+    }
 }
 
 /// A `MessageDigest` algorithm of `column.mask.hash.<algorithm>.with.salt.<salt>`.
@@ -159,7 +179,33 @@ pub(super) fn parse(c: &mut Checker<'_>, topic_prefix: &str, delimiter: &str) ->
         transaction_topic,
         heartbeat: heartbeat(c, topic_prefix, delimiter),
         columns: parse_columns(c),
+        notifications: notifications(c),
     }
+}
+
+/// `notification.enabled.channels`: `log` and `sink` (which needs
+/// `notification.sink.topic.name`, as in Debezium); `jmx` is refused (no JVM, so no MBean to
+/// read them from), as are names Debezium does not know (custom channels are Java code).
+fn notifications(c: &mut Checker<'_>) -> NotificationChannels {
+    let mut out = NotificationChannels::default();
+    for channel in c.names(NOTIFICATION_ENABLED_CHANNELS) {
+        match channel.as_str() {
+            "log" => out.log = true,
+            "sink" => match c.get(NOTIFICATION_SINK_TOPIC_NAME).filter(|t| !t.trim().is_empty()) {
+                Some(topic) => out.sink_topic = Some(topic.trim().to_string()),
+                None => c.problem(format!(
+                    "{NOTIFICATION_ENABLED_CHANNELS} lists sink, which needs {NOTIFICATION_SINK_TOPIC_NAME}: the topic the notifications are written to"
+                )),
+            },
+            "jmx" => c.problem(format!(
+                "{NOTIFICATION_ENABLED_CHANNELS}: the jmx channel needs a JVM, which pgcdc is not: use log or sink (and the /metrics endpoint for the snapshot's progress)"
+            )),
+            other => c.problem(format!(
+                "{NOTIFICATION_ENABLED_CHANNELS}: {other:?} is not a notification channel pgcdc has (log, sink; a custom channel is Java code, which cannot run in pgcdc)"
+            )),
+        }
+    }
+    out
 }
 
 /// Heartbeats, when `heartbeat.interval.ms` > 0.

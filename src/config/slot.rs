@@ -7,9 +7,11 @@ use regex::Regex;
 
 use super::checker::Checker;
 use super::keys::{
-    FLUSH_LSN_SOURCE, LSN_FLUSH_MODE, PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE,
+    FLUSH_LSN_SOURCE, LSN_FLUSH_MODE, LSN_FLUSH_TIMEOUT_ACTION, LSN_FLUSH_TIMEOUT_MS,
+    OFFSET_MISMATCH_STRATEGY, PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE,
     PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES,
     SLOT_NAME, SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS,
+    XMIN_FETCH_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -87,6 +89,64 @@ pub(super) struct Slot {
     pub(super) status_update_interval: Duration,
     pub(super) stream_params: Vec<(String, String)>,
     pub(super) lsn_flush_manual: bool,
+    pub(super) lsn_flush_timeout: Duration,
+    pub(super) lsn_flush_timeout_action: LsnFlushTimeoutAction,
+    pub(super) offset_mismatch: OffsetMismatchStrategy,
+    pub(super) xmin_fetch_interval: Duration,
+}
+
+/// `offset.mismatch.strategy`: what start-up does when the stored offsets and the slot's
+/// position disagree (Debezium 3.x's `OffsetSlotMismatchStrategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetMismatchStrategy {
+    /// `no_validation` (the default): stream from the slot, skipping what the offsets say was
+    /// published; fail (or, with `snapshot.mode=when_needed`, take a new snapshot) when the
+    /// slot's `restart_lsn` has passed the offsets (the WAL between is gone).
+    NoValidation,
+    /// `trust_offset`: as `no_validation`, and advance a slot that is behind the offsets to
+    /// them before streaming (`pg_replication_slot_advance`).
+    TrustOffset,
+    /// `trust_slot`: the slot is authoritative: no check; a slot ahead of the offsets is
+    /// followed.
+    TrustSlot,
+    /// `trust_greater_lsn`: no check, and a slot behind the offsets is advanced to them:
+    /// streaming starts at the greater of the two.
+    TrustGreaterLsn,
+}
+
+impl OffsetMismatchStrategy {
+    /// Whether start-up checks that the slot still holds the WAL after the offsets.
+    pub fn validates(self) -> bool {
+        matches!(self, Self::NoValidation | Self::TrustOffset)
+    }
+
+    /// Whether start-up advances a slot that is behind the offsets.
+    pub fn advances_slot(self) -> bool {
+        matches!(self, Self::TrustOffset | Self::TrustGreaterLsn)
+    }
+
+    /// The key's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::NoValidation => "no_validation",
+            Self::TrustOffset => "trust_offset",
+            Self::TrustSlot => "trust_slot",
+            Self::TrustGreaterLsn => "trust_greater_lsn",
+        }
+    }
+}
+
+/// `lsn.flush.timeout.action`: what happens when a status update (the write that confirms a
+/// position to PostgreSQL) takes longer than `lsn.flush.timeout.ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LsnFlushTimeoutAction {
+    /// `fail` (the default): end the stream with an error (the connector restarts as
+    /// `errors.max.retries` allows).
+    Fail,
+    /// `warn`: log a warning and keep waiting for the write.
+    Warn,
+    /// `ignore`: keep waiting for the write, logging at DEBUG.
+    Ignore,
 }
 
 /// Reads the slot and publication settings.
@@ -132,6 +192,27 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
         )),
         stream_params: stream_params(c),
         lsn_flush_manual: lsn_flush_manual(c),
+        lsn_flush_timeout: Duration::from_millis(c.int(LSN_FLUSH_TIMEOUT_MS, 30_000u64, 1)),
+        lsn_flush_timeout_action: c.choice(
+            LSN_FLUSH_TIMEOUT_ACTION,
+            LsnFlushTimeoutAction::Fail,
+            &[
+                ("fail", LsnFlushTimeoutAction::Fail),
+                ("warn", LsnFlushTimeoutAction::Warn),
+                ("ignore", LsnFlushTimeoutAction::Ignore),
+            ],
+        ),
+        offset_mismatch: c.choice(
+            OFFSET_MISMATCH_STRATEGY,
+            OffsetMismatchStrategy::NoValidation,
+            &[
+                ("no_validation", OffsetMismatchStrategy::NoValidation),
+                ("trust_offset", OffsetMismatchStrategy::TrustOffset),
+                ("trust_slot", OffsetMismatchStrategy::TrustSlot),
+                ("trust_greater_lsn", OffsetMismatchStrategy::TrustGreaterLsn),
+            ],
+        ),
+        xmin_fetch_interval: Duration::from_millis(c.int(XMIN_FETCH_INTERVAL_MS, 0u64, 0)),
     }
 }
 

@@ -1260,9 +1260,32 @@ fn post_processors_run_the_reselect_processor_and_refuse_other_classes() {
         ("post.processors.r.reselect.colums.include.list", "x"),
     ]));
     assert!(
-        msg.contains("is not an option of ReselectColumnsPostProcessor"),
+        msg.contains("is not an option of ReselectColumnsPostProcessor")
+            && msg.contains("did you mean post.processors.r.reselect.columns.include.list?"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_misspelled_topic_naming_strategy_gets_the_closest_built_in_one() {
+    for (given, near) in [
+        (
+            "io.debezium.schema.DefaultTopicNamingStrateg",
+            "io.debezium.schema.DefaultTopicNamingStrategy",
+        ),
+        (
+            "SchemaTopicNamingStrategy",
+            "io.debezium.schema.SchemaTopicNamingStrategy",
+        ),
+    ] {
+        let msg = problems(&seed_with(&[("topic.naming.strategy", given)]));
+        assert!(
+            msg.contains(&format!(
+                "is not one of Debezium's built-in strategies; did you mean {near}?"
+            )),
+            "{msg}"
+        );
+    }
 }
 
 #[test]

@@ -212,7 +212,7 @@ pub fn source_value(source: &SourceInfo, table: &TableDescriptor) -> Value {
         Value::Shared(table.table.clone()),
         opt_i(source.tx_id),
         opt_i(source.lsn.map(|l| l.0 as i64)),
-        Value::Null,
+        opt_i(source.xmin),
         source
             .origin
             .clone()

@@ -286,6 +286,138 @@ pub fn heartbeat_record(topic: &Arc<str>, server_name: &str, now_ms: i64) -> Con
     }
 }
 
+/// `io.debezium.connector.common.NotificationKey`, version 1: `{id: string}`.
+pub fn notification_key_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut s = Schema::structure(
+            "io.debezium.connector.common.NotificationKey",
+            false,
+            vec![Field::new("id", Schema::new(SchemaType::String, false))],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// `io.debezium.connector.common.Notification`, version 1: `{id, type, aggregate_type:
+/// string, additional_data: optional map<string, string>, timestamp: int64}`.
+pub fn notification_value_schema() -> &'static Arc<Schema> {
+    static S: OnceLock<Arc<Schema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let string = || Schema::new(SchemaType::String, false);
+        let mut map = Schema::new(SchemaType::Map, true);
+        map.keys = Some(Box::new(string()));
+        map.items = Some(Box::new(string()));
+        let mut s = Schema::structure(
+            "io.debezium.connector.common.Notification",
+            false,
+            vec![
+                Field::new("id", string()),
+                Field::new("type", string()),
+                Field::new("aggregate_type", string()),
+                Field::new("additional_data", map),
+                Field::new("timestamp", Schema::new(SchemaType::Int64, false)),
+            ],
+        );
+        s.version = Some(1);
+        Arc::new(s)
+    })
+}
+
+/// One of Debezium's notifications (`io.debezium.pipeline.notification.Notification`), as
+/// its sink channel writes it to Kafka and its log channel writes it to the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// A random UUID.
+    pub id: String,
+    /// `aggregate_type`, such as `Initial Snapshot`.
+    pub aggregate_type: &'static str,
+    /// `type`, such as `STARTED` or `TABLE_SCAN_COMPLETED`.
+    pub kind: &'static str,
+    /// `additional_data`, in the iteration order of the Java `HashMap` Debezium builds.
+    pub additional_data: Vec<(&'static str, String)>,
+    /// `timestamp`: wall-clock ms since the Unix epoch.
+    pub timestamp_ms: i64,
+}
+
+impl Notification {
+    /// A notification whose additional data is `data` plus `connector_name` (the topic
+    /// prefix), ordered as Debezium's `new HashMap<>(data)` followed by a `put` of
+    /// `connector_name` iterates.
+    pub fn new(
+        aggregate_type: &'static str,
+        kind: &'static str,
+        data: Vec<(&'static str, String)>,
+        connector_name: &str,
+        id: String,
+        timestamp_ms: i64,
+    ) -> Notification {
+        let capacity = match data.len() {
+            0 => JAVA_HASH_MAP_INITIAL_CAPACITY,
+            n => (n * 4).div_ceil(3).next_power_of_two(),
+        };
+        let mut entries = data;
+        entries.push(("connector_name", connector_name.to_string()));
+        let order = crate::util::java_hash_map_order_from(entries.iter().map(|e| e.0), capacity);
+        let mut slots: Vec<Option<(&'static str, String)>> =
+            entries.into_iter().map(Some).collect();
+        let additional_data = order.into_iter().filter_map(|i| slots[i].take()).collect();
+        Notification {
+            id,
+            aggregate_type,
+            kind,
+            additional_data,
+            timestamp_ms,
+        }
+    }
+
+    /// The sink channel's record on `topic`: key `{id}`, the value struct, no partition
+    /// (the key decides it).
+    pub fn record(&self, topic: &Arc<str>) -> ConnectRecord {
+        let data = self
+            .additional_data
+            .iter()
+            .map(|(k, v)| (Value::String((*k).into()), Value::String(v.clone())))
+            .collect();
+        ConnectRecord {
+            topic: topic.clone(),
+            partition: None,
+            key_schema: Some(notification_key_schema().clone()),
+            key: Some(Value::Struct(vec![Value::String(self.id.clone())])),
+            value_schema: Some(notification_value_schema().clone()),
+            value: Some(Value::Struct(vec![
+                Value::String(self.id.clone()),
+                Value::String(self.kind.into()),
+                Value::String(self.aggregate_type.into()),
+                Value::Map(data),
+                Value::Int(self.timestamp_ms),
+            ])),
+            headers: Vec::new(),
+            timestamp: None,
+            table: None,
+            op: None,
+        }
+    }
+
+    /// The log channel's text: Debezium's `Notification.toString()`.
+    pub fn log_text(&self) -> String {
+        let data: Vec<String> = self
+            .additional_data
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!(
+            "{{id='{}', aggregateType='{}', type='{}', additionalData={{{}}}, timestamp={}}}",
+            self.id,
+            self.aggregate_type,
+            self.kind,
+            data.join(", "),
+            self.timestamp_ms
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +506,49 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],"optional":false,"name":"io.debezium.connector.common.Heartbeat","version":1},"payload":{"ts_ms":7}}"#
+        );
+    }
+
+    #[test]
+    fn notifications_order_their_data_as_debeziums_hash_map_and_print_as_it_does() {
+        let n = Notification::new(
+            "Initial Snapshot",
+            "TABLE_SCAN_COMPLETED",
+            vec![
+                ("scanned_collection", "public.t".into()),
+                ("data_collections", "public.t".into()),
+                ("total_rows_scanned", "3".into()),
+                ("status", "SUCCEEDED".into()),
+            ],
+            "srv",
+            "00000000-0000-4000-8000-000000000000".into(),
+            7,
+        );
+        // Four entries size Debezium's map at 8 buckets; the five keys fall, by their Java
+        // string hashes, into this order.
+        let keys: Vec<&str> = n.additional_data.iter().map(|e| e.0).collect();
+        let mut want: Vec<(&str, u32)> = keys
+            .iter()
+            .map(|k| {
+                let h = java_string_hash(k) as u32;
+                (*k, (h ^ (h >> 16)) & 7)
+            })
+            .collect();
+        want.sort_by_key(|e| e.1);
+        assert_eq!(keys, want.iter().map(|e| e.0).collect::<Vec<_>>());
+        assert_eq!(keys.len(), 5);
+        let started =
+            Notification::new("Initial Snapshot", "STARTED", vec![], "srv", "x".into(), 7);
+        assert_eq!(
+            started.log_text(),
+            "{id='x', aggregateType='Initial Snapshot', type='STARTED', additionalData={connector_name=srv}, timestamp=7}"
+        );
+        let r = started.record(&Arc::from("notes"));
+        let mut out = Vec::new();
+        JsonConverter::new(true).serialize(r.key_schema.as_ref(), r.key.as_ref(), &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":"io.debezium.connector.common.NotificationKey","version":1},"payload":{"id":"x"}}"#
         );
     }
 }

@@ -84,6 +84,9 @@ pub struct SourceInfo {
     pub tx_id: Option<i64>,
     /// `lsn` (written as the decimal `u64`).
     pub lsn: Option<Lsn>,
+    /// `xmin`: the slot's `catalog_xmin` as last read (`xmin.fetch.interval.ms`; `None` when
+    /// off, and in snapshot records).
+    pub xmin: Option<i64>,
     /// `origin`: replication origin of the transaction.
     pub origin: Option<String>,
     /// `origin_lsn` (written as the decimal `u64`).

@@ -44,6 +44,10 @@ pub struct CommitInfo {
     /// The unit completes a snapshot at `end_lsn` (the initial snapshot on a new slot, or the
     /// marker of a snapshot on an existing one): its offsets say the snapshot completed.
     pub completes_snapshot: bool,
+    /// The unit only moves the confirmed position past WAL with nothing to publish (a
+    /// keepalive's or an idle heartbeat's position): `xid` and `commit_time_us` are the
+    /// previous transaction's, and no commit-to-acknowledgement latency is observed.
+    pub idle: bool,
 }
 
 #[derive(Debug, Default)]
@@ -284,7 +288,7 @@ impl AckTracker {
                 Some(end) if front.outstanding == 0 => {
                     let info = front.info;
                     // A snapshot's "commit time" is when it started: not a latency.
-                    if !info.completes_snapshot && info.commit_time_us > 0 {
+                    if !info.completes_snapshot && !info.idle && info.commit_time_us > 0 {
                         g.latency.observe(
                             (crate::util::unix_micros() - info.commit_time_us) as f64 / 1e6,
                         );

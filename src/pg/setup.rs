@@ -445,6 +445,32 @@ pub async fn find_slot(client: &Client, name: &str, version_num: u32) -> Result<
     }))
 }
 
+/// Advances slot `name` to `lsn` (`pg_replication_slot_advance`), for
+/// `offset.mismatch.strategy` when the slot is behind the offsets. Errors: the server refuses
+/// (privileges, a position before the slot's, a slot in use), with its message.
+pub async fn advance_slot(client: &Client, name: &str, lsn: Lsn) -> Result<()> {
+    client
+        .execute(
+            "SELECT pg_replication_slot_advance($1, $2::text::pg_lsn)",
+            &[&name, &lsn.to_string()],
+        )
+        .await?;
+    tracing::info!(slot = name, lsn = %lsn, "advanced the replication slot to the stored offsets");
+    Ok(())
+}
+
+/// Slot `name`'s `catalog_xmin` (`None`: no such slot, or none yet), for
+/// `xmin.fetch.interval.ms`.
+pub async fn slot_catalog_xmin(client: &Client, name: &str) -> Result<Option<i64>> {
+    let row = client
+        .query_opt(
+            "SELECT catalog_xmin::text::int8 FROM pg_replication_slots WHERE slot_name = $1",
+            &[&name],
+        )
+        .await?;
+    Ok(row.and_then(|r| r.get::<_, Option<i64>>(0)))
+}
+
 /// Where a slot stands against the server's WAL, for the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotPositions {

@@ -32,6 +32,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::time::Instant;
 
+use crate::config::LsnFlushTimeoutAction;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
 use crate::pg::pgoutput::{self, Message};
@@ -104,6 +105,10 @@ pub struct ReaderSettings {
     pub dead_after: Duration,
     /// Longest wait, after shutdown, for the pipeline to drain before the final status update.
     pub drain_timeout: Duration,
+    /// `lsn.flush.timeout.ms`: the longest a status update's write may take.
+    pub flush_timeout: Duration,
+    /// `lsn.flush.timeout.action`: what a longer write does.
+    pub flush_timeout_action: LsnFlushTimeoutAction,
     /// Most items in one chunk handed to the queue (at least 1).
     pub chunk_len: usize,
 }
@@ -281,9 +286,14 @@ impl Reader {
     async fn status_update(&mut self, log: bool) -> Result<()> {
         let flush = (self.flushed)();
         let ask_reply = self.last_heard.elapsed() >= self.settings.status_interval;
-        self.writer
-            .send_status(self.received.max(flush), flush, flush, ask_reply)
-            .await?;
+        let (timeout, action) = (
+            self.settings.flush_timeout,
+            self.settings.flush_timeout_action,
+        );
+        let write = self
+            .writer
+            .send_status(self.received.max(flush), flush, flush, ask_reply);
+        within_flush_timeout(write, timeout, action, flush).await?;
         if log && flush != self.last_flush_sent {
             tracing::debug!(flush_lsn = %flush, "confirmed position to PostgreSQL");
         }
@@ -353,6 +363,45 @@ impl Reader {
     }
 }
 
+/// Runs a status update's `write` under `lsn.flush.timeout.ms` (`timeout`): past it, `fail`
+/// ends the stream with a connection error (the connection is dropped with the half-written
+/// message, and the connector reconnects as `errors.max.retries` allows), `warn` logs a warning
+/// and `ignore` a DEBUG line, and both keep waiting for the write: cancelling it would leave
+/// half a message on the socket. `lsn` is the position being confirmed, for the messages.
+async fn within_flush_timeout<F>(
+    write: F,
+    timeout: Duration,
+    action: LsnFlushTimeoutAction,
+    lsn: Lsn,
+) -> Result<()>
+where
+    F: std::future::Future<Output = Result<()>>,
+{
+    tokio::pin!(write);
+    if let Ok(done) = tokio::time::timeout(timeout, &mut write).await {
+        return done;
+    }
+    let ms = timeout.as_millis() as u64;
+    match action {
+        LsnFlushTimeoutAction::Fail => {
+            return Err(Error::connection(format!(
+                "confirming LSN {lsn} to PostgreSQL (a status update) did not complete within lsn.flush.timeout.ms={ms}: the replication connection is not taking writes; lsn.flush.timeout.action=fail ends it (warn or ignore keep waiting)"
+            )))
+        }
+        LsnFlushTimeoutAction::Warn => tracing::warn!(
+            flush_lsn = %lsn,
+            timeout_ms = ms,
+            "confirming a position to PostgreSQL is taking longer than lsn.flush.timeout.ms; still waiting, as lsn.flush.timeout.action=warn says"
+        ),
+        LsnFlushTimeoutAction::Ignore => tracing::debug!(
+            flush_lsn = %lsn,
+            timeout_ms = ms,
+            "confirming a position to PostgreSQL is taking longer than lsn.flush.timeout.ms; still waiting"
+        ),
+    }
+    write.await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,5 +460,40 @@ mod tests {
         );
         bytes.release(1200);
         assert!(bytes.has_room());
+    }
+
+    #[tokio::test]
+    async fn a_status_update_write_past_the_flush_timeout_fails_or_is_waited_for() {
+        let t = Duration::from_millis(30);
+        let stuck = std::future::pending::<Result<()>>();
+        let err = within_flush_timeout(stuck, t, LsnFlushTimeoutAction::Fail, Lsn(42))
+            .await
+            .unwrap_err();
+        assert!(err.is_retriable());
+        let msg = err.to_string();
+        assert!(
+            msg.contains("0/2A") && msg.contains("lsn.flush.timeout.ms=30"),
+            "{msg}"
+        );
+        for action in [LsnFlushTimeoutAction::Warn, LsnFlushTimeoutAction::Ignore] {
+            let slow = async {
+                tokio::time::sleep(Duration::from_millis(90)).await;
+                Ok(())
+            };
+            within_flush_timeout(slow, t, action, Lsn(42))
+                .await
+                .expect("the slow write is waited for");
+            let failing = async {
+                tokio::time::sleep(Duration::from_millis(60)).await;
+                Err(Error::connection("socket closed"))
+            };
+            assert!(within_flush_timeout(failing, t, action, Lsn(42))
+                .await
+                .is_err());
+        }
+        let quick = async { Ok(()) };
+        within_flush_timeout(quick, t, LsnFlushTimeoutAction::Fail, Lsn(42))
+            .await
+            .unwrap();
     }
 }

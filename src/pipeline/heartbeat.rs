@@ -156,6 +156,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 self.send_record(record, token).await?;
                 let info = CommitInfo {
                     end_lsn: self.progress.idle_position,
+                    completes_snapshot: false,
+                    idle: true,
                     ..self.progress.last_commit
                 };
                 self.sink.commit(token, info);

@@ -112,6 +112,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 xid: 0,
                 commit_time_us: ts_us,
                 completes_snapshot: false,
+                idle: false,
             },
         );
         if self.tx.is_none() {

@@ -35,6 +35,7 @@ mod counters;
 pub mod fence;
 pub mod heartbeat;
 pub mod messages;
+pub mod notifications;
 pub mod offsets;
 pub mod plan;
 pub mod preflight;
@@ -49,6 +50,7 @@ pub mod startup;
 pub mod stream;
 mod validate;
 pub mod watchdog;
+pub mod xmin;
 
 #[cfg(test)]
 mod tests;
@@ -155,6 +157,8 @@ pub(crate) async fn run_counted(
         if !done {
             return Ok(());
         }
+    } else {
+        started.processor.notify_snapshot_skipped().await?;
     }
     let Some(repl) = started.replication.take() else {
         tracing::info!("snapshot.mode=initial_only: snapshot done, not streaming");

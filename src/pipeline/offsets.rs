@@ -279,6 +279,7 @@ mod tests {
                 xid: 7,
                 commit_time_us: 1,
                 completes_snapshot: false,
+                idle: false,
             },
         );
     }

@@ -12,8 +12,15 @@
 //! - `initial` and `initial_only` snapshot until a snapshot is recorded as complete,
 //!   `always` at every start, `no_data` never, `when_needed` also when the slot is missing;
 //! - every mode but `initial_only` streams, creating the slot when it is missing.
+//!
+//! Before that, [`check_slot_position`] compares an existing slot with the offsets as
+//! `offset.mismatch.strategy` says: a slot whose `restart_lsn` has passed the offsets' last
+//! processed LSN no longer holds the WAL between (it was re-created, or advanced by
+//! something else), which only `when_needed` (a new snapshot) or a strategy that trusts the
+//! slot gets past; a slot behind the offsets may be advanced to them.
 
-use crate::config::SnapshotMode;
+use crate::config::{OffsetMismatchStrategy, SnapshotMode};
+use crate::lsn::Lsn;
 use crate::offsets::store::Offsets;
 
 /// The replication slot as start-up found it.
@@ -109,6 +116,60 @@ pub fn plan_start(
         snapshot,
         stream,
     })
+}
+
+/// How an existing slot's position stands against the stored offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotPosition {
+    /// Nothing to do: stream from the slot, skipping what the offsets say was published.
+    Fine,
+    /// The slot's `restart_lsn` is past the offsets' last processed LSN: the WAL between is
+    /// gone, and with it any change the offsets do not cover.
+    WalGone {
+        /// The slot's `restart_lsn`.
+        restart: Lsn,
+        /// The offsets' `lsn_proc`.
+        processed: Lsn,
+    },
+    /// The slot is behind the offsets: advance it to `to` (the offsets' commit position)
+    /// before streaming.
+    Advance {
+        /// Where to advance the slot.
+        to: Lsn,
+    },
+}
+
+/// Compares an existing slot (`restart_lsn`, `confirmed_flush_lsn`) with the stored
+/// offsets of a run that resumes streaming, as Debezium 3.x does for
+/// `offset.mismatch.strategy`: `no_validation` and `trust_offset` check that the slot's
+/// `restart_lsn` is at or before the offsets' `lsn_proc` (offsets without `lsn_proc`, such as
+/// a snapshot's, pass); `trust_offset` and `trust_greater_lsn` advance a slot whose confirmed
+/// position is behind the offsets' processed position to their `lsn_commit`, unless
+/// `manual_flush` (`lsn.flush.mode=manual`: pgcdc never moves the slot).
+pub fn check_slot_position(
+    strategy: OffsetMismatchStrategy,
+    restart: Option<Lsn>,
+    confirmed: Option<Lsn>,
+    offsets: &Offsets,
+    manual_flush: bool,
+) -> SlotPosition {
+    if strategy.validates() {
+        if let (Some(restart), Some(processed)) = (restart, offsets.lsn_proc) {
+            if restart > processed {
+                return SlotPosition::WalGone { restart, processed };
+            }
+        }
+    }
+    let processed = offsets.lsn_proc.or(offsets.lsn);
+    let target = offsets.lsn_commit.or(processed);
+    match (processed, target, confirmed) {
+        (Some(p), Some(to), Some(c))
+            if strategy.advances_slot() && !manual_flush && p > c && to > c =>
+        {
+            SlotPosition::Advance { to }
+        }
+        _ => SlotPosition::Fine,
+    }
 }
 
 #[cfg(test)]
@@ -216,6 +277,70 @@ mod tests {
         assert_eq!(
             OffsetsState::of(Some(&Offsets::default())),
             OffsetsState::Absent
+        );
+    }
+
+    fn streamed(proc_: u64, commit: u64) -> Offsets {
+        Offsets {
+            lsn: Some(Lsn(proc_)),
+            lsn_proc: Some(Lsn(proc_)),
+            lsn_commit: Some(Lsn(commit)),
+            message_type: Some("COMMIT".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_slot_position_check_follows_the_mismatch_strategy() {
+        use OffsetMismatchStrategy::*;
+        let o = streamed(500, 480);
+        let gone = SlotPosition::WalGone {
+            restart: Lsn(600),
+            processed: Lsn(500),
+        };
+        // restart_lsn past the offsets: the strategies that validate refuse it.
+        for (s, want) in [
+            (NoValidation, gone),
+            (TrustOffset, gone),
+            (TrustSlot, SlotPosition::Fine),
+            (TrustGreaterLsn, SlotPosition::Fine),
+        ] {
+            assert_eq!(
+                check_slot_position(s, Some(Lsn(600)), Some(Lsn(700)), &o, false),
+                want,
+                "{s:?}"
+            );
+        }
+        // restart_lsn exactly at lsn_proc is fine.
+        assert_eq!(
+            check_slot_position(NoValidation, Some(Lsn(500)), Some(Lsn(500)), &o, false),
+            SlotPosition::Fine
+        );
+        // A slot behind the offsets: advanced to lsn_commit by trust_offset and
+        // trust_greater_lsn, unless pgcdc never moves the slot.
+        let advance = SlotPosition::Advance { to: Lsn(480) };
+        for (s, manual, want) in [
+            (NoValidation, false, SlotPosition::Fine),
+            (TrustOffset, false, advance),
+            (TrustSlot, false, SlotPosition::Fine),
+            (TrustGreaterLsn, false, advance),
+            (TrustOffset, true, SlotPosition::Fine),
+        ] {
+            assert_eq!(
+                check_slot_position(s, Some(Lsn(100)), Some(Lsn(200)), &o, manual),
+                want,
+                "{s:?} manual={manual}"
+            );
+        }
+        // A snapshot's offsets carry no lsn_proc: nothing to validate.
+        let snap = Offsets::snapshot_completed_at(Lsn(300));
+        assert_eq!(
+            check_slot_position(NoValidation, Some(Lsn(900)), Some(Lsn(900)), &snap, false),
+            SlotPosition::Fine
+        );
+        assert_eq!(
+            check_slot_position(TrustOffset, Some(Lsn(100)), Some(Lsn(200)), &snap, false),
+            SlotPosition::Advance { to: Lsn(300) }
         );
     }
 }

@@ -43,6 +43,7 @@ use super::fence::{FenceState, FenceStep};
 use super::heartbeat::Heartbeat;
 use super::relations::Catalog;
 use super::resume::{ResumeFilter, TxSkip};
+use super::xmin::SlotXmin;
 use super::Counters;
 
 /// The transaction being processed: between its BEGIN and its COMMIT.
@@ -86,6 +87,8 @@ pub(super) struct SourceContext {
     name: Arc<str>,
     /// `db`: the database name.
     db: Arc<str>,
+    /// The slot's `catalog_xmin` for streamed events (`xmin.fetch.interval.ms`).
+    xmin: Option<Arc<SlotXmin>>,
 }
 
 impl SourceContext {
@@ -114,6 +117,10 @@ impl SourceContext {
             lsn: Some(lsn),
             origin: origin.map(|o| o.0.clone()),
             origin_lsn: origin.map(|o| o.1),
+            xmin: match snapshot {
+                None => self.xmin.as_ref().and_then(|x| x.get()),
+                Some(_) => None,
+            },
         }
     }
 }
@@ -219,6 +226,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             source: SourceContext {
                 name: Arc::from(config.topic_prefix.as_str()),
                 db: Arc::from(config.database.dbname.as_str()),
+                xmin: None,
             },
             tx: None,
             progress: Progress {
@@ -312,13 +320,32 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     /// Records a keepalive's `wal_end`: between transactions, everything before it has been
-    /// processed, so it may be confirmed once nothing is in flight.
+    /// processed, so it may be confirmed once everything before it is acknowledged. It is a
+    /// unit with no records, completing at `wal_end` behind the units before it, so the
+    /// offsets store records the position before it is confirmed: the slot never passes the
+    /// stored offsets (the offsets' `lsn_proc` stays at or past the slot's `restart_lsn`,
+    /// which Debezium and `offset.mismatch.strategy` check at start).
     pub fn keepalive(&mut self, wal_end: Lsn) {
-        if self.tx.is_none() {
-            self.fence_idle(wal_end);
-            self.sink.tracker().idle(wal_end);
-            self.note_idle_position(wal_end);
+        if self.tx.is_some() {
+            return;
         }
+        self.fence_idle(wal_end);
+        if wal_end > self.progress.idle_position {
+            let token = self.sink.begin();
+            let info = CommitInfo {
+                end_lsn: wal_end,
+                completes_snapshot: false,
+                idle: true,
+                ..self.progress.last_commit
+            };
+            self.sink.commit(token, info);
+        }
+        self.note_idle_position(wal_end);
+    }
+
+    /// Gives streamed events the slot's `catalog_xmin` from now on (`xmin.fetch.interval.ms`).
+    pub fn set_slot_xmin(&mut self, xmin: SlotXmin) {
+        self.source.xmin = Some(Arc::new(xmin));
     }
 
     /// Moves the idle position (what an idle heartbeat confirms) forward to `lsn`.
@@ -395,6 +422,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             xid: tx.xid,
             commit_time_us: tx.commit_time_us,
             completes_snapshot: false,
+            idle: false,
         };
         self.sink.commit(tx.token, info);
         self.resume.on_commit(end_lsn);

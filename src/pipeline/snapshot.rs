@@ -22,6 +22,7 @@ use crate::pg::setup::{self, CatalogTable};
 use crate::pg::snapshot as cursor;
 use crate::sink::Sink;
 
+use super::notifications;
 use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::{SnapshotJob, Started};
@@ -275,6 +276,31 @@ pub(super) fn snapshot_plan(
     tables
 }
 
+/// The snapshot's tables (`schema.table`) in Debezium's capture order, which its
+/// `TABLE_SCAN_COMPLETED` notifications list: for each `table.include.list` pattern in turn,
+/// the tables it matches in name order (each table once); without an include list, all of
+/// them in name order.
+fn captured_order(tables: &[CatalogTable], config: &ConnectorConfig) -> Vec<String> {
+    let mut names: Vec<String> = tables
+        .iter()
+        .map(|t| format!("{}.{}", t.schema, t.table))
+        .collect();
+    names.sort();
+    let patterns = &config.filters.table_include;
+    if patterns.is_empty() {
+        return names;
+    }
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for p in patterns {
+        for n in names.iter().filter(|n| p.is_match(n)) {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+    }
+    out
+}
+
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// Reads every captured table in the snapshot transaction open on `snap_sql` (its xid
     /// and start time in µs) and sends `op: r` events as one unit that completes at
@@ -304,26 +330,50 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             position,
             token: self.sink.begin(),
         };
+        let names: Vec<String> = tables
+            .iter()
+            .map(|t| format!("{}.{}", t.schema, t.table))
+            .collect();
+        let in_progress = notifications::hash_set_list(&names);
+        let captured = captured_order(&tables, &self.config).join(",");
+        self.notify("STARTED", Vec::new(), tx.token).await?;
         let mut held = HeldBack::default();
         for (index, t) in tables.iter().enumerate() {
-            self.snapshot_table(snap_sql, t, index, &tx, &mut held)
+            let name = names[index].clone();
+            let progress = vec![
+                ("current_collection_in_progress", name.clone()),
+                ("data_collections", in_progress.clone()),
+            ];
+            self.notify("IN_PROGRESS", progress, tx.token).await?;
+            let rows = self
+                .snapshot_table(snap_sql, t, index, &tx, &mut held)
                 .await?;
+            let done = vec![
+                ("scanned_collection", name),
+                ("data_collections", captured.clone()),
+                ("total_rows_scanned", rows.to_string()),
+                ("status", "SUCCEEDED".to_string()),
+            ];
+            self.notify("TABLE_SCAN_COMPLETED", done, tx.token).await?;
         }
         if let Some(last) = held.finish() {
             self.emit(last, tx.token).await?;
         }
+        self.notify("COMPLETED", Vec::new(), tx.token).await?;
         snap_sql.batch_execute("COMMIT").await?;
         let info = CommitInfo {
             end_lsn: position,
             xid: xid as u32,
             commit_time_us: start_us,
             completes_snapshot: completes,
+            idle: false,
         };
         self.sink.commit(tx.token, info);
         Ok(())
     }
 
     /// Reads one table through a cursor, in batches of about [`SNAPSHOT_BATCH_BYTES`].
+    /// Returns the rows read.
     async fn snapshot_table(
         &mut self,
         snap_sql: &Client,
@@ -331,7 +381,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         index: usize,
         tx: &SnapshotTx,
         held: &mut HeldBack,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let needs_source_types = self.config.records.columns.needs_source_types();
         let (published, catalog) =
             relation::read_published_table(snap_sql, t.oid, needs_source_types).await?;
@@ -378,7 +428,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.counters.snapshot_table_done();
         cursor::close_cursor(snap_sql).await?;
         tracing::info!(table = %table.full_name(), rows = rows_in_table, "snapshot of table done");
-        Ok(())
+        Ok(rows_in_table)
     }
 
     /// The fetch size after a batch: rows per [`SNAPSHOT_BATCH_BYTES`] at this batch's row

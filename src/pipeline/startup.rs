@@ -24,10 +24,13 @@ use crate::sink::kafka::{transaction_timeout, KafkaSink};
 use crate::sink::transactions::TransactionSettings;
 
 use super::offsets::{OffsetSaver, OffsetStorage};
-use super::plan::{plan_start, OffsetsState, SlotState, StartPlan, StartRefusal};
+use super::plan::{
+    check_slot_position, plan_start, OffsetsState, SlotPosition, SlotState, StartPlan, StartRefusal,
+};
 use super::processor::{Processor, ProcessorStart};
 use super::resume::ResumeFilter;
 use super::watchdog::{self, Watchdog};
+use super::xmin::SlotXmin;
 use super::{Counters, KAFKA_CONNECT_TIMEOUT};
 
 /// What [`prepare`] found and decided.
@@ -87,6 +90,14 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let found = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
     let (mut slot, waited) = wait_for_slot(config, &sql, server.version_num, found).await?;
     let offsets = if waited { store.load().await? } else { offsets };
+    let position = slot_position(config, slot.as_ref(), offsets.as_ref(), needs_stream);
+    let offsets = match position {
+        SlotPosition::WalGone { restart, processed } => {
+            wal_gone(config, &store, restart, processed)?;
+            None
+        }
+        _ => offsets,
+    };
     let plan = decide(config, &store, slot.as_ref(), offsets.as_ref())?;
     tracing::info!(
         slot = %config.slot_name,
@@ -102,6 +113,10 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     warn_offsets_lost(config, &store, slot.as_ref(), offsets.as_ref(), &plan);
     if resumes_after_offsets(&plan) {
         check_offsets_not_ahead(&sql, config, &store, offsets.as_ref()).await?;
+        if let SlotPosition::Advance { to } = position {
+            advance_slot(config, &sql, to).await;
+            slot = setup::find_slot(&sql, &config.slot_name, server.version_num).await?;
+        }
     }
     if plan.drop_lost_slot {
         tracing::warn!(slot = %config.slot_name, "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
@@ -178,6 +193,63 @@ fn check_slot_usable(config: &ConnectorConfig, s: &SlotInfo) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// How the existing slot stands against the offsets of a run that streams after a completed
+/// snapshot (see [`check_slot_position`]); `Fine` when either is missing or the slot is lost
+/// (the plan deals with those).
+fn slot_position(
+    config: &ConnectorConfig,
+    slot: Option<&SlotInfo>,
+    offsets: Option<&Offsets>,
+    needs_stream: bool,
+) -> SlotPosition {
+    let (Some(slot), Some(offsets)) = (slot, offsets) else {
+        return SlotPosition::Fine;
+    };
+    let usable = slot.wal_status.as_deref() != Some("lost");
+    if !needs_stream || !usable || OffsetsState::of(Some(offsets)) != OffsetsState::Streaming {
+        return SlotPosition::Fine;
+    }
+    check_slot_position(
+        config.offset_mismatch,
+        slot.restart_lsn,
+        slot.confirmed_flush,
+        offsets,
+        config.lsn_flush_manual,
+    )
+}
+
+/// The slot no longer holds the WAL after the offsets: with `snapshot.mode=when_needed` the
+/// offsets are set aside and a new snapshot is taken (as Debezium does); otherwise start-up
+/// fails with what to do.
+fn wal_gone(
+    config: &ConnectorConfig,
+    store: &OffsetStorage,
+    restart: Lsn,
+    processed: Lsn,
+) -> Result<()> {
+    let what = format!(
+        "replication slot {} has moved past the stored offsets: its restart_lsn is {restart}, but the offsets in {} say changes were processed up to {processed}, so the WAL between is gone (was the slot re-created, or advanced by something else?)",
+        config.slot_name,
+        store.describe()
+    );
+    if config.snapshot_mode == crate::config::SnapshotMode::WhenNeeded {
+        tracing::warn!(slot = %config.slot_name, restart_lsn = %restart, offsets_lsn = %processed, "{what}; snapshot.mode=when_needed: taking a new snapshot");
+        return Ok(());
+    }
+    Err(Error::server(format!(
+        "{what}. Set snapshot.mode=when_needed to take a new snapshot, or offset.mismatch.strategy=trust_slot if the slot's position is right (changes between the two positions are then not published)"
+    )))
+}
+
+/// Advances the slot to the offsets (`trust_offset`, `trust_greater_lsn`). A refusal is
+/// logged and start-up goes on: the stored offsets still skip what was published, as they
+/// do when the slot lags.
+async fn advance_slot(config: &ConnectorConfig, sql: &Client, to: Lsn) {
+    if let Err(e) = setup::advance_slot(sql, &config.slot_name, to).await {
+        tracing::warn!(slot = %config.slot_name, lsn = %to, error = %e.one_line(), "could not advance the replication slot to the stored offsets (offset.mismatch.strategy={}); streaming from the slot's own position, skipping what the offsets say was published", config.offset_mismatch.name());
+    }
 }
 
 /// Runs [`plan_start`] and turns a refusal into the error that says what to do.
@@ -385,6 +457,11 @@ pub async fn start(
         exported = snapshot_name;
         processor.tracker().idle(lsn);
         processor.note_idle_position(lsn);
+    }
+    if plan.stream {
+        if let Some(xmin) = SlotXmin::start(config).await? {
+            processor.set_slot_xmin(xmin);
+        }
     }
     let watchdog = watchdog::start(processor.tracker().clone());
     Ok(Started {

@@ -175,6 +175,8 @@ pub async fn start(
             status_interval,
             dead_after: timing.dead_after,
             drain_timeout: SHUTDOWN_FLUSH_TIMEOUT,
+            flush_timeout: config.lsn_flush_timeout,
+            flush_timeout_action: config.lsn_flush_timeout_action,
             chunk_len,
         },
         reader_shutdown_rx,

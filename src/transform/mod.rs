@@ -43,6 +43,35 @@ pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
 pub const EXTRACT_NEW_RECORD_STATE: &str = "io.debezium.transforms.ExtractNewRecordState";
 /// `org.apache.kafka.connect.transforms.RegexRouter`.
 pub const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
+/// The problem for an unknown transform class: the closest known class when the name looks
+/// like a typo of one, `$Key`/`$Value` when the class needs a side, else every class.
+fn unknown_type(prefix: &str, class: &str) -> String {
+    let types = transform_types();
+    let sides: Vec<&String> = types
+        .iter()
+        .filter(|t| {
+            t.strip_prefix(class)
+                .is_some_and(|rest| rest.starts_with('$'))
+        })
+        .collect();
+    if !sides.is_empty() {
+        let list: Vec<&str> = sides.iter().map(|s| s.as_str()).collect();
+        return format!(
+            "{prefix}type={class} needs the part of the record it works on: use {}",
+            list.join(" or ")
+        );
+    }
+    match crate::util::closest_of(class, types.iter().map(String::as_str)) {
+        Some(near) => {
+            format!("{prefix}type={class} is not a transform pgcdc knows; did you mean {near}?")
+        }
+        None => format!(
+            "{prefix}type={class} is not implemented: pgcdc supports {}",
+            types.join(", ")
+        ),
+    }
+}
+
 /// Every transform class pgcdc implements, fully qualified.
 pub fn transform_types() -> Vec<String> {
     let mut out: Vec<String> = [
@@ -115,12 +144,7 @@ impl TransformSpec {
             }
             other => match builtin::Builtin::parse(other, alias, &mut o) {
                 Some(b) => b.map(TransformSpec::Builtin),
-                None => {
-                    return Err(vec![format!(
-                        "{prefix}type={other} is not implemented: pgcdc supports {}",
-                        transform_types().join(", ")
-                    )])
-                }
+                None => return Err(vec![unknown_type(prefix, other)]),
             },
         };
         let warnings = std::mem::take(&mut o.warnings);
@@ -571,5 +595,23 @@ mod tests {
             .map(|r| r.topic.to_string())
             .collect();
         assert_eq!(topics, ["db.public.with-header", "db.public.orders.tomb"]);
+    }
+
+    #[test]
+    fn a_misspelled_transform_class_gets_the_closest_known_one() {
+        let p = "transforms.a.";
+        assert_eq!(
+            super::unknown_type(p, "io.debezium.transforms.ExtractNewRecordStat"),
+            "transforms.a.type=io.debezium.transforms.ExtractNewRecordStat is not a transform pgcdc knows; did you mean io.debezium.transforms.ExtractNewRecordState?"
+        );
+        assert_eq!(
+            super::unknown_type(p, "org.apache.kafka.connect.transforms.ReplaceField"),
+            "transforms.a.type=org.apache.kafka.connect.transforms.ReplaceField needs the part of the record it works on: use org.apache.kafka.connect.transforms.ReplaceField$Key or org.apache.kafka.connect.transforms.ReplaceField$Value"
+        );
+        let far = super::unknown_type(p, "com.acme.MySmt");
+        assert!(
+            far.starts_with("transforms.a.type=com.acme.MySmt is not implemented: pgcdc supports io.debezium.transforms.outbox.EventRouter, "),
+            "{far}"
+        );
     }
 }

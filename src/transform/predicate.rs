@@ -68,10 +68,13 @@ impl Predicate {
             },
             RECORD_IS_TOMBSTONE => Some(Predicate::RecordIsTombstone),
             other => {
+                let hint = crate::util::closest_of(other, PREDICATE_TYPES.iter().copied())
+                    .map(|near| format!("; did you mean {near}?"))
+                    .unwrap_or_default();
                 return Err(vec![format!(
-                    "{prefix}type={other} is not implemented: pgcdc supports {}",
+                    "{prefix}type={other} is not implemented: pgcdc supports {}{hint}",
                     PREDICATE_TYPES.join(", ")
-                )])
+                )]);
             }
         };
         let problems = o.finish(class);

@@ -164,7 +164,7 @@ pub fn list(text: &str) -> Vec<String> {
 /// The error of a record a Connect transform cannot handle, naming the class variant and the
 /// alias, as the task failure Kafka Connect would report it.
 pub fn data_error(class: &str, alias: &str, msg: impl std::fmt::Display) -> Error {
-    Error::conversion(format!("{class} (transforms.{alias}): {msg}"))
+    Error::transform(format!("{class} (transforms.{alias}): {msg}"))
 }
 
 /// The short class name for messages (`InsertField$Value`).

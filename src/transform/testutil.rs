@@ -72,6 +72,7 @@ pub fn records(
             lsn: Some(crate::lsn::Lsn(100)),
             origin: None,
             origin_lsn: None,
+            xmin: None,
         },
     };
     let opts = RecordOptions::new(true, true, "db", "run");

@@ -408,13 +408,17 @@ fn create_topics(brokers: &str, partitions: i32, topics: &[String]) -> Res<i32> 
         .map(|t| NewTopic::new(t, partitions, TopicReplication::Fixed(1)))
         .collect();
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let res = block_on(admin.create_topics(&new, &opts)).map_err(|e| format!("create topics: {e}"))?;
+    let res =
+        block_on(admin.create_topics(&new, &opts)).map_err(|e| format!("create topics: {e}"))?;
     for r in res {
         if let Err((t, e)) = r {
             return Err(format!("create topic {t}: {e}"));
         }
     }
-    eprintln!("dbz-compare create-topics: {brokers}: {} topics with {partitions} partitions", topics.len());
+    eprintln!(
+        "dbz-compare create-topics: {brokers}: {} topics with {partitions} partitions",
+        topics.len()
+    );
     Ok(0)
 }
 
@@ -527,9 +531,29 @@ fn text(raw: &[u8], max: usize) -> String {
 
 const ABSENT: &str = "<absent>";
 
+/// Debezium's notification records (`notification.enabled.channels=sink`): the key's and the
+/// value's `id` are random UUIDs and `timestamp` the wall clock, so they are blanked.
+fn notification_paths(part: &str, root: &Node, doc: &[u8]) -> Vec<String> {
+    let name = root
+        .get("schema")
+        .and_then(|s| s.get("name"))
+        .and_then(|n| n.as_str(doc));
+    match name.as_deref() {
+        Some("io.debezium.connector.common.NotificationKey") => vec![format!("{part}.payload.id")],
+        Some("io.debezium.connector.common.Notification") => vec![
+            format!("{part}.payload.id"),
+            format!("{part}.payload.timestamp"),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 /// Paths of volatile fields (relative to the value root) to blank in this record.
 fn volatile_paths(root: &Node, doc: &[u8], strict: bool) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = notification_paths("value", root, doc);
+    if !out.is_empty() {
+        return out;
+    }
     let Some(payload) = root.get("payload") else {
         return out;
     };
@@ -572,7 +596,8 @@ fn blank(doc: &[u8], root: &Node, paths: &[String]) -> Vec<u8> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for p in paths {
         let mut n = Some(root);
-        for part in p.trim_start_matches("value.").split('.') {
+        let rel = p.split_once('.').map_or(p.as_str(), |(_, rest)| rest);
+        for part in rel.split('.') {
             n = n.and_then(|x| x.get(part));
         }
         if let Some(n) = n {
@@ -773,13 +798,19 @@ fn diff_json(
         }
     };
     let mut skip: BTreeSet<String> = BTreeSet::new();
-    let (mut pa, mut pb) = (Vec::new(), Vec::new());
-    if root == "value" {
-        pa = volatile_paths(&na, a, strict);
-        pb = volatile_paths(&nb, b, strict);
-        skip.extend(pa.iter().cloned());
-        skip.extend(pb.iter().cloned());
-    }
+    let (pa, pb) = if root == "value" {
+        (
+            volatile_paths(&na, a, strict),
+            volatile_paths(&nb, b, strict),
+        )
+    } else {
+        (
+            notification_paths(root, &na, a),
+            notification_paths(root, &nb, b),
+        )
+    };
+    skip.extend(pa.iter().cloned());
+    skip.extend(pb.iter().cloned());
     let mut w = Walk {
         ad: a,
         bd: b,
@@ -1076,16 +1107,14 @@ fn compare(args: CompareArgs) -> Res<i32> {
             st.paired += 1;
             let mut diffs = Vec::new();
             if x.key != y.key {
-                let mut d = diff_json("key", x.key.as_deref(), y.key.as_deref(), false, max);
-                if d.is_empty() {
-                    d.push(Diff {
-                        group: "key{bytes}".into(),
-                        path: "key{bytes}".into(),
-                        a: text(x.key.as_deref().unwrap_or(b""), max),
-                        b: text(y.key.as_deref().unwrap_or(b""), max),
-                    });
-                }
-                diffs.extend(d);
+                // Empty when the keys differ only in volatile fields (a notification's id).
+                diffs.extend(diff_json(
+                    "key",
+                    x.key.as_deref(),
+                    y.key.as_deref(),
+                    false,
+                    max,
+                ));
             }
             diffs.extend(diff_json(
                 "value",
