@@ -475,3 +475,55 @@ async fn the_snapshot_reads_a_table_through_its_select_override() {
     );
     db.cleanup().await;
 }
+
+/// `notification.enabled.channels=sink`: the snapshot's notifications on their topic, in
+/// Debezium's order (STARTED, per table IN_PROGRESS and TABLE_SCAN_COMPLETED with its row
+/// count, COMPLETED), and SKIPPED on a start without a snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_notifications_go_to_the_sink_topic_and_a_start_without_snapshot_says_skipped() {
+    let db = TestDb::create("notes").await;
+    db.exec("CREATE TABLE public.a (id int PRIMARY KEY); CREATE TABLE public.b (id int PRIMARY KEY); INSERT INTO a VALUES (1), (2); INSERT INTO b VALUES (1)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("notes");
+    let topic = format!("{prefix}.notifications");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("notification.enabled.channels".into(), "log,sink".into());
+    raw.insert("notification.sink.topic.name".into(), topic.clone());
+    let c = start(&raw);
+    let records = read_n(&env().kafka, &topic, 6, T).await;
+    c.stop().await.unwrap();
+    let kinds: Vec<String> = records
+        .iter()
+        .map(|r| r.payload()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "STARTED",
+            "IN_PROGRESS",
+            "TABLE_SCAN_COMPLETED",
+            "IN_PROGRESS",
+            "TABLE_SCAN_COMPLETED",
+            "COMPLETED"
+        ]
+    );
+    let scan_a = records[2].payload();
+    assert_eq!(scan_a["aggregate_type"], "Initial Snapshot");
+    assert_eq!(scan_a["additional_data"]["scanned_collection"], "public.a");
+    assert_eq!(scan_a["additional_data"]["total_rows_scanned"], "2");
+    assert_eq!(
+        scan_a["additional_data"]["data_collections"],
+        "public.a,public.b"
+    );
+    assert_eq!(scan_a["additional_data"]["connector_name"], prefix.as_str());
+    assert_eq!(
+        records[2].key_json().unwrap()["payload"]["id"],
+        scan_a["id"]
+    );
+    let c = start(&raw);
+    let records = read_n(&env().kafka, &topic, 7, T).await;
+    c.stop().await.unwrap();
+    assert_eq!(records[6].payload()["type"], "SKIPPED");
+    db.cleanup().await;
+}

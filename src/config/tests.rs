@@ -1312,3 +1312,27 @@ fn lsn_flush_mode_and_its_deprecated_form() {
     .unwrap();
     assert!(c.processing_failure_skips);
 }
+
+#[test]
+fn notification_channels_log_and_sink_and_what_is_refused() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("notification.enabled.channels", "log, sink"),
+        ("notification.sink.topic.name", "notes"),
+    ]))
+    .unwrap();
+    assert!(c.records.notifications.log);
+    assert_eq!(c.records.notifications.sink_topic.as_deref(), Some("notes"));
+    let msg = problems(&seed_with(&[(
+        "notification.enabled.channels",
+        "sink,jmx,kafka",
+    )]));
+    assert!(
+        msg.contains("lists sink, which needs notification.sink.topic.name"),
+        "{msg}"
+    );
+    assert!(msg.contains("the jmx channel needs a JVM"), "{msg}");
+    assert!(
+        msg.contains("\"kafka\" is not a notification channel pgcdc has"),
+        "{msg}"
+    );
+}

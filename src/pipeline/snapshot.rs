@@ -348,11 +348,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             let rows = self
                 .snapshot_table(snap_sql, t, index, &tx, &mut held)
                 .await?;
+            // `status` and `data_collections` share a bucket of Debezium's map, where their
+            // order follows `Map.of`'s per-JVM random salt: pgcdc keeps `status` first.
             let done = vec![
                 ("scanned_collection", name),
-                ("data_collections", captured.clone()),
                 ("total_rows_scanned", rows.to_string()),
                 ("status", "SUCCEEDED".to_string()),
+                ("data_collections", captured.clone()),
             ];
             self.notify("TABLE_SCAN_COMPLETED", done, tx.token).await?;
         }
