@@ -25,8 +25,8 @@ pub struct ReselectConfig {
     pub unavailable: bool,
     /// `reselect.null.values` (default true): re-read null values.
     pub nulls: bool,
-    /// `reselect.use.event.key` (default false): find the row by the event key's fields
-    /// instead of the table's key columns.
+    /// `reselect.use.event.key` (default false): find the row by the event key's columns
+    /// (which `message.key.columns` may choose) instead of the table's primary key.
     pub use_event_key: bool,
     /// `reselect.error.handling.mode=fail`: a failed or empty re-select stops the connector;
     /// `warn` (the default) logs it and keeps the event's values.

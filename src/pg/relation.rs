@@ -51,6 +51,9 @@ pub struct TableSchema {
     pub columns: Vec<ColumnDef>,
     /// Indices of the key columns.
     pub key: Vec<usize>,
+    /// Indices of the table's own key columns (primary key, else first unique index),
+    /// whatever `message.key.columns` makes the event key.
+    pub primary_key: Vec<usize>,
     /// Indices of the columns in the value (`column.include.list` / `column.exclude.list`).
     pub value_columns: Vec<usize>,
     /// Per value column: its value mapper (`column.mask.*`, `column.truncate.*`).
@@ -350,6 +353,7 @@ pub fn build_table(
         descriptor: Arc::new(descriptor),
         columns,
         key: plan.key,
+        primary_key: default_key,
         value_columns: plan.value,
         mappers: plan.mappers,
         identity_value,

@@ -93,11 +93,24 @@ fn columns_to_reselect(
         .collect()
 }
 
-/// The query and its parameters, or `None` when a key value is missing from the tuple.
+/// The columns a re-select finds the row by: the table's primary key (else its first unique
+/// index), or with `reselect.use.event.key` the event key's columns (`message.key.columns`
+/// may make them others), as Debezium does.
+fn lookup_key<'t>(r: &ReselectConfig, table: &'t TableSchema) -> &'t [usize] {
+    if r.use_event_key {
+        &table.key
+    } else {
+        &table.primary_key
+    }
+}
+
+/// The query finding the row by the columns `key` and its parameters, or `None` when a key
+/// value is missing from the tuple.
 fn query(
     table: &TableSchema,
     tuple: &Tuple,
     columns: &[(usize, usize)],
+    key: &[usize],
 ) -> Option<(String, Vec<KeyParam>)> {
     let select = columns
         .iter()
@@ -106,7 +119,7 @@ fn query(
         .join(", ");
     let mut conditions = Vec::new();
     let mut params = Vec::new();
-    for (n, &k) in table.key.iter().enumerate() {
+    for (n, &k) in key.iter().enumerate() {
         let col = &table.columns[k];
         let name = quote_ident(&col.name);
         match tuple.get(k)? {
@@ -163,7 +176,21 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             if columns.is_empty() {
                 continue;
             }
-            let Some((sql, params)) = query(table, tuple, &columns) else {
+            let key = lookup_key(r, table);
+            if key.is_empty() {
+                let why = format!(
+                    "post processor {:?} cannot re-select columns of {}: the table has no primary key (set post.processors.{}.reselect.use.event.key=true to find rows by the event key)",
+                    r.name,
+                    table.full_name(),
+                    r.name
+                );
+                if r.fail {
+                    return Err(Error::conversion(why));
+                }
+                tracing::warn!(relation = %table.full_name(), "{why}; the event keeps its values");
+                continue;
+            }
+            let Some((sql, params)) = query(table, tuple, &columns, key) else {
                 continue;
             };
             let names = || {
@@ -217,5 +244,84 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::testutil::seed_with;
+    use crate::config::{ConnectorConfig, RESELECT_COLUMNS};
+    use crate::pg::relation::{build_table, CatalogColumn, TableCatalog};
+
+    #[test]
+    fn the_row_is_found_by_the_primary_key_or_with_use_event_key_by_the_event_key() {
+        let (config, _) = ConnectorConfig::from_map(&seed_with(&[
+            ("message.key.columns", "s.t:code"),
+            ("post.processors", "by_pk,by_event_key"),
+            ("post.processors.by_pk.type", RESELECT_COLUMNS),
+            ("post.processors.by_event_key.type", RESELECT_COLUMNS),
+            (
+                "post.processors.by_event_key.reselect.use.event.key",
+                "true",
+            ),
+        ]))
+        .unwrap();
+        let col = |name: &str| CatalogColumn {
+            name: name.into(),
+            type_oid: 25,
+            typmod: -1,
+            not_null: true,
+            default_expr: None,
+            type_name: "text".into(),
+            generated: false,
+        };
+        let catalog = TableCatalog {
+            columns: vec![col("id"), col("code"), col("big")],
+            key: vec!["id".into()],
+            ..Default::default()
+        };
+        let published: Vec<(String, u32, i32)> = catalog
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), 25, -1))
+            .collect();
+        let table = build_table(&config, 1, "s", "t", &published, &catalog).unwrap();
+        assert_eq!(
+            table.key,
+            [1],
+            "message.key.columns makes code the event key"
+        );
+        assert_eq!(table.primary_key, [0]);
+        let tuple = vec![
+            TupleValue::Text("1".into()),
+            TupleValue::Text("a".into()),
+            TupleValue::UnchangedToast,
+        ];
+        let big = [(2, 2)];
+        let (sql, params) = query(
+            &table,
+            &tuple,
+            &big,
+            lookup_key(&config.reselect[0], &table),
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            r#"SELECT "big"::text FROM "s"."t" WHERE "id" = CAST($1::text AS text)"#
+        );
+        assert!(matches!(&params[..], [KeyParam::Text(v)] if v == "1"));
+        let (sql, params) = query(
+            &table,
+            &tuple,
+            &big,
+            lookup_key(&config.reselect[1], &table),
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            r#"SELECT "big"::text FROM "s"."t" WHERE "code" = CAST($1::text AS text)"#
+        );
+        assert!(matches!(&params[..], [KeyParam::Text(v)] if v == "a"));
     }
 }
