@@ -27,33 +27,83 @@ pub enum NameAdjustment {
 /// or `<prefix><delimiter><table>` (`DefaultTopicNamingStrategy`: a PostgreSQL table id has no
 /// catalog, so the schema is left out); characters Kafka refuses become `_`, or, in the
 /// `…Unicode…` strategies (where `_` is escaped too), `_u` and the UTF-16 code in hex.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// The `…RegexTopicNamingStrategy` classes add [`RegexNaming`]: the sanitised name is
+/// rewritten by `topic.regex` / `topic.replacement`, and the key gains a field naming the
+/// physical table.
+#[derive(Debug, Clone, Default)]
 pub struct TopicNaming {
     /// The topic leaves out the schema (`DefaultTopicNamingStrategy`).
     pub without_schema: bool,
     /// Invalid characters become `_uXXXX` (the Unicode strategies).
     pub unicode: bool,
+    /// The regex strategies' rewrite and key field.
+    pub regex: Option<std::sync::Arc<RegexNaming>>,
+}
+
+/// What Debezium's `DefaultRegexTopicNamingStrategy` and `SchemaRegexTopicNamingStrategy`
+/// add to the plain strategies.
+#[derive(Debug, Clone)]
+pub struct RegexNaming {
+    /// `topic.regex` and `topic.replacement`: applied to the sanitised topic when the regex
+    /// matches all of it (an empty result keeps the topic).
+    pub topic: TopicRewrite,
+    /// `topic.key.field.name` when `topic.key.enforce.uniqueness` (the default): a string
+    /// field appended to every key (a keyless table gets a key of it alone).
+    pub key_field: Option<String>,
+    /// `topic.key.field.regex` and `topic.key.field.replacement`: the field's value from
+    /// the table's original topic name (the name itself when absent or not matching).
+    pub key_rewrite: Option<TopicRewrite>,
 }
 
 impl TopicNaming {
     /// The data change topic of table `schema`.`table`, sanitised (never cut: a name over
-    /// Kafka's limit is refused where topics are checked).
-    pub fn data_topic(self, prefix: &str, delimiter: &str, schema: &str, table: &str) -> String {
+    /// Kafka's limit is refused where topics are checked), then rewritten by the regex
+    /// strategies.
+    pub fn data_topic(&self, prefix: &str, delimiter: &str, schema: &str, table: &str) -> String {
+        let topic = self.sanitize(&self.origin_topic(prefix, delimiter, schema, table));
+        match self.regex.as_ref().and_then(|r| r.topic.rewrite(&topic)) {
+            Some(t) if !t.is_empty() => t,
+            _ => topic,
+        }
+    }
+
+    /// The table's topic name before sanitising and rewriting.
+    fn origin_topic(&self, prefix: &str, delimiter: &str, schema: &str, table: &str) -> String {
         let parts: Vec<&str> = if self.without_schema {
             vec![prefix, table]
         } else {
             vec![prefix, schema, table]
         };
-        let joined = parts
+        parts
             .into_iter()
             .filter(|p| !p.trim().is_empty())
             .collect::<Vec<_>>()
-            .join(delimiter);
-        self.sanitize(&joined)
+            .join(delimiter)
+    }
+
+    /// The regex strategies' key field of table `schema`.`table`: its name and its value
+    /// (the physical table's original topic name, or its `topic.key.field.regex` rewrite).
+    pub fn key_field(
+        &self,
+        prefix: &str,
+        delimiter: &str,
+        schema: &str,
+        table: &str,
+    ) -> Option<(String, String)> {
+        let regex = self.regex.as_ref()?;
+        let name = regex.key_field.clone()?;
+        let origin = self.origin_topic(prefix, delimiter, schema, table);
+        let value = regex
+            .key_rewrite
+            .as_ref()
+            .and_then(|r| r.rewrite(&origin))
+            .unwrap_or(origin);
+        Some((name, value))
     }
 
     /// Replaces the characters a topic name may not hold, as the strategy does.
-    pub fn sanitize(self, name: &str) -> String {
+    pub fn sanitize(&self, name: &str) -> String {
         let valid = |c: u16| {
             let ok = c == b'.' as u16
                 || c == b'-' as u16
@@ -440,6 +490,145 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// A compiled replacement: literal text and group references.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Lit(String),
+    Group(usize),
+}
+
+/// A regex with a Java replacement, applied as `matches()` then `replaceFirst()` (Kafka's
+/// RegexRouter, the outbox EventRouter's route, ByLogicalTableRouter and the regex topic
+/// naming strategies).
+#[derive(Debug, Clone)]
+pub struct TopicRewrite {
+    full: Regex,
+    find: Regex,
+    pieces: Vec<Piece>,
+}
+
+impl TopicRewrite {
+    /// Compiles `regex` and `replacement`; the error says what is wrong (without the key).
+    pub fn new(regex: &str, replacement: &str) -> Result<Self, String> {
+        let find = Regex::new(regex).map_err(|e| {
+            format!("is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}")
+        })?;
+        let full = crate::util::full_match_regex(regex, false)
+            .map_err(|e| format!("is not a regular expression pgcdc can compile: {e}"))?;
+        let pieces = parse_replacement(&find, replacement)?;
+        Ok(TopicRewrite { full, find, pieces })
+    }
+
+    /// The rewritten `input`, or `None` when the regex does not match all of it.
+    pub fn rewrite(&self, input: &str) -> Option<String> {
+        if !self.full.is_match(input) {
+            return None;
+        }
+        let caps = self.find.captures(input)?;
+        let m = caps.get(0)?;
+        let mut out = String::with_capacity(input.len() + 16);
+        out.push_str(&input[..m.start()]);
+        for p in &self.pieces {
+            match p {
+                Piece::Lit(s) => out.push_str(s),
+                Piece::Group(i) => {
+                    if let Some(g) = caps.get(*i) {
+                        out.push_str(g.as_str());
+                    }
+                }
+            }
+        }
+        out.push_str(&input[m.end()..]);
+        Some(out)
+    }
+}
+
+/// Parses a Java `Matcher` replacement string against the groups of `re`.
+fn parse_replacement(re: &Regex, s: &str) -> Result<Vec<Piece>, String> {
+    let groups = re.captures_len() - 1;
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut lit = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                i += 1;
+                let Some(c) = chars.get(i) else {
+                    return Err("ends with '\\': the character to be escaped is missing".into());
+                };
+                lit.push(*c);
+                i += 1;
+            }
+            '$' => {
+                i += 1;
+                let Some(&c) = chars.get(i) else {
+                    return Err("ends with '$': the group reference is missing".into());
+                };
+                let group = if c == '{' {
+                    i += 1;
+                    let start = i;
+                    while chars.get(i).is_some_and(|c| c.is_ascii_alphanumeric()) {
+                        i += 1;
+                    }
+                    let name: String = chars[start..i].iter().collect();
+                    if name.is_empty() {
+                        return Err("has a '${}' group reference with an empty name".into());
+                    }
+                    if chars.get(i) != Some(&'}') {
+                        return Err(format!(
+                            "has a '${{{name}' group reference without its '}}'"
+                        ));
+                    }
+                    i += 1;
+                    if name.starts_with(|c: char| c.is_ascii_digit()) {
+                        return Err(format!("names group {{{name}}}, which starts with a digit"));
+                    }
+                    re.capture_names()
+                        .position(|n| n == Some(name.as_str()))
+                        .ok_or_else(|| {
+                            format!("refers to group {{{name}}}, which the regex does not define")
+                        })?
+                } else {
+                    let Some(d) = c.to_digit(10) else {
+                        return Err(format!(
+                            "has an illegal group reference '${c}' (write \\$ for a literal $)"
+                        ));
+                    };
+                    let mut n = d as usize;
+                    i += 1;
+                    while let Some(d) = chars.get(i).and_then(|c| c.to_digit(10)) {
+                        let next = n * 10 + d as usize;
+                        if next > groups {
+                            break;
+                        }
+                        n = next;
+                        i += 1;
+                    }
+                    if n > groups {
+                        return Err(format!(
+                            "refers to group {n}, but the regex has {groups} group(s)"
+                        ));
+                    }
+                    n
+                };
+                if !lit.is_empty() {
+                    out.push(Piece::Lit(std::mem::take(&mut lit)));
+                }
+                out.push(Piece::Group(group));
+            }
+            c => {
+                lit.push(c);
+                i += 1;
+            }
+        }
+    }
+    if !lit.is_empty() {
+        out.push(Piece::Lit(lit));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -508,6 +697,7 @@ mod tests {
         let n = |without_schema, unicode| TopicNaming {
             without_schema,
             unicode,
+            regex: None,
         };
         assert_eq!(
             n(false, false).data_topic("db", ".", "public", "t x"),
@@ -523,5 +713,41 @@ mod tests {
         );
         assert_eq!(n(false, true).data_topic("db", "-", "s", "Ā"), "db-s-_u100");
         assert_eq!(n(false, true).sanitize(".."), "_u002e_u002e");
+    }
+
+    #[test]
+    fn the_regex_strategies_rewrite_the_sanitised_topic_and_name_the_physical_table() {
+        let naming = |key_rewrite: Option<TopicRewrite>| TopicNaming {
+            without_schema: false,
+            unicode: false,
+            regex: Some(std::sync::Arc::new(RegexNaming {
+                topic: TopicRewrite::new(r"(.*)\.shard_\d+", "$1.shards").unwrap(),
+                key_field: Some("__dbz__physicalTableIdentifier".into()),
+                key_rewrite,
+            })),
+        };
+        let n = naming(None);
+        assert_eq!(
+            n.data_topic("db", ".", "public", "shard_1"),
+            "db.public.shards"
+        );
+        assert_eq!(n.data_topic("db", ".", "public", "t x"), "db.public.t_x");
+        assert_eq!(
+            n.key_field("db", ".", "public", "t x"),
+            Some((
+                "__dbz__physicalTableIdentifier".into(),
+                "db.public.t x".into()
+            )),
+            "the key names the physical table, unsanitised"
+        );
+        let n = naming(Some(TopicRewrite::new(r".*\.(shard_\d+)", "$1").unwrap()));
+        assert_eq!(
+            n.key_field("db", ".", "public", "shard_7").unwrap().1,
+            "shard_7"
+        );
+        assert_eq!(
+            n.key_field("db", ".", "other", "t").unwrap().1,
+            "db.other.t"
+        );
     }
 }

@@ -1,16 +1,21 @@
 //! The connector itself and the shape of what it writes: `name`, `connector.class`, the
 //! converters, the topic prefix and delimiter, tombstones and the extended headers.
 
+use std::sync::Arc;
+
 use regex::Regex;
 
 use super::checker::Checker;
 use super::converters::{self, ConverterConfig};
 use super::keys::{
     self, EXTENDED_HEADERS_ENABLED, FIELD_NAME_ADJUSTMENT_MODE, HEADER_CONVERTER, NAME,
-    SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER, TOPIC_NAMING_STRATEGY,
-    TOPIC_PREFIX,
+    SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER,
+    TOPIC_KEY_ENFORCE_UNIQUENESS, TOPIC_KEY_FIELD_NAME, TOPIC_KEY_FIELD_REGEX,
+    TOPIC_KEY_FIELD_REPLACEMENT, TOPIC_NAMING_STRATEGY, TOPIC_PREFIX, TOPIC_REGEX,
+    TOPIC_REPLACEMENT,
 };
-use crate::util::{NameAdjustment, TopicNaming};
+
+use crate::util::{NameAdjustment, RegexNaming, TopicNaming, TopicRewrite};
 
 /// The only `connector.class` accepted.
 pub const CONNECTOR_CLASS: &str = "io.debezium.connector.postgresql.PostgresConnector";
@@ -100,6 +105,7 @@ fn topic_naming(c: &mut Checker<'_>) -> TopicNaming {
     let t = |without_schema, unicode| TopicNaming {
         without_schema,
         unicode,
+        regex: None,
     };
     let strategies = [
         (
@@ -127,17 +133,26 @@ fn topic_naming(c: &mut Checker<'_>) -> TopicNaming {
         return TopicNaming::default();
     };
     if let Some((_, n)) = strategies.iter().find(|(name, _)| *name == class) {
-        return *n;
+        return n.clone();
     }
-    let regex = class.ends_with("RegexTopicNamingStrategy");
-    let names: Vec<&str> = strategies.iter().map(|(n, _)| *n).collect();
     let class = class.to_string();
-    if regex {
-        c.problem(format!(
-            "{TOPIC_NAMING_STRATEGY}={class} is not implemented yet: use {} (and the ByLogicalTableRouter transform to merge tables into one topic)",
-            names.join(", ")
-        ));
-    } else if let Some(near) = crate::util::closest_of(&class, names.iter().copied()) {
+    for (name, without_schema) in [
+        ("io.debezium.schema.DefaultRegexTopicNamingStrategy", true),
+        ("io.debezium.schema.SchemaRegexTopicNamingStrategy", false),
+    ] {
+        if class == name {
+            return TopicNaming {
+                regex: regex_naming(c, &class).map(Arc::new),
+                ..t(without_schema, false)
+            };
+        }
+    }
+    let mut names: Vec<&str> = strategies.iter().map(|(n, _)| *n).collect();
+    names.extend([
+        "io.debezium.schema.DefaultRegexTopicNamingStrategy",
+        "io.debezium.schema.SchemaRegexTopicNamingStrategy",
+    ]);
+    if let Some(near) = crate::util::closest_of(&class, names.iter().copied()) {
         c.problem(format!(
             "{TOPIC_NAMING_STRATEGY}={class} is not one of Debezium's built-in strategies; did you mean {near}?"
         ));
@@ -148,6 +163,44 @@ fn topic_naming(c: &mut Checker<'_>) -> TopicNaming {
         ));
     }
     TopicNaming::default()
+}
+
+/// The regex strategies' keys: `topic.regex` and `topic.replacement` (both required, as in
+/// Debezium), `topic.key.enforce.uniqueness` (default true), `topic.key.field.name` (default
+/// `__dbz__physicalTableIdentifier`), `topic.key.field.regex` with
+/// `topic.key.field.replacement`.
+fn regex_naming(c: &mut Checker<'_>, class: &str) -> Option<RegexNaming> {
+    let rewrite = |c: &mut Checker<'_>, regex_key: &str, replacement_key: &str| {
+        let regex = c.get(regex_key).map(str::trim).filter(|r| !r.is_empty())?;
+        let Some(replacement) = c.get(replacement_key).filter(|r| !r.trim().is_empty()) else {
+            c.problem(format!(
+                "{replacement_key} must be non-empty when {regex_key} is set ({TOPIC_NAMING_STRATEGY}={class})"
+            ));
+            return None;
+        };
+        match TopicRewrite::new(regex, replacement) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                c.problem(format!("{regex_key} or {replacement_key} {e}"));
+                None
+            }
+        }
+    };
+    let topic = rewrite(c, TOPIC_REGEX, TOPIC_REPLACEMENT);
+    if topic.is_none() && c.get(TOPIC_REGEX).is_none_or(|r| r.trim().is_empty()) {
+        c.problem(format!(
+            "{TOPIC_NAMING_STRATEGY}={class} needs {TOPIC_REGEX} and {TOPIC_REPLACEMENT}: the regex over the table's topic name and what it becomes"
+        ));
+    }
+    let key_rewrite = rewrite(c, TOPIC_KEY_FIELD_REGEX, TOPIC_KEY_FIELD_REPLACEMENT);
+    let key_field = c
+        .boolean(TOPIC_KEY_ENFORCE_UNIQUENESS, true)
+        .then(|| c.string(TOPIC_KEY_FIELD_NAME, "__dbz__physicalTableIdentifier"));
+    Some(RegexNaming {
+        topic: topic?,
+        key_field,
+        key_rewrite,
+    })
 }
 
 /// `header.converter`: only Kafka Connect's default is implemented.

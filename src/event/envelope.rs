@@ -90,7 +90,7 @@ pub fn table_descriptor(
             schema_name,
             table_name,
             schema_names: NameAdjustment::None,
-            naming: crate::util::TopicNaming::default(),
+            naming: &crate::util::TopicNaming::default(),
         },
         columns,
         &key_fields,
@@ -111,7 +111,7 @@ pub struct TableNames<'a> {
     /// `schema.name.adjustment.mode`, applied to the Key, Value and Envelope names.
     pub schema_names: NameAdjustment,
     /// `topic.naming.strategy`.
-    pub naming: crate::util::TopicNaming,
+    pub naming: &'a crate::util::TopicNaming,
 }
 
 /// Like [`table_descriptor`], with the value fields and the key fields given apart (the
@@ -160,6 +160,7 @@ pub fn table_descriptor_from_fields(
         table: Arc::from(table_name),
         topic: Arc::from(topic.as_str()),
         key_schema,
+        key_extra: None,
         row_schema,
         envelope_schema,
     }
@@ -463,6 +464,7 @@ pub fn message_record(
         table: Arc::from(""),
         topic: Arc::from(""),
         key_schema: None,
+        key_extra: None,
         row_schema: Arc::new(Schema::new(SchemaType::Struct, true)),
         envelope_schema: value_schema.clone(),
     };

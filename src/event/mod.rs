@@ -32,6 +32,9 @@ pub struct TableDescriptor {
     pub topic: Arc<str>,
     /// `<topic>.Key` struct schema, or `None` for a table without a key.
     pub key_schema: Option<Arc<Schema>>,
+    /// The regex topic naming strategies' last key field's value (the physical table), which
+    /// every key of the table ends with; `None` otherwise.
+    pub key_extra: Option<Arc<str>>,
     /// `<topic>.Value` struct schema (optional), one field per column.
     pub row_schema: Arc<Schema>,
     /// `<topic>.Envelope` schema, version 2.

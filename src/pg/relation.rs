@@ -313,11 +313,23 @@ pub fn build_table(
         .collect();
     let plan = columns::plan(rules, namespace, name, &plan_columns, &default_key);
     let adjust = |n: &str| config.field_name_adjustment.field(n);
-    let key_fields: Vec<(String, Schema)> = plan
+    let mut key_fields: Vec<(String, Schema)> = plan
         .key
         .iter()
         .map(|&i| (adjust(&field_schemas[i].0), field_schemas[i].1.clone()))
         .collect();
+    let key_extra = config.topic_naming.key_field(
+        &config.topic_prefix,
+        &config.topic_delimiter,
+        namespace,
+        name,
+    );
+    if let Some((field, _)) = &key_extra {
+        key_fields.push((
+            field.clone(),
+            Schema::new(crate::event::SchemaType::String, false),
+        ));
+    }
     let value_fields: Vec<(String, Schema)> = plan
         .value
         .iter()
@@ -328,18 +340,19 @@ pub fn build_table(
         })
         .collect();
     check_adjusted_names(&field_schemas, &plan.value, &value_fields, namespace, name)?;
-    let descriptor = table_descriptor_from_fields(
+    let mut descriptor = table_descriptor_from_fields(
         TableNames {
             prefix: &config.topic_prefix,
             delimiter: &config.topic_delimiter,
             schema_name: namespace,
             table_name: name,
             schema_names: config.schema_name_adjustment,
-            naming: config.topic_naming,
+            naming: &config.topic_naming,
         },
         &value_fields,
         &key_fields,
     );
+    descriptor.key_extra = key_extra.map(|(_, value)| Arc::from(value));
     let unused: Vec<bool> = (0..columns.len())
         .map(|i| !plan.key.contains(&i) && !plan.value.contains(&i))
         .collect();
@@ -726,15 +739,17 @@ impl TableSchema {
 
     /// The key values of `row`, or `None` for a keyless table.
     pub fn key_of(&self, row: &[Value]) -> Option<Vec<Value>> {
-        if self.key.is_empty() {
+        let extra = self.descriptor.key_extra.as_ref();
+        if self.key.is_empty() && extra.is_none() {
             return None;
         }
-        Some(
-            self.key
-                .iter()
-                .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
-                .collect(),
-        )
+        let mut key: Vec<Value> = self
+            .key
+            .iter()
+            .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
+            .collect();
+        key.extend(extra.map(|x| Value::Shared(x.clone())));
+        Some(key)
     }
 }
 

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::regex_router::TopicRewrite;
 use super::side::{data_error, SchemaCache};
 use super::{is_envelope, Options};
+use crate::config::keys::{TOPIC_REGEX, TOPIC_REPLACEMENT};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Field, Schema, SchemaType, Value};
 use crate::util::NameAdjustment;
@@ -40,8 +41,9 @@ pub struct ByLogicalTableRouter {
 impl ByLogicalTableRouter {
     /// Parses the options; `None` when a problem was recorded.
     pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
-        let regex = o.get("topic.regex");
-        let replacement = o.raw("topic.replacement");
+        // Its own options, spelled as the connector keys of the regex naming strategies.
+        let regex = o.get(TOPIC_REGEX);
+        let replacement = o.raw(TOPIC_REPLACEMENT);
         let unique_keys = o.boolean("key.enforce.uniqueness", true);
         let key_field = o.string("key.field.name", "__dbz__physicalTableIdentifier");
         let key_regex = o.get("key.field.regex");
@@ -64,7 +66,7 @@ impl ByLogicalTableRouter {
             }
         }
         let (Some(regex), Some(replacement)) = (regex, replacement) else {
-            for (k, v) in [("topic.regex", regex), ("topic.replacement", replacement)] {
+            for (k, v) in [(TOPIC_REGEX, regex), (TOPIC_REPLACEMENT, replacement)] {
                 if v.is_none() {
                     o.problem(k, " is required");
                 }
@@ -74,7 +76,7 @@ impl ByLogicalTableRouter {
         let topic = match TopicRewrite::new(regex, replacement) {
             Ok(t) => t,
             Err(e) => {
-                o.problem("topic.regex", format!("={regex} {e}"));
+                o.problem(TOPIC_REGEX, format!("={regex} {e}"));
                 return None;
             }
         };
