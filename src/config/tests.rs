@@ -1336,3 +1336,46 @@ fn notification_channels_log_and_sink_and_what_is_refused() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_regex_naming_strategies_need_their_regex_and_replacement() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        (
+            "topic.naming.strategy",
+            "io.debezium.schema.DefaultRegexTopicNamingStrategy",
+        ),
+        ("topic.regex", "loja\\.(.*)"),
+        ("topic.replacement", "all"),
+        ("topic.key.enforce.uniqueness", "false"),
+    ]))
+    .unwrap();
+    assert_eq!(c.topic_naming.data_topic("loja", ".", "public", "t"), "all");
+    assert_eq!(c.topic_naming.key_field("loja", ".", "public", "t"), None);
+    let msg = problems(&seed_with(&[(
+        "topic.naming.strategy",
+        "io.debezium.schema.SchemaRegexTopicNamingStrategy",
+    )]));
+    assert!(
+        msg.contains("needs topic.regex and topic.replacement"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[
+        (
+            "topic.naming.strategy",
+            "io.debezium.schema.SchemaRegexTopicNamingStrategy",
+        ),
+        ("topic.regex", "a(b"),
+        ("topic.replacement", "x"),
+        ("topic.key.field.regex", "k"),
+    ]));
+    assert!(
+        msg.contains("topic.regex or topic.replacement is not a regular expression"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "topic.key.field.replacement must be non-empty when topic.key.field.regex is set"
+        ),
+        "{msg}"
+    );
+}
