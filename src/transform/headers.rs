@@ -348,8 +348,11 @@ pub const HEADER_TO_VALUE: &str = "io.debezium.transforms.HeaderToValue";
 /// removes those headers, `copy` keeps them. Tombstones and records without any of the headers
 /// pass unchanged. As in Debezium 3.6.1, the value schema is derived once per input schema from
 /// the first record that has headers to add: a later record of that schema with a header the
-/// first lacked is an error naming the field. Dotted (nested) field names are not implemented
-/// (startup error).
+/// first lacked is an error naming the field. A field `parent.child` goes into the struct
+/// field `parent` (rebuilt as Connect's `copySchemaBasics` does, with `child` appended), or, when
+/// the value has no field `parent`, into a new optional struct `parent` after the top-level
+/// additions; a primitive `parent` is an error, as in Debezium. Names nested deeper than one
+/// level are refused at start.
 #[derive(Debug, Clone)]
 pub struct HeaderToValue {
     alias: String,
@@ -373,10 +376,10 @@ impl HeaderToValue {
                 o.problem(name, " must not hold empty items or items with spaces");
             }
         }
-        if fields.iter().any(|f| f.contains('.')) {
+        if fields.iter().any(|f| f.matches('.').count() > 1) {
             o.problem(
                 "fields",
-                " holds a dotted (nested) field name, which pgcdc does not implement: add top-level fields",
+                " holds a field name nested deeper than one level (a.b.c), which pgcdc does not implement: use top-level fields or parent.child",
             );
         }
         if !headers.is_empty() && headers.len() != fields.len() {
@@ -392,7 +395,7 @@ impl HeaderToValue {
         let moving = moving?;
         if headers.is_empty()
             || headers.len() != fields.len()
-            || fields.iter().any(|f| f.contains('.'))
+            || fields.iter().any(|f| f.matches('.').count() > 1)
         {
             return None;
         }
@@ -433,33 +436,12 @@ impl HeaderToValue {
         }
         let out_schema = self
             .cache
-            .get_or_try(&schema, |s| {
-                let mut out = struct_basics(s);
-                out.fields = s.fields.clone();
-                for (name, hs, _) in &entries {
-                    if out.field_index(name).is_none() {
-                        out.fields
-                            .push(crate::event::Field::new(*name, hs.as_ref().clone()));
-                    }
-                }
-                Ok(Arc::new(out))
-            })
+            .get_or_try(&schema, |s| with_entries(s, &entries).map(Arc::new))
             .map_err(fail)?;
         let Some(Value::Struct(vs)) = r.value.take() else {
             return Ok(Some(r));
         };
-        let mut out: Vec<Value> = (0..schema.fields.len())
-            .map(|i| field_value(&schema, &vs, i, true))
-            .collect();
-        out.resize(out_schema.fields.len(), Value::Null);
-        for (name, _, v) in entries {
-            let i = out_schema.field_index(name).ok_or_else(|| {
-                fail(format!(
-                    "{name} is not a valid field name: the value schema was derived from an earlier record without header {name:?}"
-                ))
-            })?;
-            out[i] = v;
-        }
+        let out = fill(&schema, &vs, &out_schema, entries).map_err(fail)?;
         if self.moving {
             let names = &self.headers;
             r.headers.retain(|h| !names.iter().any(|n| **n == *h.key));
@@ -468,6 +450,131 @@ impl HeaderToValue {
         r.value = Some(Value::Struct(out));
         Ok(Some(r))
     }
+}
+
+/// A header's value going to field `name` (`parent.child` for a nested one).
+type Entry<'a> = (&'a str, Arc<Schema>, Value);
+
+/// `name` split into its parent field and the child field, when nested.
+fn nested(name: &str) -> Option<(&str, &str)> {
+    name.split_once('.')
+}
+
+/// The value schema with the fields of `entries` added (Debezium's
+/// `ConnectRecordUtil.makeNewSchema`, one nesting level): into existing struct fields, then at
+/// the top level, then new optional parent structs.
+fn with_entries(s: &Schema, entries: &[Entry<'_>]) -> std::result::Result<Schema, String> {
+    let mut out = struct_basics(s);
+    for f in &s.fields {
+        let children: Vec<&Entry<'_>> = entries
+            .iter()
+            .filter(|e| nested(e.0).is_some_and(|(p, _)| p == f.name))
+            .collect();
+        if children.is_empty() {
+            out.fields.push(f.clone());
+            continue;
+        }
+        if f.schema.ty != SchemaType::Struct {
+            return Err(format!(
+                "field '{}' is a primitive type, not a struct: cannot add nested field '{}'",
+                f.name, children[0].0
+            ));
+        }
+        let mut child = struct_basics(&f.schema);
+        child.fields = f.schema.fields.clone();
+        for (name, hs, _) in children {
+            let c = nested(name).map_or(*name, |(_, c)| c);
+            if child.field_index(c).is_none() {
+                child
+                    .fields
+                    .push(crate::event::Field::new(c, hs.as_ref().clone()));
+            }
+        }
+        out.fields
+            .push(crate::event::Field::new(f.name.clone(), child));
+    }
+    for (name, hs, _) in entries.iter().filter(|e| nested(e.0).is_none()) {
+        if out.field_index(name).is_none() {
+            out.fields
+                .push(crate::event::Field::new(*name, hs.as_ref().clone()));
+        }
+    }
+    let mut parents: Vec<&str> = Vec::new();
+    for (name, _, _) in entries {
+        if let Some((p, _)) = nested(name) {
+            if s.field_index(p).is_none() && !parents.contains(&p) {
+                parents.push(p);
+            }
+        }
+    }
+    for p in parents {
+        let mut parent = Schema::new(SchemaType::Struct, true);
+        for (name, hs, _) in entries {
+            if let Some((q, c)) = nested(name) {
+                if q == p && parent.field_index(c).is_none() {
+                    parent
+                        .fields
+                        .push(crate::event::Field::new(c, hs.as_ref().clone()));
+                }
+            }
+        }
+        out.fields.push(crate::event::Field::new(p, parent));
+    }
+    Ok(out)
+}
+
+/// The value of `out` (from [`with_entries`]) for the original struct `vs` of `schema`:
+/// each original field (its default for a null, as `Struct.get` gives), a nested field's
+/// parent rebuilt with its children when not null, the entries' values.
+fn fill(
+    schema: &Schema,
+    vs: &[Value],
+    out: &Schema,
+    entries: Vec<Entry<'_>>,
+) -> std::result::Result<Vec<Value>, String> {
+    let missing = |name: &str| {
+        format!(
+            "{name} is not a valid field name: the value schema was derived from an earlier record without header {name:?}"
+        )
+    };
+    let mut values: Vec<Value> = (0..schema.fields.len())
+        .map(|i| field_value(schema, vs, i, true))
+        .collect();
+    values.resize(out.fields.len(), Value::Null);
+    for (name, _, v) in entries {
+        match nested(name) {
+            None => {
+                let i = out.field_index(name).ok_or_else(|| missing(name))?;
+                values[i] = v;
+            }
+            Some((p, c)) => {
+                let i = out.field_index(p).ok_or_else(|| missing(name))?;
+                let child_schema = &out.fields[i].schema;
+                let j = child_schema.field_index(c).ok_or_else(|| missing(name))?;
+                let original = schema.field_index(p);
+                let slot = &mut values[i];
+                if slot.is_null() {
+                    if original.is_some() {
+                        // A null parent stays null (Debezium adds nothing to it).
+                        continue;
+                    }
+                    *slot = Value::Struct(vec![Value::Null; child_schema.fields.len()]);
+                }
+                if let Value::Struct(cs) = slot {
+                    if let Some(o) = original.filter(|_| cs.len() < child_schema.fields.len()) {
+                        let inner = &schema.fields[o].schema;
+                        let mut filled: Vec<Value> = (0..cs.len())
+                            .map(|k| field_value(inner, cs, k, true))
+                            .collect();
+                        filled.resize(child_schema.fields.len(), Value::Null);
+                        *cs = filled;
+                    }
+                    cs[j] = v;
+                }
+            }
+        }
+    }
+    Ok(values)
 }
 
 #[cfg(test)]
@@ -506,5 +613,63 @@ mod tests {
         assert_eq!(ty("1000"), SchemaType::Int16);
         assert_eq!(ty("100000"), SchemaType::Int32);
         assert_eq!(ty("10000000000"), SchemaType::Int64);
+    }
+
+    #[test]
+    fn header_to_value_adds_nested_fields_into_a_struct_or_a_new_one() {
+        let string = || Arc::new(Schema::new(SchemaType::String, false));
+        let src = Schema::structure(
+            "Src",
+            true,
+            vec![crate::event::Field::new(
+                "name",
+                Schema::new(SchemaType::String, false),
+            )],
+        );
+        let env = Schema::structure(
+            "Env",
+            false,
+            vec![
+                crate::event::Field::new("id", Schema::new(SchemaType::Int32, false)),
+                crate::event::Field::new("src", src),
+            ],
+        );
+        let entries = || -> Vec<Entry<'static>> {
+            vec![
+                ("src.h", string(), Value::String("v1".into())),
+                ("meta.a", string(), Value::String("v2".into())),
+                ("top", string(), Value::String("v3".into())),
+            ]
+        };
+        let out = with_entries(&env, &entries()).unwrap();
+        let names: Vec<&str> = out.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "src", "top", "meta"]);
+        let src_out = &out.fields[1].schema;
+        assert_eq!(src_out.name.as_deref(), Some("Src"));
+        assert!(
+            !src_out.optional,
+            "copySchemaBasics: required, as in Connect"
+        );
+        assert_eq!(src_out.fields[1].name, "h");
+        assert!(out.fields[3].schema.optional && out.fields[3].schema.name.is_none());
+        let vs = vec![
+            Value::Int(1),
+            Value::Struct(vec![Value::String("n".into())]),
+        ];
+        let filled = fill(&env, &vs, &out, entries()).unwrap();
+        assert_eq!(
+            filled,
+            vec![
+                Value::Int(1),
+                Value::Struct(vec![Value::String("n".into()), Value::String("v1".into())]),
+                Value::String("v3".into()),
+                Value::Struct(vec![Value::String("v2".into())]),
+            ]
+        );
+        // A null parent stays null.
+        let filled = fill(&env, &[Value::Int(1), Value::Null], &out, entries()).unwrap();
+        assert_eq!(filled[1], Value::Null);
+        let err = with_entries(&env, &[("id.x", string(), Value::Null)]).unwrap_err();
+        assert!(err.contains("field 'id' is a primitive type"), "{err}");
     }
 }
