@@ -189,8 +189,9 @@ pg_sock_dir() {
 pg_certs() {
   local c
   c="$(pg_dir)/certs"
-  if [ -s "$c/ca.pem" ] && [ -s "$c/server.crt" ] && [ -s "$c/server.key" ]; then return 0; fi
-  log "generating a test CA and a server certificate (CN=localhost, SAN DNS:localhost, IP:127.0.0.1)"
+  if [ -s "$c/ca.pem" ] && [ -s "$c/server.crt" ] && [ -s "$c/server.key" ] \
+    && [ -s "$c/client.crt" ] && [ -s "$c/client-encrypted.pk8" ]; then return 0; fi
+  log "generating a test CA, a server certificate (CN=localhost, SAN DNS:localhost, IP:127.0.0.1) and a client certificate (CN=pgcdc_cert, key also encrypted with the password pgcdc-key-pass)"
   local t
   t=$(mktemp -d)
   cat >"$t/openssl.cnf" <<'EOF'
@@ -210,6 +211,10 @@ extendedKeyUsage = serverAuth
 subjectAltName = DNS:localhost, IP:127.0.0.1
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid, issuer
+[client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
 EOF
   (
     cd "$t"
@@ -220,14 +225,24 @@ EOF
     openssl x509 -req -sha256 -days 3650 -in server.csr -CA ca.pem -CAkey ca.key \
       -CAcreateserial -extfile openssl.cnf -extensions server -out server.crt
     openssl verify -CAfile ca.pem server.crt
+    openssl req -new -nodes -newkey rsa:2048 -sha256 -config openssl.cnf -subj /CN=pgcdc_cert \
+      -keyout client.key -out client.csr
+    openssl x509 -req -sha256 -days 3650 -in client.csr -CA ca.pem -CAkey ca.key \
+      -CAcreateserial -extfile openssl.cnf -extensions client -out client.crt
+    openssl pkcs8 -topk8 -v2 aes-256-cbc -passout pass:pgcdc-key-pass -in client.key \
+      -outform DER -out client-encrypted.pk8
+    openssl pkcs8 -topk8 -v2 aes-256-cbc -passout pass:pgcdc-key-pass -in client.key \
+      -out client-encrypted.pem
   ) >"$t/openssl.log" 2>&1 || { cat "$t/openssl.log" >&2; die "openssl failed to make the test certificates"; }
   mkdir -p "$c"
-  cp "$t/ca.pem" "$t/ca.key" "$t/server.crt" "$t/server.key" "$c/"
+  cp "$t/ca.pem" "$t/ca.key" "$t/server.crt" "$t/server.key" "$t/client.crt" "$t/client.key" \
+    "$t/client-encrypted.pk8" "$t/client-encrypted.pem" "$c/"
   rm -rf "$t"
   chown -R postgres:postgres "$c"
   chmod 700 "$c"
   chmod 600 "$c/server.key" "$c/ca.key"
-  chmod 644 "$c/ca.pem" "$c/server.crt"
+  chmod 644 "$c/ca.pem" "$c/server.crt" "$c/client.crt" "$c/client-encrypted.pk8" "$c/client-encrypted.pem"
+  chmod 600 "$c/client.key"
 }
 
 pg_monetary_locale() {
@@ -253,6 +268,7 @@ full_page_writes = off
 ssl = on
 ssl_cert_file = '$d/certs/server.crt'
 ssl_key_file = '$d/certs/server.key'
+ssl_ca_file = '$d/certs/ca.pem'
 password_encryption = 'scram-sha-256'
 timezone = 'UTC'
 log_timezone = 'UTC'
@@ -277,6 +293,8 @@ hostnossl  all          pgcdc_tls     127.0.0.1/32   reject
 hostnossl  replication  pgcdc_tls     127.0.0.1/32   reject
 hostssl    all          pgcdc_tls     127.0.0.1/32   scram-sha-256
 hostssl    replication  pgcdc_tls     127.0.0.1/32   scram-sha-256
+hostssl    all          pgcdc_cert    127.0.0.1/32   cert
+hostssl    replication  pgcdc_cert    127.0.0.1/32   cert
 host       all          pgcdc_trust   127.0.0.1/32   trust
 host       replication  pgcdc_trust   127.0.0.1/32   trust
 host       all          postgres      127.0.0.1/32   scram-sha-256
@@ -298,13 +316,14 @@ PG_SETUP_SQL=$(cat <<'EOF'
 \set ON_ERROR_STOP on
 ALTER ROLE postgres PASSWORD 'postgres';
 SELECT format('CREATE ROLE %I', r) FROM unnest(ARRAY['pgcdc','pgcdc_clear','pgcdc_md5',
-  'pgcdc_scram','pgcdc_tls','pgcdc_trust']) AS r
+  'pgcdc_scram','pgcdc_tls','pgcdc_trust','pgcdc_cert']) AS r
   WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) \gexec
 ALTER ROLE pgcdc       LOGIN REPLICATION NOSUPERUSER PASSWORD 'pgcdc';
 ALTER ROLE pgcdc_clear LOGIN REPLICATION NOSUPERUSER PASSWORD 'pgcdc_clear';
 ALTER ROLE pgcdc_scram LOGIN REPLICATION NOSUPERUSER PASSWORD 'pgcdc_scram';
 ALTER ROLE pgcdc_tls   LOGIN REPLICATION NOSUPERUSER PASSWORD 'pgcdc_tls';
 ALTER ROLE pgcdc_trust LOGIN REPLICATION NOSUPERUSER PASSWORD 'pgcdc_trust';
+ALTER ROLE pgcdc_cert  LOGIN REPLICATION NOSUPERUSER;
 SET password_encryption = 'md5';
 ALTER ROLE pgcdc_md5   LOGIN REPLICATION NOSUPERUSER PASSWORD 'pgcdc_md5';
 RESET password_encryption;
@@ -356,6 +375,7 @@ pg_start() {
   pg_prepare_dir
   d=$(pg_dir)
   if pg_running; then
+    pg_certs
     if pg_write_conf; then
       log "pg: configuration changed, reloading"
       as_pg "$(pg_bin)/pg_ctl" -D "$d/data" reload >/dev/null

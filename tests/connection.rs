@@ -21,6 +21,7 @@ fn db_config(user: &str, password: Option<&str>, sslmode: SslMode) -> DatabaseCo
         sslrootcert: e.pg_ca.as_ref().map(PathBuf::from),
         sslcert: None,
         sslkey: None,
+        sslpassword: None,
         tcp_keepalive: true,
         connect_timeout: Duration::from_secs(10),
         query_timeout: None,
@@ -192,4 +193,52 @@ async fn the_query_timeout_limits_sql_connections_but_not_snapshot_reads() {
     assert_eq!(err.code().map(|c| c.code()), Some("57014"), "{err}");
     let snap = pgcdc::pg::sql::connect_for_snapshot(&cfg).await.unwrap();
     snap.batch_execute("SELECT pg_sleep(0.3)").await.unwrap();
+}
+
+/// A client certificate whose key is encrypted (`database.sslpassword`), in the JDBC driver's
+/// DER PKCS#8 form and in PEM, authenticates both connections under `cert` authentication;
+/// without the password, or with a wrong one, start-up says what is wrong.
+#[tokio::test]
+async fn a_client_certificate_with_an_encrypted_key_authenticates_with_its_password() {
+    let Some(ca) = env().pg_ca.clone() else {
+        panic!("no test CA");
+    };
+    let certs = std::path::Path::new(&ca).parent().unwrap().to_path_buf();
+    let with_key = |key: &str, password: Option<&str>| {
+        let mut cfg = db_config("pgcdc_cert", None, SslMode::VerifyFull);
+        cfg.sslcert = Some(certs.join("client.crt"));
+        cfg.sslkey = Some(certs.join(key));
+        cfg.sslpassword = password.map(str::to_string);
+        cfg
+    };
+    for key in ["client-encrypted.pk8", "client-encrypted.pem"] {
+        let cfg = with_key(key, Some("pgcdc-key-pass"));
+        let pos = identify(&cfg)
+            .await
+            .unwrap_or_else(|e| panic!("{key}: {}", e.one_line()));
+        assert!(pos.contains('/'), "{key}: {pos}");
+        let client = pgcdc::pg::sql::connect(&cfg).await.unwrap();
+        let user: String = client
+            .query_one("SELECT current_user::text", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(user, "pgcdc_cert", "{key}");
+    }
+    let missing = identify(&with_key("client-encrypted.pk8", None))
+        .await
+        .unwrap_err()
+        .one_line();
+    assert!(missing.contains("set database.sslpassword"), "{missing}");
+    let wrong = identify(&with_key("client-encrypted.pem", Some("wrong")))
+        .await
+        .unwrap_err();
+    assert!(!wrong.is_retriable());
+    assert!(
+        wrong
+            .one_line()
+            .contains("could not be decrypted with database.sslpassword"),
+        "{}",
+        wrong.one_line()
+    );
 }

@@ -8,8 +8,8 @@ use super::checker::Checker;
 use super::keys::{
     CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_DBNAME, DATABASE_HOSTNAME,
     DATABASE_INITIAL_STATEMENTS, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_QUERY_TIMEOUT_MS,
-    DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLROOTCERT,
-    DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
+    DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLPASSWORD,
+    DATABASE_SSLROOTCERT, DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
 };
 
 /// Default `connection.validation.timeout.ms`.
@@ -55,6 +55,8 @@ pub struct DatabaseConfig {
     pub sslcert: Option<PathBuf>,
     /// `database.sslkey`
     pub sslkey: Option<PathBuf>,
+    /// `database.sslpassword`: the password of an encrypted `database.sslkey` (never logged).
+    pub sslpassword: Option<String>,
     /// `database.tcpKeepAlive`
     pub tcp_keepalive: bool,
     /// `connection.validation.timeout.ms`, used as the connect timeout.
@@ -79,6 +81,10 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("sslrootcert", &self.sslrootcert)
             .field("sslcert", &self.sslcert)
             .field("sslkey", &self.sslkey)
+            .field(
+                "sslpassword",
+                &self.sslpassword.as_ref().map(|_| "[hidden]"),
+            )
             .field("tcp_keepalive", &self.tcp_keepalive)
             .field("connect_timeout", &self.connect_timeout)
             .field("query_timeout", &self.query_timeout)
@@ -123,6 +129,10 @@ pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
         sslrootcert: path(c, DATABASE_SSLROOTCERT),
         sslcert: path(c, DATABASE_SSLCERT),
         sslkey: path(c, DATABASE_SSLKEY),
+        sslpassword: c
+            .get(DATABASE_SSLPASSWORD)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
         tcp_keepalive: c.boolean(DATABASE_TCP_KEEP_ALIVE, true),
         query_timeout: Some(c.int(DATABASE_QUERY_TIMEOUT_MS, 600_000u64, 0u64))
             .filter(|ms| *ms > 0)

@@ -99,7 +99,7 @@ registry! {
         DATABASE_SSLROOTCERT = "database.sslrootcert" => Implemented,
         DATABASE_SSLCERT = "database.sslcert" => Implemented,
         DATABASE_SSLKEY = "database.sslkey" => Implemented,
-        DATABASE_SSLPASSWORD = "database.sslpassword" => NotImplemented(None),
+        DATABASE_SSLPASSWORD = "database.sslpassword" => Implemented,
         DATABASE_SSLFACTORY = "database.sslfactory" => JavaCode(None, "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"),
         DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
         DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,

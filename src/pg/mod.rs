@@ -3,6 +3,7 @@
 //!
 //! Nothing here knows about Kafka, converters or transforms.
 
+pub mod client_key;
 pub mod columns;
 pub mod pgoutput;
 pub mod preflight;

@@ -4,7 +4,8 @@
 //!
 //! Root certificates come from `database.sslrootcert` (PEM), or the Mozilla roots bundled with
 //! `webpki-roots` when it is not set. A client certificate comes from `database.sslcert` and
-//! `database.sslkey` (PEM, unencrypted key).
+//! `database.sslkey` (PEM or DER PKCS#8, encrypted ones decrypted with `database.sslpassword`:
+//! see [`super::client_key`]).
 //!
 //! Both kinds of connection use this configuration: the wire connection runs the SSLRequest
 //! negotiation and the handshake itself (`crate::pg::wire`), the tokio-postgres SQL
@@ -17,7 +18,7 @@ use std::task::{Context, Poll};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
@@ -207,21 +208,9 @@ pub fn client_config(db: &DatabaseConfig) -> Result<Option<Arc<ClientConfig>>> {
                         ))
                         .with_source(e)
                     })?;
-            let key_pem = read_pem(key, "sslkey")?;
-            let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut key_pem.as_slice())
-                .map_err(|e| {
-                    Error::config(format!(
-                        "database.sslkey {} is not a PEM private key",
-                        key.display()
-                    ))
-                    .with_source(e)
-                })?
-                .ok_or_else(|| {
-                    Error::config(format!(
-                        "database.sslkey {} contains no unencrypted PEM private key",
-                        key.display()
-                    ))
-                })?;
+            let key_bytes = read_pem(key, "sslkey")?;
+            let key =
+                super::client_key::read_client_key(&key_bytes, key, db.sslpassword.as_deref())?;
             builder.with_client_auth_cert(certs, key).map_err(|e| {
                 Error::config("the client certificate and key do not match").with_source(e)
             })?
