@@ -338,6 +338,20 @@ mod tests {
     }
 
     #[test]
+    fn a_misspelled_insert_field_option_is_the_one_problem_reported() {
+        let msg = problems(
+            "InsertField$Value",
+            &[("static.feild", "origin"), ("static.value", "x")],
+        );
+        assert!(
+            msg.contains("transforms.t.static.feild is not an option")
+                && msg.contains("did you mean transforms.t.static.field?"),
+            "{msg}"
+        );
+        assert!(!msg.contains("no field insertion configured"), "{msg}");
+    }
+
+    #[test]
     fn bad_options_are_refused_at_startup_naming_the_key() {
         for (class, opts, needle) in [
             (

@@ -177,7 +177,9 @@ impl InsertField {
             );
             return None;
         }
-        if topic.is_none() && partition.is_none() && timestamp.is_none() && static_field.is_none() {
+        let nothing =
+            topic.is_none() && partition.is_none() && timestamp.is_none() && static_field.is_none();
+        if nothing && !o.has_unread() {
             o.problem(
                 "topic.field",
                 ": no field insertion configured: set at least one of topic.field, partition.field, timestamp.field, static.field",

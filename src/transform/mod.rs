@@ -337,6 +337,14 @@ impl<'a> Options<'a> {
         }
     }
 
+    /// Whether an option is set that was not read so far (`finish` will report it as
+    /// unknown): a check that no option is set can then stay quiet, the typo being the problem.
+    pub fn has_unread(&self) -> bool {
+        self.values
+            .keys()
+            .any(|k| !self.seen.iter().any(|s| s == k))
+    }
+
     /// The full key of `name`.
     pub fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
