@@ -234,19 +234,6 @@ async fn offsets_past_the_servers_wal_are_refused() {
     db.cleanup().await;
 }
 
-/// The slot's `restart_lsn` as u64 (0 if absent).
-async fn restart_lsn(db: &TestDb, slot: &str) -> u64 {
-    let row = db
-        .client
-        .query_opt(
-            "SELECT (restart_lsn - '0/0')::int8 FROM pg_replication_slots WHERE slot_name = $1",
-            &[&slot],
-        )
-        .await
-        .unwrap();
-    row.and_then(|r| r.get::<_, Option<i64>>(0)).unwrap_or(0) as u64
-}
-
 /// The `lsn_proc` of this connector's entry in the offsets file (0 if absent).
 fn stored_lsn_proc(dir: &std::path::Path) -> u64 {
     let text = std::fs::read_to_string(dir.join("offsets.json")).unwrap_or_default();
@@ -257,65 +244,10 @@ fn stored_lsn_proc(dir: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// pgcdc confirms the WAL an idle slot passes (writes to tables it does not publish), and
-/// records the position in its offsets before confirming it: after a checkpoint moves the
-/// slot's `restart_lsn`, the offsets are still at or past it, so the start-up check
-/// (pgcdc's and Debezium's, which read the same offsets) accepts them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_idle_slot_never_passes_the_stored_offsets_so_a_restart_passes_the_position_check() {
-    let db = TestDb::create("idleoff").await;
-    db.exec("CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique("idleoff");
-    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
-    raw.insert("publication.autocreate.mode".into(), "filtered".into());
-    raw.insert("publication.name".into(), prefix.clone());
-    raw.insert("table.include.list".into(), "public.captured".into());
-    let data = format!("{prefix}.public.captured");
-    let c = start(&raw);
-    db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO captured VALUES (1)").await;
-    read_n(&env().kafka, &data, 1, T).await;
-    db.exec(
-        "INSERT INTO busy (pad) SELECT repeat('x', 1000) FROM generate_series(1, 3000); CHECKPOINT",
-    )
-    .await;
-    let after_busy = db.current_lsn().await;
-    db.wait_confirmed(&prefix, after_busy, "the idle slot to pass the busy writes")
-        .await;
-    db.exec("CHECKPOINT").await;
-    wait_for(
-        "the slot's restart_lsn to pass the captured row",
-        T,
-        || async {
-            (restart_lsn(&db, &prefix).await > 0 && db.confirmed_flush(&prefix).await >= after_busy)
-                .then_some(())
-        },
-    )
-    .await;
-    c.stop().await.unwrap();
-    let (restart, confirmed) = (
-        restart_lsn(&db, &prefix).await,
-        db.confirmed_flush(&prefix).await,
-    );
-    let stored = stored_lsn_proc(dir.path());
-    assert!(confirmed >= after_busy, "the idle WAL was confirmed");
-    assert!(
-        stored >= confirmed && stored >= restart,
-        "offsets lsn_proc {stored} at or past the slot (confirmed {confirmed}, restart {restart})"
-    );
-    let c = start(&raw);
-    db.exec("INSERT INTO captured VALUES (2)").await;
-    let records = read_n(&env().kafka, &data, 2, T).await;
-    assert_eq!(records[1].payload()["after"]["id"], 2);
-    c.stop().await.unwrap();
-    db.cleanup().await;
-}
-
 /// A slot dropped and created again by someone else is ahead of the offsets: the changes in
-/// between are gone. By default pgcdc refuses to start and says what to do;
-/// `snapshot.mode=when_needed` takes a new snapshot; `offset.mismatch.strategy=trust_slot`
-/// follows the slot.
+/// between are gone. With `offset.mismatch.strategy=trust_offset` pgcdc refuses to start and
+/// says what to do, unless `snapshot.mode=when_needed`, which takes a new snapshot;
+/// `trust_slot` follows the slot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slot_recreated_past_the_offsets_is_refused_unless_a_snapshot_or_the_strategy_covers_it()
 {
@@ -323,7 +255,7 @@ async fn a_slot_recreated_past_the_offsets_is_refused_unless_a_snapshot_or_the_s
     db.exec("CREATE TABLE public.r (id int PRIMARY KEY)").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("recreated");
-    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     let data = format!("{prefix}.public.r");
     let recreate = |lost: i32| {
         let (db, prefix) = (&db, &prefix);
@@ -344,6 +276,7 @@ async fn a_slot_recreated_past_the_offsets_is_refused_unless_a_snapshot_or_the_s
     c.stop().await.unwrap();
     recreate(2).await;
 
+    raw.insert("offset.mismatch.strategy".into(), "trust_offset".into());
     let err = start(&raw).expect_error(T).await;
     let msg = err.to_string();
     assert!(

@@ -100,11 +100,13 @@ pub(super) struct Slot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OffsetMismatchStrategy {
     /// `no_validation` (the default): stream from the slot, skipping what the offsets say was
-    /// published; fail (or, with `snapshot.mode=when_needed`, take a new snapshot) when the
-    /// slot's `restart_lsn` has passed the offsets (the WAL between is gone).
+    /// published. (Debezium also checks the slot's `restart_lsn` here; pgcdc does not, since
+    /// it confirms idle WAL past its stored offsets by design.)
     NoValidation,
-    /// `trust_offset`: as `no_validation`, and advance a slot that is behind the offsets to
-    /// them before streaming (`pg_replication_slot_advance`).
+    /// `trust_offset`: fail (or, with `snapshot.mode=when_needed`, take a new snapshot) when
+    /// the slot's `restart_lsn` has passed the offsets (the WAL between is gone: a re-created
+    /// slot), and advance a slot that is behind the offsets to them before streaming
+    /// (`pg_replication_slot_advance`).
     TrustOffset,
     /// `trust_slot`: the slot is authoritative: no check; a slot ahead of the offsets is
     /// followed.
@@ -117,7 +119,7 @@ pub enum OffsetMismatchStrategy {
 impl OffsetMismatchStrategy {
     /// Whether start-up checks that the slot still holds the WAL after the offsets.
     pub fn validates(self) -> bool {
-        matches!(self, Self::NoValidation | Self::TrustOffset)
+        self == Self::TrustOffset
     }
 
     /// Whether start-up advances a slot that is behind the offsets.

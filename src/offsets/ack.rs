@@ -45,8 +45,11 @@ pub struct CommitInfo {
     /// marker of a snapshot on an existing one): its offsets say the snapshot completed.
     pub completes_snapshot: bool,
     /// The unit only moves the confirmed position past WAL with nothing to publish (a
-    /// keepalive's or an idle heartbeat's position): `xid` and `commit_time_us` are the
-    /// previous transaction's, and no commit-to-acknowledgement latency is observed.
+    /// heartbeat between transactions, at the idle position): no commit-to-acknowledgement
+    /// latency is observed, and its position is never written to the offsets. A position
+    /// reached while idle can lie inside a transaction still open on the server (whose
+    /// changes before it commit later): as `lsn_proc`, Debezium would take them for
+    /// published after a switch back and skip them.
     pub idle: bool,
 }
 
@@ -298,7 +301,12 @@ impl AckTracker {
                     if end.0 > self.flushable.load(Ordering::Acquire) {
                         self.flushable.store(end.0, Ordering::Release);
                     }
-                    g.last_completed = Some(info);
+                    // An idle unit (a heartbeat between transactions) moves the flushable
+                    // LSN only: its position is not one the offsets may record (see
+                    // `CommitInfo::idle`).
+                    if !info.idle {
+                        g.last_completed = Some(info);
+                    }
                 }
                 _ => break,
             }

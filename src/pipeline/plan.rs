@@ -14,10 +14,10 @@
 //! - every mode but `initial_only` streams, creating the slot when it is missing.
 //!
 //! Before that, [`check_slot_position`] compares an existing slot with the offsets as
-//! `offset.mismatch.strategy` says: a slot whose `restart_lsn` has passed the offsets' last
-//! processed LSN no longer holds the WAL between (it was re-created, or advanced by
-//! something else), which only `when_needed` (a new snapshot) or a strategy that trusts the
-//! slot gets past; a slot behind the offsets may be advanced to them.
+//! `offset.mismatch.strategy` says: with `trust_offset`, a slot whose `restart_lsn` has passed
+//! the offsets' last processed LSN no longer holds the WAL between (it was re-created, or
+//! advanced by something else), which only `when_needed` (a new snapshot) gets past; a slot
+//! behind the offsets may be advanced to them.
 
 use crate::config::{OffsetMismatchStrategy, SnapshotMode};
 use crate::lsn::Lsn;
@@ -141,9 +141,9 @@ pub enum SlotPosition {
 
 /// Compares an existing slot (`restart_lsn`, `confirmed_flush_lsn`) with the stored
 /// offsets of a run that resumes streaming, as Debezium 3.x does for
-/// `offset.mismatch.strategy`: `no_validation` and `trust_offset` check that the slot's
-/// `restart_lsn` is at or before the offsets' `lsn_proc` (offsets without `lsn_proc`, such as
-/// a snapshot's, pass); `trust_offset` and `trust_greater_lsn` advance a slot whose confirmed
+/// `offset.mismatch.strategy`: `trust_offset` checks that the slot's `restart_lsn` is at or
+/// before the offsets' `lsn_proc` (offsets without `lsn_proc`, such as a snapshot's, pass;
+/// Debezium checks under `no_validation` too, which pgcdc's idle WAL confirmation rules out); `trust_offset` and `trust_greater_lsn` advance a slot whose confirmed
 /// position is behind the offsets' processed position to their `lsn_commit`, unless
 /// `manual_flush` (`lsn.flush.mode=manual`: pgcdc never moves the slot).
 pub fn check_slot_position(
@@ -298,9 +298,9 @@ mod tests {
             restart: Lsn(600),
             processed: Lsn(500),
         };
-        // restart_lsn past the offsets: the strategies that validate refuse it.
+        // restart_lsn past the offsets: only trust_offset refuses it.
         for (s, want) in [
-            (NoValidation, gone),
+            (NoValidation, SlotPosition::Fine),
             (TrustOffset, gone),
             (TrustSlot, SlotPosition::Fine),
             (TrustGreaterLsn, SlotPosition::Fine),
@@ -313,7 +313,7 @@ mod tests {
         }
         // restart_lsn exactly at lsn_proc is fine.
         assert_eq!(
-            check_slot_position(NoValidation, Some(Lsn(500)), Some(Lsn(500)), &o, false),
+            check_slot_position(TrustOffset, Some(Lsn(500)), Some(Lsn(500)), &o, false),
             SlotPosition::Fine
         );
         // A slot behind the offsets: advanced to lsn_commit by trust_offset and
@@ -335,7 +335,7 @@ mod tests {
         // A snapshot's offsets carry no lsn_proc: nothing to validate.
         let snap = Offsets::snapshot_completed_at(Lsn(300));
         assert_eq!(
-            check_slot_position(NoValidation, Some(Lsn(900)), Some(Lsn(900)), &snap, false),
+            check_slot_position(TrustOffset, Some(Lsn(900)), Some(Lsn(900)), &snap, false),
             SlotPosition::Fine
         );
         assert_eq!(

@@ -320,27 +320,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     /// Records a keepalive's `wal_end`: between transactions, everything before it has been
-    /// processed, so it may be confirmed once everything before it is acknowledged. It is a
-    /// unit with no records, completing at `wal_end` behind the units before it, so the
-    /// offsets store records the position before it is confirmed: the slot never passes the
-    /// stored offsets (the offsets' `lsn_proc` stays at or past the slot's `restart_lsn`,
-    /// which Debezium and `offset.mismatch.strategy` check at start).
+    /// processed, so it may be confirmed once nothing is in flight. It is confirmed to the
+    /// slot but not written to the offsets: as an offsets position it would tell Debezium
+    /// (after a switch back) that the changes before it were published, and a transaction
+    /// still open on the server at `wal_end` has changes before it that commit later.
     pub fn keepalive(&mut self, wal_end: Lsn) {
-        if self.tx.is_some() {
-            return;
+        if self.tx.is_none() {
+            self.fence_idle(wal_end);
+            self.sink.tracker().idle(wal_end);
+            self.note_idle_position(wal_end);
         }
-        self.fence_idle(wal_end);
-        if wal_end > self.progress.idle_position {
-            let token = self.sink.begin();
-            let info = CommitInfo {
-                end_lsn: wal_end,
-                completes_snapshot: false,
-                idle: true,
-                ..self.progress.last_commit
-            };
-            self.sink.commit(token, info);
-        }
-        self.note_idle_position(wal_end);
     }
 
     /// Gives streamed events the slot's `catalog_xmin` from now on (`xmin.fetch.interval.ms`).

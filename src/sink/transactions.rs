@@ -140,7 +140,8 @@ impl KafkaTransaction {
     /// The offsets record to write before committing, as (token whose record it counts as,
     /// offsets); `None` when it would not move the offsets forward.
     pub fn offsets_record(&self) -> Option<(AckToken, Offsets)> {
-        let (token, last) = self.pending.last()?;
+        // Idle units (heartbeats between transactions) never set the offsets.
+        let (token, last) = self.pending.iter().rev().find(|(_, i)| !i.idle)?;
         let forward = self.written.is_none_or(|w| last.end_lsn > w);
         (forward || last.completes_snapshot).then(|| (*token, Offsets::after(last)))
     }
@@ -218,6 +219,26 @@ mod tests {
         let units = t.committed(Some(&Offsets::after(&info(100, false))));
         assert_eq!(units.len(), 1);
         assert!(!t.is_open());
+    }
+
+    #[test]
+    fn idle_units_never_set_the_offsets_record() {
+        let mut t = tx(TransactionBoundary::Connector);
+        t.opened(Instant::now());
+        let heartbeat = CommitInfo {
+            idle: true,
+            ..info(300, false)
+        };
+        t.unit_closed(AckToken(0), heartbeat);
+        assert!(
+            t.offsets_record().is_none(),
+            "a heartbeat alone writes no offsets"
+        );
+        t.unit_closed(AckToken(1), info(200, false));
+        t.unit_closed(AckToken(2), heartbeat);
+        let (token, offsets) = t.offsets_record().unwrap();
+        assert_eq!(token, AckToken(1));
+        assert_eq!(offsets.lsn_commit, Some(Lsn(200)), "the last transaction's");
     }
 
     #[test]
