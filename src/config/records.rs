@@ -192,7 +192,12 @@ fn notifications(c: &mut Checker<'_>) -> NotificationChannels {
         match channel.as_str() {
             "log" => out.log = true,
             "sink" => match c.get(NOTIFICATION_SINK_TOPIC_NAME).filter(|t| !t.trim().is_empty()) {
-                Some(topic) => out.sink_topic = Some(topic.trim().to_string()),
+                Some(topic) => {
+                    if let Some(why) = crate::util::topic_name_problem(topic.trim()) {
+                        c.problem(format!("{NOTIFICATION_SINK_TOPIC_NAME}: {why}"));
+                    }
+                    out.sink_topic = Some(topic.trim().to_string());
+                }
                 None => c.problem(format!(
                     "{NOTIFICATION_ENABLED_CHANNELS} lists sink, which needs {NOTIFICATION_SINK_TOPIC_NAME}: the topic the notifications are written to"
                 )),

@@ -1340,6 +1340,16 @@ fn notification_channels_log_and_sink_and_what_is_refused() {
         msg.contains("\"kafka\" is not a notification channel pgcdc has"),
         "{msg}"
     );
+    let msg = problems(&seed_with(&[
+        ("notification.enabled.channels", "sink"),
+        ("notification.sink.topic.name", "bad topic!"),
+    ]));
+    assert!(
+        msg.contains(
+            "notification.sink.topic.name: topic name \"bad topic!\" has the character ' '"
+        ),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -152,28 +152,7 @@ pub struct ConnectRecord {
     pub op: Option<Op>,
 }
 
-/// Kafka's longest topic name, in characters.
-pub const MAX_TOPIC_LENGTH: usize = 249;
-
-/// Why Kafka would refuse `topic` as a topic name (empty, `.` or `..`, over
-/// [`MAX_TOPIC_LENGTH`] characters, or a character outside `[A-Za-z0-9._-]`), or `None`.
-pub fn topic_name_problem(topic: &str) -> Option<String> {
-    if topic.is_empty() || topic == "." || topic == ".." {
-        return Some(format!("\"{topic}\" is not a valid topic name"));
-    }
-    if topic.len() > MAX_TOPIC_LENGTH {
-        return Some(format!(
-            "topic name {topic} has {} characters, over Kafka's limit of {MAX_TOPIC_LENGTH}",
-            topic.len()
-        ));
-    }
-    let bad = topic
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))?;
-    Some(format!(
-        "topic name {topic:?} has the character {bad:?}, which Kafka does not allow (only letters, digits, '.', '_' and '-')"
-    ))
-}
+pub use crate::util::{topic_name_problem, MAX_TOPIC_LENGTH};
 
 /// Replaces every character outside `[A-Za-z0-9._-]` with `_`, as Debezium's topic naming does.
 /// The length is kept: a name over [`MAX_TOPIC_LENGTH`] is refused by [`check_topic_name`]

@@ -52,22 +52,39 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if !channels.any() {
             return Ok(());
         }
-        let n = Notification::new(
+        let log = channels.log;
+        let sink_topic = channels.sink_topic.clone();
+        let n = self.notification(kind, data);
+        if log {
+            tracing::info!("[Notification Service]  {}", n.log_text());
+        }
+        if let Some(topic) = sink_topic.as_deref() {
+            let record = n.record(&Arc::from(topic));
+            self.send_record(record, token).await?;
+        }
+        Ok(())
+    }
+
+    /// A new `Initial Snapshot` notification of `kind` (a random id, the time now).
+    fn notification(&self, kind: &'static str, data: Vec<(&'static str, String)>) -> Notification {
+        Notification::new(
             INITIAL_SNAPSHOT,
             kind,
             data,
             &self.config.topic_prefix,
             uuid::Uuid::new_v4().to_string(),
             crate::util::unix_micros() / 1000,
-        );
-        if channels.log {
-            tracing::info!("[Notification Service]  {}", n.log_text());
+        )
+    }
+
+    /// `ABORTED`: the snapshot failed or was stopped. On the log channel only: nothing more of
+    /// that snapshot is published.
+    pub fn log_snapshot_aborted(&self) {
+        if !self.config.records.notifications.log {
+            return;
         }
-        if let Some(topic) = channels.sink_topic.as_deref() {
-            let record = n.record(&Arc::from(topic));
-            self.send_record(record, token).await?;
-        }
-        Ok(())
+        let n = self.notification("ABORTED", Vec::new());
+        tracing::info!("[Notification Service]  {}", n.log_text());
     }
 
     /// `SKIPPED`: this start takes no snapshot. Outside any transaction, as a unit of its

@@ -118,12 +118,14 @@ pub(super) async fn read_tables(
         _ = shutdown.changed() => {
             tracing::info!(rows = processor.counters.snapshot().snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
             processor.counters.snapshot_ended(false);
+            processor.log_snapshot_aborted();
             processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
             Ok(None)
         }
         r = processor.snapshot_tables(snap_sql, tx, position, completes) => {
             if r.is_err() {
                 processor.counters.snapshot_ended(false);
+                processor.log_snapshot_aborted();
             }
             Ok(Some(r))
         }

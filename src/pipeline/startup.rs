@@ -239,7 +239,7 @@ fn wal_gone(
         return Ok(());
     }
     Err(Error::server(format!(
-        "{what}. Set snapshot.mode=when_needed to take a new snapshot, or offset.mismatch.strategy=trust_slot if the slot's position is right (changes between the two positions are then not published)"
+        "{what}. If pgcdc wrote these offsets, this is expected after idle periods (pgcdc confirms idle WAL past its offsets; nothing is lost): use offset.mismatch.strategy=no_validation or trust_greater_lsn. Otherwise set snapshot.mode=when_needed to take a new snapshot, or offset.mismatch.strategy=trust_slot if the slot's position is right (changes between the two positions are then not published)"
     )))
 }
 
@@ -323,13 +323,20 @@ fn resume_filter(
         Some(o) if resumes_after_offsets(plan) => ResumeFilter::from_offsets(o),
         _ => ResumeFilter::off(),
     };
-    if let Some(stored) = filter.skip_before().filter(|s| *s > slot_lsn) {
-        tracing::info!(
+    match filter.skip_before() {
+        Some(stored) if stored > slot_lsn => tracing::info!(
             slot = %config.slot_name,
             slot_lsn = %slot_lsn,
             offsets_lsn = %stored,
             "the slot is behind the stored offsets (Debezium confirms the slot only after Kafka Connect flushes its offsets): transactions the server re-sends up to the stored position were published before and are skipped"
-        );
+        ),
+        Some(stored) if stored < slot_lsn => tracing::info!(
+            slot = %config.slot_name,
+            slot_lsn = %slot_lsn,
+            offsets_lsn = %stored,
+            "the slot is ahead of the stored offsets: streaming resumes from the slot (expected after pgcdc confirmed idle WAL; had the slot been re-created or advanced by something else, changes between the two positions would not be published: offset.mismatch.strategy=trust_offset checks for that)"
+        ),
+        _ => {}
     }
     filter
 }

@@ -376,10 +376,30 @@ impl HeaderToValue {
                 o.problem(name, " must not hold empty items or items with spaces");
             }
         }
-        if fields.iter().any(|f| f.matches('.').count() > 1) {
+        if let Some(f) = fields.iter().find(|f| f.matches('.').count() > 1) {
             o.problem(
                 "fields",
-                " holds a field name nested deeper than one level (a.b.c), which pgcdc does not implement: use top-level fields or parent.child",
+                format!(" holds {f:?}, a field name nested deeper than one level, which pgcdc does not implement: use top-level fields or parent.child"),
+            );
+        }
+        if let Some(f) = fields
+            .iter()
+            .find(|f| nested(f).is_some_and(|(p, c)| p.is_empty() || c.is_empty()))
+        {
+            o.problem(
+                "fields",
+                format!(" holds {f:?}, which names an empty field: write parent.child"),
+            );
+        }
+        if let Some(h) = headers
+            .iter()
+            .enumerate()
+            .find(|(i, h)| headers[..*i].contains(h))
+            .map(|(_, h)| h)
+        {
+            o.problem(
+                "headers",
+                format!(" lists {h:?} twice: only its first field would get the header's value"),
             );
         }
         if !headers.is_empty() && headers.len() != fields.len() {
@@ -393,10 +413,7 @@ impl HeaderToValue {
             );
         }
         let moving = moving?;
-        if headers.is_empty()
-            || headers.len() != fields.len()
-            || fields.iter().any(|f| f.matches('.').count() > 1)
-        {
+        if headers.is_empty() || headers.len() != fields.len() || !o.problems.is_empty() {
             return None;
         }
         Some(HeaderToValue {
@@ -671,5 +688,29 @@ mod tests {
         assert_eq!(filled[1], Value::Null);
         let err = with_entries(&env, &[("id.x", string(), Value::Null)]).unwrap_err();
         assert!(err.contains("field 'id' is a primitive type"), "{err}");
+    }
+
+    #[test]
+    fn header_to_value_refuses_duplicate_headers_and_empty_or_deep_field_names() {
+        let refused = |headers: &str, fields: &str| {
+            crate::transform::testutil::configs(&[
+                ("transforms", "h"),
+                ("transforms.h.type", HEADER_TO_VALUE),
+                ("transforms.h.headers", headers),
+                ("transforms.h.fields", fields),
+            ])
+            .expect_err("refused")
+        };
+        let m = refused("a,a", "x,y");
+        assert!(m.contains("transforms.h.headers lists \"a\" twice"), "{m}");
+        for fields in [".x,y", "x.,y"] {
+            let m = refused("a,b", fields);
+            assert!(m.contains("which names an empty field"), "{m}");
+        }
+        let m = refused("a", "meta.y.z");
+        assert!(
+            m.contains("holds \"meta.y.z\", a field name nested deeper"),
+            "{m}"
+        );
     }
 }
