@@ -135,6 +135,17 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.heartbeat.as_ref().map(Heartbeat::next_due)
     }
 
+    /// How a unit outside any transaction (a heartbeat, a notification) completes: at the
+    /// idle position, as an idle unit (confirmed, never written to the offsets).
+    pub(super) fn idle_unit_info(&self) -> CommitInfo {
+        CommitInfo {
+            end_lsn: self.progress.idle_position,
+            completes_snapshot: false,
+            idle: true,
+            ..self.progress.last_commit
+        }
+    }
+
     /// Emits a heartbeat when one is due (or at once when `force`), then runs
     /// `heartbeat.action.query`.
     pub async fn heartbeat(&mut self, force: bool) -> Result<()> {
@@ -154,13 +165,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             None => {
                 let token = self.sink.begin();
                 self.send_record(record, token).await?;
-                let info = CommitInfo {
-                    end_lsn: self.progress.idle_position,
-                    completes_snapshot: false,
-                    idle: true,
-                    ..self.progress.last_commit
-                };
-                self.sink.commit(token, info);
+                self.sink.commit(token, self.idle_unit_info());
             }
         }
         tracing::debug!(lsn = %self.progress.idle_position, in_transaction = self.tx.is_some(), "heartbeat");

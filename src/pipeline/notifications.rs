@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::event::meta::Notification;
-use crate::offsets::ack::{AckToken, CommitInfo};
+use crate::offsets::ack::AckToken;
 use crate::sink::Sink;
 use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
@@ -95,12 +95,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         let token = self.sink.begin();
         self.notify("SKIPPED", Vec::new(), token).await?;
-        let info = CommitInfo {
-            end_lsn: self.progress.idle_position,
-            completes_snapshot: false,
-            idle: true,
-            ..self.progress.last_commit
-        };
+        let info = self.idle_unit_info();
         self.sink.commit(token, info);
         Ok(())
     }
