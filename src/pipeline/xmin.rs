@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::config::ConnectorConfig;
+use crate::config::{ConnectorConfig, DatabaseConfig};
 use crate::error::Result;
 use crate::pg::setup;
 
@@ -39,7 +39,13 @@ impl SlotXmin {
         let client = crate::pg::sql::connect(&config.database).await?;
         let first = setup::slot_catalog_xmin(&client, &config.slot_name).await?;
         let value = Arc::new(AtomicI64::new(first.unwrap_or(UNKNOWN)));
-        let task = super::spawn(refresh(client, config.clone(), interval, value.clone()));
+        let task = super::spawn(refresh(
+            client,
+            config.database.clone(),
+            config.slot_name.clone(),
+            interval,
+            value.clone(),
+        ));
         Ok(Some(SlotXmin { value, task }))
     }
 
@@ -62,7 +68,8 @@ impl Drop for SlotXmin {
 /// failed read.
 async fn refresh(
     client: tokio_postgres::Client,
-    config: ConnectorConfig,
+    database: DatabaseConfig,
+    slot: String,
     interval: Duration,
     value: Arc<AtomicI64>,
 ) {
@@ -72,14 +79,14 @@ async fn refresh(
     loop {
         ticker.tick().await;
         if client.as_ref().is_none_or(|c| c.is_closed()) {
-            client = crate::pg::sql::connect(&config.database).await.ok();
+            client = crate::pg::sql::connect(&database).await.ok();
         }
         let Some(c) = client.as_ref() else { continue };
-        match setup::slot_catalog_xmin(c, &config.slot_name).await {
+        match setup::slot_catalog_xmin(c, &slot).await {
             Ok(Some(x)) => value.store(x, Ordering::Relaxed),
             Ok(None) => {}
             Err(e) => {
-                tracing::debug!(slot = %config.slot_name, error = %e.one_line(), "reading the slot's catalog_xmin failed; keeping the last value");
+                tracing::debug!(slot = %slot, error = %e.one_line(), "reading the slot's catalog_xmin failed; keeping the last value");
                 client = None;
             }
         }
