@@ -142,7 +142,7 @@ struct WorkerArgs {
 
 impl WorkerArgs {
     fn load(&self) -> pgcdc::Result<WorkerConfig> {
-        let env: Vec<(String, String)> = std::env::vars().collect();
+        let env = config::utf8_environment(std::env::vars_os())?;
         let overrides: Vec<(String, String)> = self
             .listeners
             .iter()
@@ -307,7 +307,7 @@ fn worker_defaults(path: Option<&std::path::Path>) -> pgcdc::Result<config::RawC
     let Some(path) = path else {
         return Ok(config::RawConfig::new());
     };
-    let env: Vec<(String, String)> = std::env::vars().collect();
+    let env = config::utf8_environment(std::env::vars_os())?;
     Ok(WorkerConfig::load(Some(path), &env, &[])?.connector_defaults)
 }
 
@@ -324,7 +324,7 @@ fn load(
     let file = config::load_file(path)?;
     let source = ConfigSource {
         overrides: set,
-        env: std::env::vars().collect(),
+        env: config::utf8_environment(std::env::vars_os())?,
     };
     for var in source.unmatched_env(&file) {
         tracing::warn!("environment variable {var} matches no configuration key and is ignored");

@@ -403,3 +403,48 @@ fn bad_config_files_are_refused_promptly_and_clearly() {
         started.elapsed()
     );
 }
+
+#[test]
+fn an_environment_variable_that_is_not_utf8_is_ignored_or_named_never_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    let run = |args: &[&str], var: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(args)
+            .env("PGCDC_LOG", "warn")
+            .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
+            .env(var, bad)
+            .output()
+            .expect("run pgcdc");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Another program's variable: ignored; the command goes on (and fails on its config).
+    let (code, err) = run(
+        &["check", "--config", &seed(), "--set", "snapshot.mode=x"],
+        "SOME_OTHER_TOOL",
+    );
+    assert_eq!(code, 78, "{err}");
+    assert!(err.contains("snapshot.mode=x is invalid"), "{err}");
+    let (code, err) = run(
+        &["run", "--config", &seed(), "--set", "snapshot.mode=x"],
+        "SOME_OTHER_TOOL",
+    );
+    assert_eq!(code, 78, "{err}");
+    // pgcdc's own: named, with the fix.
+    for args in [
+        &["check", "--config", &seed()][..],
+        &["run", "--config", &seed()][..],
+        &["serve"][..],
+    ] {
+        let (code, err) = run(args, "PGCDC_DATABASE_PASSWORD");
+        assert_eq!(code, 78, "{args:?}: {err}");
+        assert!(
+            err.contains("PGCDC_DATABASE_PASSWORD is not valid UTF-8"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -81,7 +81,7 @@ pub use snapshot::{
 };
 pub use source::{
     attribute_env_values, env_name, load_file, parse_config_text, parse_properties, parse_set,
-    ConfigSource,
+    utf8_environment, ConfigSource,
 };
 pub use transforms::{PredicateConfig, TransformConfig};
 pub use values::ConvertingFailureMode;

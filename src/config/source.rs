@@ -15,8 +15,40 @@ use crate::error::{Error, IoContext, Result};
 pub struct ConfigSource {
     /// `--set key=value` pairs, in command-line order (later wins).
     pub overrides: Vec<(String, String)>,
-    /// Environment variables (normally `std::env::vars()`).
+    /// Environment variables (normally [`utf8_environment`] of `std::env::vars_os()`).
     pub env: Vec<(String, String)>,
+}
+
+/// The environment as text: the variables whose name and value are UTF-8. Another
+/// program's variable that is not UTF-8 is left out (pgcdc reads none but its own and
+/// those a `${env:...}` placeholder names); a `PGCDC_*` variable that is not is an error
+/// naming it, as it would otherwise be silently ignored. Call it with
+/// `std::env::vars_os()`.
+///
+/// # Errors
+/// A config error naming the first `PGCDC_*` variable whose name or value is not UTF-8.
+pub fn utf8_environment(
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for (name, value) in vars {
+        match (name.into_string(), value.into_string()) {
+            (Ok(name), Ok(value)) => out.push((name, value)),
+            (Ok(name), Err(_)) if name.starts_with("PGCDC_") => {
+                return Err(Error::config(format!(
+                    "environment variable {name} is not valid UTF-8: set it to UTF-8 text (or unset it)"
+                )));
+            }
+            (Err(name), _) if name.to_string_lossy().starts_with("PGCDC_") => {
+                return Err(Error::config(format!(
+                    "an environment variable's name is not valid UTF-8 ({}): rename or unset it",
+                    name.to_string_lossy()
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Parses a Java `.properties` text as `java.util.Properties.load` reads it: `#`/`!` comment
