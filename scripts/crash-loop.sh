@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# The long crash loop: pgcdc killed with SIGKILL at random moments (during the snapshot,
-# after big transactions, while the broker is paused) while a writer commits inserts,
-# updates, deletes, primary-key changes and outbox rows; then every topic is checked key by
-# key: changes lost, keys out of commit order, and duplicates not explained by a kill.
+# The long crash loop: pgcdc killed with SIGKILL at random moments (the first kills inside
+# snapshots, then after big transactions, while the broker is paused, at random) while a
+# writer commits inserts, updates, deletes, primary-key changes and outbox rows; then every
+# topic is checked key by key: changes lost, keys out of commit order, and duplicates not
+# explained by a kill. It also prints the output volume (records per change committed).
 #
 # Usage: scripts/crash-loop.sh [changes] [kills] [seed]    (default 1000000 100, random seed)
 #        PGCDC_CRASH_MODE=exactly-once scripts/crash-loop.sh ...
+#   PGCDC_TEST_CRASH_SNAPSHOT_KILLS [5]  how many of the first kills land inside snapshots (the
+#                                     initial one, then those taken again on the existing slot)
 #   PGCDC_CRASH_MODE [at-least-once]  exactly-once: exactly.once.source.support=enabled, offsets
 #                                     in a topic, the checker reading committed records, and no
 #                                     duplicate allowed
-# CI runs the same tests with 200,000 changes and 20 kills (tests/crash.rs).
+# CI runs the same tests with 200,000 changes and 20 kills, 3 of them in snapshots (tests/crash.rs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,6 +22,7 @@ scripts/services.sh start all
 . scripts/env.sh
 export PGCDC_TEST_CRASH_CHANGES="${1:-1000000}"
 export PGCDC_TEST_CRASH_KILLS="${2:-100}"
+export PGCDC_TEST_CRASH_SNAPSHOT_KILLS="${PGCDC_TEST_CRASH_SNAPSHOT_KILLS:-5}"
 if [ -n "${3:-}" ]; then export PGCDC_TEST_CRASH_SEED="$3"; fi
 case "${PGCDC_CRASH_MODE:-at-least-once}" in
   at-least-once) test=crash::crash_loop_loses_nothing_and_keeps_each_keys_order ;;

@@ -3,8 +3,13 @@
 //! of 1 to 10,000 rows; then a checker reads every topic and compares it, key by key and
 //! version by version, with what the writer committed.
 //!
-//! Kills land during the initial snapshot (the first), right after a big transaction
-//! commits, at random, and while the broker is paused. Per table it reports:
+//! The first kills land in snapshots, on purpose: each waits until the process's `/metrics`
+//! say its snapshot is reading the tables. The first lands in the initial snapshot; the next
+//! ones in the snapshots the following starts take again on the existing slot, and the slot's
+//! confirmed position must move forward at each (the transactions a snapshot's first pass
+//! publishes are confirmed before its tables are read), or a crash loop landing in snapshots
+//! would replay ever more. The other kills land right after a big transaction commits, at
+//! random, and while the broker is paused. Per table it reports:
 //! - **lost**: a committed version that never arrived (must be 0). Versions a snapshot
 //!   collapses (the row's first version, when a later one arrived) are not lost;
 //! - **out of order**: a key whose versions first arrive out of commit order (must be 0);
@@ -15,6 +20,10 @@
 //!
 //! In exactly-once mode (`exactly.once.source.support=enabled`, offsets in a topic, the
 //! checker reading committed records only) no duplicate at all is allowed.
+//!
+//! It also reports the output volume: records written to the topics (aborted ones included)
+//! and records a consumer reads, per change committed, so that a crash loop that publishes
+//! ever more (a livelock) shows as a number.
 //!
 //! CI runs about 200,000 changes with 20 kills, in each mode. `scripts/crash-loop.sh` runs the long
 //! version (1,000,000 changes, 100 kills); `PGCDC_TEST_CRASH_CHANGES`, `PGCDC_TEST_CRASH_KILLS`,
@@ -35,11 +44,34 @@ use crate::harness::*;
 const T: Duration = Duration::from_secs(300);
 const TABLES: [&str; 3] = ["a", "b", "ob"];
 
+/// `GET path` on 127.0.0.1:`port` (HTTP/1.0, no keep-alive): the body, or `None` when the
+/// server does not answer (yet).
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, body)| body.to_string())
+}
+
+/// The sum of the samples in Prometheus text `text` whose lines start with `prefix` (a metric
+/// name and the opening brace of its labels); `None` when there is none.
+fn metric(text: &str, prefix: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .reduce(|a, b| a + b)
+}
+
 /// The run's figures, from the environment.
 #[derive(Debug, Clone, Copy)]
 struct Params {
     changes: u64,
     kills: u32,
+    /// The first kills, each inside a snapshot.
+    snapshot_kills: u32,
     seed: u64,
     rows: i64,
 }
@@ -59,6 +91,7 @@ impl Params {
         Params {
             changes: var("PGCDC_TEST_CRASH_CHANGES", 200_000),
             kills: var("PGCDC_TEST_CRASH_KILLS", 20) as u32,
+            snapshot_kills: var("PGCDC_TEST_CRASH_SNAPSHOT_KILLS", 3) as u32,
             seed: var("PGCDC_TEST_CRASH_SEED", now),
             rows: var("PGCDC_TEST_CRASH_ROWS", 20_000) as i64,
         }
@@ -283,6 +316,8 @@ impl Writer {
 
 /// What one run of the connector left behind when it was killed.
 struct Kill {
+    /// The kill landed while the snapshot read the tables.
+    in_snapshot: bool,
     /// The slot's confirmed position after the kill.
     confirmed: u64,
     /// Each topic partition's end offset after the kill: later records come from later runs.
@@ -295,24 +330,53 @@ struct Process {
 }
 
 impl Process {
+    /// Starts pgcdc with its REST API on a free port (for `/metrics`).
     fn spawn(&self) -> Running {
-        Running(
-            std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
-                .args(["run", "--config", self.config.to_str().unwrap()])
-                .env("PGCDC_LISTENERS", "http://127.0.0.1:0")
-                .env("PGCDC_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .expect("start pgcdc"),
-        )
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .args(["run", "--config", self.config.to_str().unwrap()])
+            .env("PGCDC_LISTENERS", format!("http://127.0.0.1:{port}"))
+            .env("PGCDC_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start pgcdc");
+        Running(child, port)
     }
 }
 
-/// A running pgcdc process, killed if the test ends (or fails) while it runs.
-struct Running(Child);
+/// A running pgcdc process (and its REST port), killed if the test ends (or fails) while it
+/// runs.
+struct Running(Child, u16);
 
 impl Running {
+    /// Waits until the process's `/metrics` say its snapshot reads the tables
+    /// (`SnapshotRunning` 1, some rows scanned). Panics after `T`.
+    async fn wait_snapshot_reading(&mut self) {
+        let port = self.1;
+        let started = Instant::now();
+        loop {
+            self.assert_running();
+            let text = tokio::task::spawn_blocking(move || http_get(port, "/metrics"))
+                .await
+                .unwrap()
+                .unwrap_or_default();
+            let running = metric(&text, "debezium_metrics_SnapshotRunning{") == Some(1.0);
+            let rows = metric(&text, "debezium_metrics_RowsScanned{").unwrap_or(0.0);
+            if running && rows > 0.0 {
+                return;
+            }
+            assert!(
+                started.elapsed() < T,
+                "no snapshot reading tables within {T:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// SIGKILL, and waits for the process to end.
     fn kill(&mut self) {
         self.0.kill().expect("kill -9");
@@ -450,10 +514,13 @@ async fn crash_loop(delivery: Delivery) {
     let mut kills: Vec<Kill> = Vec::new();
     let started = Instant::now();
     for k in 0..p.kills {
-        let paused = match k % 4 {
-            // The first kill lands in the initial snapshot.
-            _ if k == 0 => {
-                tokio::time::sleep(Duration::from_millis(rng.range(200, 900))).await;
+        let in_snapshot = k < p.snapshot_kills;
+        let paused = match k.wrapping_sub(p.snapshot_kills) % 4 {
+            // The first kills land in snapshots: the initial one, then those taken again on
+            // the existing slot.
+            _ if in_snapshot => {
+                child.wait_snapshot_reading().await;
+                tokio::time::sleep(Duration::from_millis(rng.range(0, 150))).await;
                 None
             }
             1 => {
@@ -481,11 +548,13 @@ async fn crash_loop(delivery: Delivery) {
         })
         .await;
         kills.push(Kill {
+            in_snapshot,
             confirmed: db.confirmed_flush(&prefix).await,
             ends: end_offsets(&brokers, &topics).await,
         });
         child = process.spawn();
     }
+    assert_snapshot_kills_made_progress(&kills);
     eprintln!(
         "crash loop: {} kills in {:?}, {} changes written so far",
         kills.len(),
@@ -502,8 +571,9 @@ async fn crash_loop(delivery: Delivery) {
     while db.confirmed_flush(&prefix).await < end {
         child.assert_running();
         assert!(
-            catch_up.elapsed() < Duration::from_secs(1800),
-            "the last run did not catch up in 30 minutes"
+            catch_up.elapsed() < Duration::from_secs(900),
+            "the last run did not catch up in 15 minutes (the slot is at {:X}, the sentinel at {end:X})",
+            db.confirmed_flush(&prefix).await
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -516,6 +586,9 @@ async fn crash_loop(delivery: Delivery) {
     let truth = Arc::new(Arc::try_unwrap(truth).ok().unwrap().into_inner().unwrap());
     let kills = Arc::new(kills);
     let mut failures = Vec::new();
+    // Offsets written, aborted records and transaction markers included.
+    let written: i64 = end_offsets(&brokers, &topics).await.values().sum();
+    let mut read = 0u64;
     for (table, topic) in TABLES.iter().zip(&topics) {
         let ends = end_offsets(&brokers, std::slice::from_ref(topic)).await;
         let (truth, kills, brokers, topic, table) = (
@@ -533,16 +606,24 @@ async fn crash_loop(delivery: Delivery) {
         .await
         .unwrap();
         eprintln!("crash loop: {report}");
+        read += report.records;
         let repeated = report.duplicated - report.restated_by_snapshot;
         if !report.ok() || (delivery == Delivery::ExactlyOnce && repeated > 0) {
             failures.push(report.to_string());
         }
     }
     eprintln!(
-        "crash loop: {} changes committed, {} kills, seed {}",
+        "crash loop: {} changes committed, {} kills ({} in snapshots), seed {}",
         truth.changes,
         kills.len(),
+        kills.iter().filter(|k| k.in_snapshot).count(),
         p.seed
+    );
+    let per_change = |n: f64| n / truth.changes.max(1) as f64;
+    eprintln!(
+        "crash loop: output volume: {written} records written ({:.2} per change committed, aborted ones and transaction markers included), {read} read by the checker ({:.2} per change; snapshot reads included)",
+        per_change(written as f64),
+        per_change(read as f64)
     );
     assert!(
         failures.is_empty(),
@@ -550,6 +631,25 @@ async fn crash_loop(delivery: Delivery) {
         failures.join("\n")
     );
     db.cleanup().await;
+}
+
+/// Each kill inside a snapshot taken again on the existing slot (every snapshot kill but the
+/// first) must find the slot confirmed further than the kill before: the snapshot's first pass
+/// confirms what it published before the tables are read. Otherwise every start would replay
+/// everything since the first snapshot began, and a crash loop landing in snapshots would
+/// publish ever more and never finish one.
+fn assert_snapshot_kills_made_progress(kills: &[Kill]) {
+    for (i, pair) in kills.windows(2).enumerate() {
+        if pair[1].in_snapshot {
+            assert!(
+                pair[1].confirmed > pair[0].confirmed,
+                "kill {} landed in a snapshot taken again on the slot, and the slot was still at {:X} as at kill {}: the transactions that snapshot published first were not confirmed",
+                i + 1,
+                pair[1].confirmed,
+                i
+            );
+        }
+    }
 }
 
 /// The checker's counts for one table.

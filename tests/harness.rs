@@ -369,8 +369,30 @@ pub async fn read_until(
     timeout: Duration,
     predicate: impl Fn(&[Rec]) -> bool + Send + 'static,
 ) -> Vec<Rec> {
+    read_until_with(brokers, topic, Isolation::Uncommitted, timeout, predicate).await
+}
+
+/// Which records a reader sees: all, or only those of committed Kafka transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    Uncommitted,
+    Committed,
+}
+
+/// [`read_until`] with the consumer's `isolation.level`.
+pub async fn read_until_with(
+    brokers: &str,
+    topic: &str,
+    isolation: Isolation,
+    timeout: Duration,
+    predicate: impl Fn(&[Rec]) -> bool + Send + 'static,
+) -> Vec<Rec> {
     let brokers = brokers.to_string();
     let topic = topic.to_string();
+    let level = match isolation {
+        Isolation::Uncommitted => "read_uncommitted",
+        Isolation::Committed => "read_committed",
+    };
     tokio::task::spawn_blocking(move || {
         let consumer: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", &brokers)
@@ -379,6 +401,7 @@ pub async fn read_until(
             .set("enable.partition.eof", "false")
             .set("max.partition.fetch.bytes", "16777216")
             .set("fetch.wait.max.ms", "20")
+            .set("isolation.level", level)
             .create()
             .expect("consumer");
         let start = Instant::now();
@@ -462,6 +485,33 @@ pub async fn read_until(
     })
     .await
     .expect("reader thread")
+}
+
+/// A [`read_until`] predicate that holds once at least `n` records satisfy `matches`, looking
+/// at each record once (a predicate that scans every record at each check costs quadratic
+/// time on a big topic).
+pub fn at_least(
+    n: usize,
+    matches: impl Fn(&Rec) -> bool + Send + Sync + 'static,
+) -> impl Fn(&[Rec]) -> bool + Send + 'static {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let scanned = AtomicUsize::new(0);
+    let found = AtomicUsize::new(0);
+    move |records: &[Rec]| {
+        let from = scanned.swap(records.len(), Ordering::Relaxed);
+        let more = records[from.min(records.len())..]
+            .iter()
+            .filter(|r| matches(r))
+            .count();
+        found.fetch_add(more, Ordering::Relaxed) + more >= n
+    }
+}
+
+/// Whether a record's value bytes contain `needle`.
+pub fn value_has(r: &Rec, needle: &[u8]) -> bool {
+    r.value
+        .as_deref()
+        .is_some_and(|v| v.windows(needle.len()).any(|w| w == needle))
 }
 
 /// Reads exactly `n` records (waiting up to `timeout`).

@@ -382,3 +382,73 @@ async fn trust_offset_advances_a_slot_behind_the_offsets() {
         db.cleanup().await;
     }
 }
+
+/// An offsets topic whose records would expire (`cleanup.policy=delete`) is refused: at start,
+/// as Kafka Connect's worker refuses it, and while running, when the topic was deleted and the
+/// brokers created it again on the next write with their defaults.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offsets_topic_that_is_not_compacted_is_refused_at_start_and_when_recreated() {
+    let db = TestDb::create("offpolicy").await;
+    db.exec("CREATE TABLE public.o (id int PRIMARY KEY); INSERT INTO o VALUES (1)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("offpolicy");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.remove("offset.storage.file.filename");
+    let data = format!("{prefix}.public.o");
+
+    // At start: a topic made with the brokers' defaults.
+    let deleting = format!("{prefix}-deleting");
+    create_topic_with(&env().kafka, &deleting, 1, &[("cleanup.policy", "delete")]).await;
+    raw.insert("offsets.storage.topic".into(), deleting.clone());
+    let e = start(&raw).expect_error(T).await;
+    let msg = e.report();
+    assert_eq!(e.kind(), pgcdc::error::ErrorKind::Config, "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "offsets topic {deleting} has cleanup.policy=delete"
+        )) && msg.contains("--add-config cleanup.policy=compact"),
+        "{msg}"
+    );
+
+    // While running: the compacted topic pgcdc made is deleted, and the next offsets write
+    // makes the brokers create it again (auto.create.topics.enable), not compacted.
+    let offsets_topic = format!("{prefix}-offsets");
+    raw.insert("offsets.storage.topic".into(), offsets_topic.clone());
+    let mut c = connector(&raw);
+    c.start().unwrap();
+    read_n(&env().kafka, &data, 1, T).await;
+    assert_eq!(
+        cleanup_policy(&offsets_topic).await.as_deref(),
+        Some("compact")
+    );
+    let admin: AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &env().kafka)
+        .create()
+        .expect("admin");
+    admin
+        .delete_topics(&[&offsets_topic], &AdminOptions::new())
+        .await
+        .expect("delete the offsets topic");
+    let mut id = 2;
+    let wait = c.wait();
+    tokio::pin!(wait);
+    let e = loop {
+        // Each change moves the offsets, whose write re-creates the topic.
+        db.exec(&format!("INSERT INTO o VALUES ({id})")).await;
+        id += 1;
+        if let Ok(ended) = tokio::time::timeout(Duration::from_millis(100), &mut wait).await {
+            break ended.expect_err("the connector fails");
+        }
+        assert!(id < 600, "the run kept going on a re-created offsets topic");
+    };
+    assert_eq!(e.kind(), pgcdc::error::ErrorKind::Config);
+    let msg = e.report();
+    assert!(
+        msg.contains(&format!(
+            "offsets topic {offsets_topic} has cleanup.policy=delete"
+        )),
+        "{msg}"
+    );
+    db.cleanup().await;
+}

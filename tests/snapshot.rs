@@ -226,12 +226,26 @@ async fn a_snapshot_with_a_refused_record_is_not_recorded_as_complete() {
     db.cleanup().await;
 }
 
-/// A restart during the initial snapshot takes a new snapshot on the slot that already holds
-/// every change since the first start. Each key's versions must still first arrive in commit
-/// order (none after a newer one), and none may be lost: not an update committed while no
-/// connector ran, nor an outbox row inserted and deleted meanwhile, which only the slot holds.
+/// Restarts during the snapshot: the first inside the initial snapshot, the second inside the
+/// snapshot the next start takes again on the slot that already holds every change since the
+/// first start. Each key's versions must still first arrive in commit order (none after a
+/// newer one), and none may be lost: not an update committed while no connector ran, nor an
+/// outbox row inserted and deleted meanwhile, which only the slot holds. The second start
+/// must confirm the transactions it published ahead of its snapshot before reading the
+/// tables, so that a crash loop landing in snapshots still moves the slot forward; and the
+/// third must complete (in exactly-once mode too, with no change delivered twice to a
+/// `read_committed` consumer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restart_during_the_snapshot_keeps_each_keys_versions_in_commit_order() {
+async fn restarts_during_the_snapshot_keep_each_keys_versions_in_commit_order() {
+    restarts_during_the_snapshot(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_during_the_snapshot_in_exactly_once_mode_commit_and_repeat_nothing() {
+    restarts_during_the_snapshot(true).await;
+}
+
+async fn restarts_during_the_snapshot(exactly_once: bool) {
     const ROWS: i64 = 40_000;
     const HOT: i64 = 40;
     let db = TestDb::create("fence").await;
@@ -248,11 +262,27 @@ async fn a_restart_during_the_snapshot_keeps_each_keys_versions_in_commit_order(
     let prefix = unique("fence");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.fetch.size".into(), "200".into());
+    let isolation = if exactly_once {
+        raw.remove("offset.storage.file.filename");
+        raw.insert("exactly.once.source.support".into(), "enabled".into());
+        raw.insert("offsets.storage.topic".into(), format!("{prefix}-offsets"));
+        raw.insert("offset.storage.partitions".into(), "1".into());
+        Isolation::Committed
+    } else {
+        Isolation::Uncommitted
+    };
     let topic = format!("{prefix}.public.v");
+    let sum_hot = || async {
+        db.client
+            .query_one("SELECT sum(ver) FROM v WHERE id <= $1", &[&(HOT as i32)])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
 
+    // 1. Stopped inside the initial snapshot, while writes go on.
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    // Every write from here on is after the slot's position.
     let stop_writing = Arc::new(AtomicBool::new(false));
     let writer = tokio::spawn(write_versions(db.name.clone(), HOT, stop_writing.clone()));
     read_n(&env().kafka, &topic, 500, T).await;
@@ -262,25 +292,39 @@ async fn a_restart_during_the_snapshot_keeps_each_keys_versions_in_commit_order(
         "the first run must stop inside its snapshot (it read {} rows)",
         first.snapshot_rows
     );
-    // Writes go on while no connector runs, and during the second start.
-    let committed = db
-        .client
-        .query_one("SELECT sum(ver) FROM v WHERE id <= $1", &[&(HOT as i32)])
-        .await
-        .unwrap()
-        .get::<_, i64>(0);
+    // Writes go on while no connector runs.
+    let committed = sum_hot().await;
     wait_for("writes while stopped", T, || async {
-        let now: i64 = db
-            .client
-            .query_one("SELECT sum(ver) FROM v WHERE id <= $1", &[&(HOT as i32)])
-            .await
-            .unwrap()
-            .get(0);
-        (now > committed + 50).then_some(())
+        (sum_hot().await > committed + 50).then_some(())
     })
     .await;
+
+    // 2. The snapshot is taken again on the existing slot: its first pass publishes what the
+    // slot holds and the snapshot contains, which must be confirmed before the tables are read.
+    let written = db.current_lsn().await;
     let c = start(&raw);
-    read_until(&env().kafka, &topic, T, |r| r.len() as i64 > ROWS + 500).await;
+    db.wait_confirmed(
+        &prefix,
+        written,
+        "the transactions published ahead of the snapshot",
+    )
+    .await;
+    let second = c.stop().await.unwrap();
+    assert!(
+        (second.snapshot_rows as i64) < ROWS,
+        "the second run must stop inside its snapshot (it read {} rows)",
+        second.snapshot_rows
+    );
+    let committed = sum_hot().await;
+    wait_for("writes while stopped", T, || async {
+        (sum_hot().await > committed + 50).then_some(())
+    })
+    .await;
+
+    // 3. The third start completes the snapshot and streams on.
+    let c = start(&raw);
+    let reads = at_least(ROWS as usize, |x| value_has(x, br#""op":"r""#));
+    read_until_with(&env().kafka, &topic, isolation, T, reads).await;
     stop_writing.store(true, Ordering::Relaxed);
     let outbox_ids = writer.await.unwrap();
     let finals: HashMap<i64, i64> = db
@@ -294,18 +338,24 @@ async fn a_restart_during_the_snapshot_keeps_each_keys_versions_in_commit_order(
     let sentinel = HOT + 1;
     db.exec(&format!("UPDATE v SET ver = -1 WHERE id = {sentinel}"))
         .await;
+    let end = db.current_lsn().await;
+    db.wait_confirmed(&prefix, end, "the sentinel after the snapshot")
+        .await;
 
-    let recs = read_until(&env().kafka, &topic, T, |r| {
-        r.iter().any(|x| x.payload()["after"]["ver"] == json!(-1))
-    })
-    .await;
+    let sentinel_seen = at_least(1, |x| value_has(x, br#""ver":-1"#));
+    let recs = read_until_with(&env().kafka, &topic, isolation, T, sentinel_seen).await;
     let mut first_seen: HashMap<i64, Vec<i64>> = HashMap::new();
+    let mut changes: HashMap<(i64, i64), usize> = HashMap::new();
     for r in &recs {
-        let after = &r.payload()["after"];
+        let payload = r.payload();
+        let after = &payload["after"];
         let (id, ver) = (
             after["id"].as_i64().unwrap(),
             after["ver"].as_i64().unwrap(),
         );
+        if payload["op"] != json!("r") {
+            *changes.entry((id, ver)).or_default() += 1;
+        }
         let versions = first_seen.entry(id).or_default();
         if ver == -1 || versions.contains(&ver) {
             continue;
@@ -328,11 +378,22 @@ async fn a_restart_during_the_snapshot_keeps_each_keys_versions_in_commit_order(
             "row {id}: every version since the slot was created, once, in order"
         );
     }
+    if exactly_once {
+        let twice: Vec<_> = changes.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "read_committed saw changes twice: {twice:?}"
+        );
+    }
 
     let want = outbox_ids.len();
-    let ob = read_until(&env().kafka, &format!("{prefix}.public.ob"), T, move |r| {
-        r.iter().filter(|x| x.payload()["op"] == json!("c")).count() >= want
-    })
+    let ob = read_until_with(
+        &env().kafka,
+        &format!("{prefix}.public.ob"),
+        isolation,
+        T,
+        move |r| r.iter().filter(|x| x.payload()["op"] == json!("c")).count() >= want,
+    )
     .await;
     let created: std::collections::HashSet<i64> = ob
         .iter()

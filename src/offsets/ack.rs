@@ -51,6 +51,12 @@ pub struct CommitInfo {
     /// changes before it commit later): as `lsn_proc`, Debezium would take them for
     /// published after a switch back and skip them.
     pub idle: bool,
+    /// The unit is a transaction that a snapshot on an existing slot contains, published by
+    /// its first pass with every transaction before it (see `pipeline::fence`): it may
+    /// complete, be stored and be confirmed before the snapshot completes, and its offsets
+    /// still say the snapshot is in progress. A crash during the snapshot then resumes the
+    /// slot after it, instead of replaying everything since the snapshot first began.
+    pub before_snapshot: bool,
 }
 
 #[derive(Debug, Default)]
@@ -200,6 +206,16 @@ impl AckTracker {
     /// Caps the reported flushable LSN at `lsn` until [`AckTracker::release`].
     pub fn hold(&self, lsn: Lsn) {
         self.limit.store(lsn.0, Ordering::Release);
+    }
+
+    /// Raises a hold to `lsn` (never lowers it; nothing when not held): the transactions
+    /// before `lsn` may be confirmed while the rest stays held.
+    pub fn raise_hold(&self, lsn: Lsn) {
+        let _ = self
+            .limit
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |limit| {
+                (limit != u64::MAX && lsn.0 > limit).then_some(lsn.0)
+            });
     }
 
     /// Ends a hold.

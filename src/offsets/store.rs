@@ -47,11 +47,14 @@ pub struct Offsets {
 
 impl Offsets {
     /// The offsets once the unit described by `info` is published: a completed snapshot at
-    /// its position, or streaming past the transaction that ended at `info.end_lsn`.
+    /// its position, or streaming past the transaction that ended at `info.end_lsn` (with a
+    /// snapshot still in progress when the unit came before one, see
+    /// [`CommitInfo::before_snapshot`]).
     pub fn after(info: &CommitInfo) -> Offsets {
         if info.completes_snapshot {
             return Offsets::snapshot_completed_at(info.end_lsn);
         }
+        let snapshot = info.before_snapshot.then(|| "INITIAL".to_string());
         Offsets {
             lsn: Some(info.end_lsn),
             lsn_proc: Some(info.end_lsn),
@@ -59,7 +62,7 @@ impl Offsets {
             tx_id: Some(i64::from(info.xid)),
             ts_usec: Some(info.commit_time_us),
             message_type: Some("COMMIT".into()),
-            snapshot: None,
+            snapshot,
             snapshot_completed: false,
         }
     }

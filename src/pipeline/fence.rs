@@ -23,8 +23,20 @@
 //! Per key this is commit order: a transaction the snapshot does not see cannot have changed
 //! a row before one it sees committed and released its row locks. Every transaction is
 //! published once. Until pass 3 has passed `L2` and Kafka acknowledged everything before, the
-//! confirmed LSN stays at `L0` and the offsets still say the snapshot is incomplete, so a
-//! crash anywhere repeats the three passes (publishing some records again, in order).
+//! offsets say the snapshot is incomplete, so a crash anywhere takes the snapshot again.
+//!
+//! What a crash does not repeat: the transactions pass 1 publishes before it skips any (in
+//! practice all it publishes: the snapshot sees exactly the transactions that committed
+//! before it was taken, which come first in commit order) form a prefix of the slot that is
+//! complete whatever the snapshot reads. Their units are marked
+//! [`CommitInfo::before_snapshot`]: the hold on the confirmed LSN rises over them as they
+//! commit, the offsets store them (still saying the snapshot is in progress; exactly-once,
+//! in their own Kafka transactions), and the end of pass 1 waits for them to be acknowledged
+//! and confirms them before the tables are read. The next start then takes its snapshot
+//! from there (`L0` moves forward), so a crash loop whose kills keep landing in snapshots
+//! replays only what was written since the last attempt, instead of everything since the
+//! first one. Transactions the fence skips get idle units ([`CommitInfo::idle`]): they only
+//! move the confirmed position (within the hold) and are never written to the offsets.
 
 use std::time::Duration;
 
@@ -47,6 +59,8 @@ use super::{shutdown, snapshot};
 
 /// How long pass 3 waits for the slot to be released by pass 1's walsender.
 const SLOT_RELEASE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the end of pass 1 waits for Kafka to acknowledge what it published.
+const PREFIX_STORE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a snapshot is taken again while it sees committed transactions as running.
 const COMMITTED_INVISIBLE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -174,6 +188,13 @@ impl SnapshotFence {
         self.skipped
     }
 
+    /// Whether pass 1 has published every transaction so far (skipped none): the published
+    /// ones are then a prefix of the slot, which may be confirmed before the snapshot
+    /// completes (see the module docs).
+    pub fn prefix_unbroken(&self) -> bool {
+        self.pass == Pass::Before && self.skipped == 0
+    }
+
     /// Decides a transaction at its BEGIN (`final_lsn`: where its commit record starts).
     pub fn on_begin(&mut self, final_lsn: Lsn, xid: u32) -> FenceStep {
         if final_lsn >= self.position {
@@ -260,6 +281,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         step
     }
 
+    /// Whether a fence's pass 1 runs and has skipped no transaction yet.
+    pub(super) fn fence_prefix_unbroken(&self) -> bool {
+        self.fence
+            .fence
+            .as_ref()
+            .is_some_and(SnapshotFence::prefix_unbroken)
+    }
+
     /// Whether the fence skips a non-transactional logical message at `lsn`.
     pub(super) fn fence_skips_outside_transaction(&mut self, lsn: Lsn) -> bool {
         let Some(fence) = self.fence.fence.as_mut() else {
@@ -300,6 +329,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let info = CommitInfo {
             end_lsn: position,
             completes_snapshot: true,
+            idle: false,
+            before_snapshot: false,
             ..self.progress.last_commit
         };
         self.sink.commit(marker, info);
@@ -408,6 +439,7 @@ async fn stream_first_pass(
     match stream::run(started, &mut streaming, shutdown).await {
         Ok(StreamEnd::FenceReached) => {
             streaming.stop_reading();
+            store_published_prefix(started).await?;
             streaming.drained();
             streaming.join_reader().await?;
             Ok(true)
@@ -421,6 +453,23 @@ async fn stream_first_pass(
             Ok(false)
         }
     }
+}
+
+/// At the end of pass 1: waits (up to [`PREFIX_STORE_TIMEOUT`]) for Kafka to acknowledge the
+/// transactions pass 1 published ahead of the snapshot (exactly-once: commits their Kafka
+/// transaction) and stores them, so that the final status update confirms them to the slot
+/// and a crash while the tables are read resumes after them.
+async fn store_published_prefix(started: &mut Started) -> Result<()> {
+    let processor = &mut started.processor;
+    if !processor.sink().flush(PREFIX_STORE_TIMEOUT).await {
+        if let Some(f) = processor.sink().failure() {
+            return Err(Error::kafka(f));
+        }
+        tracing::info!(
+            "Kafka has not acknowledged everything pass 1 published yet: reading the tables now; it is confirmed later"
+        );
+    }
+    started.offsets.save_completed(processor.tracker()).await
 }
 
 /// A new replication connection for pass 3, once pass 1's walsender has released the slot.

@@ -142,6 +142,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             end_lsn: self.progress.idle_position,
             completes_snapshot: false,
             idle: true,
+            before_snapshot: false,
             ..self.progress.last_commit
         }
     }

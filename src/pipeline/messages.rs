@@ -113,6 +113,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 commit_time_us: ts_us,
                 completes_snapshot: false,
                 idle: false,
+                before_snapshot: false,
             },
         );
         if self.tx.is_none() {

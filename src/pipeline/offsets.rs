@@ -22,6 +22,9 @@ use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 use crate::offsets::store::{OffsetStore, Offsets};
 use crate::sink::offsets_topic::KafkaOffsetStore;
 
+/// How often a run checks that its offsets topic is still compacted.
+pub const VERIFY_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One connector's offsets, in a topic or in a file.
 #[derive(Debug)]
 pub enum OffsetStorage {
@@ -91,6 +94,15 @@ impl OffsetStorage {
         }
     }
 
+    /// Checks that an offsets topic is still compacted (a file: nothing to check). Errors:
+    /// see [`KafkaOffsetStore::verify_compacted`].
+    pub async fn verify(&self) -> Result<()> {
+        match self {
+            OffsetStorage::Topic(t) => t.verify_compacted().await,
+            OffsetStorage::File(_) => Ok(()),
+        }
+    }
+
     /// Deletes this connector's offsets.
     pub async fn clear(&self) -> Result<()> {
         match self {
@@ -114,6 +126,10 @@ pub struct OffsetSaver {
     storage: Arc<OffsetStorage>,
     /// The write under way in the background, if any: it returns the end LSN it stored.
     writing: Option<tokio::task::JoinHandle<Result<Lsn>>>,
+    /// The check of the offsets topic's cleanup policy under way in the background, and when
+    /// the last one started.
+    verifying: Option<tokio::task::JoinHandle<Result<()>>>,
+    verified_at: std::time::Instant,
     saved: Option<Lsn>,
     /// The end of the newest transaction the store holds (at first, the slot's position):
     /// what may be confirmed to PostgreSQL (see [`AckTracker::confirmable`]).
@@ -144,6 +160,8 @@ impl OffsetSaver {
         OffsetSaver {
             storage: Arc::new(storage),
             writing: None,
+            verifying: None,
+            verified_at: std::time::Instant::now(),
             saved: None,
             floor,
             stored: Arc::new(AtomicU64::new(start.0.max(floor.map_or(0, |f| f.0)))),
@@ -177,8 +195,10 @@ impl OffsetSaver {
     }
 
     /// Writes the newest completed transaction, when it changed since the last write. While
-    /// the tracker is held (a snapshot on an existing slot is not complete yet) nothing is
-    /// written, except the completion once its marker unit completed, which ends the hold.
+    /// the tracker is held (a snapshot on an existing slot is not complete yet) only the
+    /// transactions its first pass published ahead of it are written (as offsets that say the
+    /// snapshot is in progress), and the completion once its marker unit completed, which
+    /// ends the hold.
     pub async fn save_completed(&mut self, tracker: &AckTracker) -> Result<()> {
         self.finish_write().await?;
         if let Some(offsets) = self.next_offsets(tracker).await? {
@@ -211,6 +231,38 @@ impl OffsetSaver {
         Ok(())
     }
 
+    /// Every [`VERIFY_EVERY`], checks in the background that the offsets topic is still
+    /// compacted (the start checked it): deleted while pgcdc runs, it is created again by the
+    /// brokers at the next write, with their default `cleanup.policy=delete`, and the offsets
+    /// would expire. The result of the check is taken at a later call. Errors: the last check
+    /// found the topic not compacted (a config error with the fix).
+    pub async fn verify_in_background(&mut self) -> Result<()> {
+        if self.verifying.as_ref().is_some_and(|v| !v.is_finished()) {
+            return Ok(());
+        }
+        if let Some(v) = self.verifying.take() {
+            let checked = v.await.map_err(|e| {
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("the offsets topic check failed: {e}"),
+                )
+            })?;
+            match checked {
+                Err(e) if e.kind() == ErrorKind::Config => return Err(e),
+                Err(e) => {
+                    tracing::debug!(error = %e.one_line(), "could not check the offsets topic's cleanup.policy; trying again later")
+                }
+                Ok(()) => {}
+            }
+        }
+        if self.verified_at.elapsed() >= VERIFY_EVERY {
+            self.verified_at = std::time::Instant::now();
+            let storage = self.storage.clone();
+            self.verifying = Some(super::spawn(async move { storage.verify().await }));
+        }
+        Ok(())
+    }
+
     /// Waits for the write under way, if any, and takes its result.
     async fn finish_write(&mut self) -> Result<()> {
         let Some(w) = self.writing.take() else {
@@ -228,29 +280,40 @@ impl OffsetSaver {
 
     /// The offsets to write next: records a completed snapshot first when its marker unit
     /// has completed (written at once), then the newest completed transaction if it is not
-    /// written yet; `None` when there is nothing new.
+    /// written yet; `None` when there is nothing new. While a snapshot on an existing slot
+    /// is incomplete (the tracker is held), only a transaction published before it (see
+    /// [`CommitInfo::before_snapshot`]), in offsets that still say the snapshot is in progress.
+    /// Exactly-once, the sink writes every offsets record in its Kafka transactions (the one
+    /// that holds the marker records the snapshot complete): this only ends the hold.
     async fn next_offsets(&mut self, tracker: &AckTracker) -> Result<Option<Offsets>> {
         if let Some((marker, position)) = self.pending_snapshot {
             if !tracker.is_completed(marker) {
                 return Ok(None);
             }
-            self.save(&Offsets::snapshot_completed_at(position)).await?;
-            self.saved = Some(position);
+            if !self.transactional {
+                self.save(&Offsets::snapshot_completed_at(position)).await?;
+                self.saved = Some(position);
+            }
             self.pending_snapshot = None;
             tracker.release();
             tracing::info!(lsn = %position, "snapshot recorded complete: every transaction before its position is acknowledged");
         }
-        if tracker.is_held() || self.transactional {
+        if self.transactional {
             return Ok(None);
         }
+        let held = tracker.is_held();
         let Some(c) = tracker.last_completed() else {
             return Ok(None);
         };
+        if held && !c.before_snapshot {
+            return Ok(None);
+        }
         if self.saved == Some(c.end_lsn) || self.floor.is_some_and(|f| c.end_lsn <= f) {
             return Ok(None);
         }
         Ok(Some(Offsets::after(&CommitInfo {
             completes_snapshot: false,
+            before_snapshot: held,
             ..c
         })))
     }
@@ -280,6 +343,7 @@ mod tests {
                 commit_time_us: 1,
                 completes_snapshot: false,
                 idle: false,
+                before_snapshot: false,
             },
         );
     }

@@ -60,6 +60,13 @@ pub(super) struct OpenTx {
     pub(super) counters: TransactionCounters,
     /// What of it was published before this run (see [`super::resume`]).
     pub(super) skip: TxSkip,
+    /// A snapshot on an existing slot contains it and every transaction before it was
+    /// published (see [`CommitInfo::before_snapshot`]).
+    pub(super) before_snapshot: bool,
+    /// The fence skips it (the snapshot's other pass publishes it): its unit only moves the
+    /// confirmed position, as an idle unit (see [`CommitInfo::idle`]), and its end is never
+    /// written to the offsets.
+    pub(super) fenced_out: bool,
 }
 
 /// What the processor remembers between transactions.
@@ -369,11 +376,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             )));
         }
         let commit_time_us = commit_time + PG_EPOCH_OFFSET_MICROS;
-        let skip = match self.fence_begin(final_lsn, xid) {
+        let step = self.fence_begin(final_lsn, xid);
+        let skip = match step {
             FenceStep::End => return Ok(()),
             FenceStep::Skip => TxSkip::All,
             FenceStep::Keep | FenceStep::Passed => self.resume.on_begin(final_lsn, xid),
         };
+        let before_snapshot = step == FenceStep::Keep && self.fence_prefix_unbroken();
         let token = self.sink.begin();
         self.tx = Some(OpenTx {
             token,
@@ -382,6 +391,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             origin: None,
             counters: TransactionCounters::with_capacity(self.progress.tx_map_capacity),
             skip,
+            before_snapshot,
+            fenced_out: step == FenceStep::Skip,
         });
         if let (Some(topic), false) = (self.transaction_topic.clone(), skip.skips_begin()) {
             let id = meta::transaction_id(xid, lsn);
@@ -411,8 +422,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             xid: tx.xid,
             commit_time_us: tx.commit_time_us,
             completes_snapshot: false,
-            idle: false,
+            idle: tx.fenced_out,
+            before_snapshot: tx.before_snapshot,
         };
+        if tx.before_snapshot {
+            // Published ahead of the snapshot with all before it: confirmable once acknowledged.
+            self.sink.tracker().raise_hold(end_lsn);
+        }
         self.sink.commit(tx.token, info);
         self.resume.on_commit(end_lsn);
         self.progress.last_commit_lsn = Some(end_lsn);

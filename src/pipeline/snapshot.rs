@@ -371,6 +371,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             commit_time_us: start_us,
             completes_snapshot: completes,
             idle: false,
+            before_snapshot: false,
         };
         self.sink.commit(tx.token, info);
         Ok(())

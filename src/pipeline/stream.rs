@@ -272,6 +272,7 @@ pub async fn run(
             // 2. Offsets on their interval.
             _ = offsets_tick.tick() => {
                 started.offsets.save_completed_in_background(processor.tracker()).await?;
+                started.offsets.verify_in_background().await?;
                 Turn::Continue
             }
             // 3. A scheduled heartbeat while nothing arrives (sent below).

@@ -629,3 +629,58 @@ async fn a_topic_name_over_kafkas_limit_stops_with_the_table_named() {
         "nothing was sent under a cut name"
     );
 }
+
+#[tokio::test]
+async fn pass_one_of_a_fenced_snapshot_confirms_only_the_unbroken_prefix_it_published() {
+    use super::fence::{SnapshotFence, XidSnapshot};
+    let mut p = processor(&[], AckMode::Manual);
+    let msgs = decoded();
+    let xids: Vec<u32> = msgs
+        .iter()
+        .filter_map(|(_, m)| match m {
+            Message::Begin { xid, .. } => Some(*xid),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        xids.len() >= 4,
+        "the capture has at least four transactions"
+    );
+    // The snapshot sees every transaction but the third: pass 1 publishes the first two,
+    // skips the third, and publishes the rest, which must stay held.
+    let (lo, hi) = (*xids.iter().min().unwrap(), *xids.iter().max().unwrap());
+    let snapshot = XidSnapshot::parse(&format!("{lo}:{}:{}", hi + 1, xids[2])).unwrap();
+    p.set_fence(Some(SnapshotFence::new(snapshot, Lsn(u64::MAX / 2))));
+    p.tracker().hold(Lsn::ZERO);
+    let mut seen = Vec::new();
+    for (frame, msg) in msgs {
+        p.handle(frame.lsn, msg.clone()).await.expect("handle");
+        seen.push((frame.lsn, msg));
+    }
+    let ends = commit_ends(&seen);
+    assert_eq!(
+        p.tracker().flushable(),
+        Lsn::ZERO,
+        "nothing acknowledged yet"
+    );
+    p.sink().ack_all();
+    assert_eq!(
+        p.tracker().flushable(),
+        ends[1],
+        "the first two transactions precede every skipped one: confirmable; the rest is held"
+    );
+    let last = p.tracker().last_completed().unwrap();
+    assert_eq!(last.end_lsn, *ends.last().unwrap());
+    assert!(
+        !last.before_snapshot,
+        "a transaction published after a skipped one is not part of the prefix"
+    );
+    let offsets = crate::offsets::store::Offsets::after(&crate::offsets::ack::CommitInfo {
+        before_snapshot: true,
+        ..last
+    });
+    assert!(
+        !offsets.snapshot_done() && offsets.lsn_commit == Some(last.end_lsn),
+        "offsets of a transaction published ahead of a snapshot say it is still in progress"
+    );
+}

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
@@ -105,6 +105,14 @@ impl KafkaOffsetStore {
         format!("the offsets topic {}", self.topic)
     }
 
+    /// Checks that the topic is still compacted only (see [`verify_compacted`]): a topic that
+    /// was deleted and then created again by the brokers on a write is not. Errors: it is
+    /// not (a config error with the fix), or the brokers cannot be reached.
+    pub async fn verify_compacted(&self) -> Result<()> {
+        let admin = admin_client(&self.client, "offsets")?;
+        verify_compacted(&admin, "offsets", &self.topic).await
+    }
+
     /// Creates the topic (compacted, `offset.storage.partitions`,
     /// `offset.storage.replication.factor`) unless it exists.
     async fn ensure_topic(&self, topic: &OffsetsTopicConfig) -> Result<()> {
@@ -162,22 +170,37 @@ impl KafkaOffsetStore {
         if let Some(v) = value.as_deref() {
             record = record.payload(v);
         }
-        self.producer
-            .send(record, OFFSETS_TOPIC_TIMEOUT)
-            .await
-            .map(|_| ())
-            .map_err(|(e, _)| {
-                kafka_error(
-                    format!("cannot write the offsets to {}", self.describe()),
-                    e,
-                )
-            })
+        let Err((e, _)) = self.producer.send(record, OFFSETS_TOPIC_TIMEOUT).await else {
+            return Ok(());
+        };
+        // A partition that is gone: the topic was deleted, and perhaps created again by the
+        // brokers with their defaults. That is refused with the fix, not retried for ever.
+        if matches!(
+            e.rdkafka_error_code(),
+            Some(RDKafkaErrorCode::UnknownPartition | RDKafkaErrorCode::UnknownTopicOrPartition)
+        ) {
+            self.verify_compacted().await?;
+        }
+        Err(kafka_error(
+            format!("cannot write the offsets to {}", self.describe()),
+            e,
+        ))
     }
 }
 
+/// An admin client for the `what` topic (`offsets`, `config`).
+fn admin_client(client: &ClientConfig, what: &str) -> Result<AdminClient<DefaultClientContext>> {
+    let mut admin_config = client.clone();
+    admin_config.set("client.id", format!("pgcdc-{what}-admin"));
+    admin_config
+        .create()
+        .map_err(|e| Error::kafka("cannot create an admin client").with_source(e))
+}
+
 /// Creates `topic` (compacted, `partitions`, `replication_factor`; -1: the broker's default)
-/// unless it exists; `what` names it in messages (`offsets`: "the offsets topic"). Errors: the
-/// brokers cannot be reached, or refuse to create it.
+/// unless it exists, then checks that it is compacted only ([`verify_compacted`]); `what`
+/// names it in messages (`offsets`: "the offsets topic"). Errors: the brokers cannot be
+/// reached, refuse to create it, or the topic is not compacted.
 pub(super) async fn create_compacted(
     client: &ClientConfig,
     what: &str,
@@ -185,11 +208,7 @@ pub(super) async fn create_compacted(
     partitions: i32,
     replication_factor: i32,
 ) -> Result<()> {
-    let mut admin_config = client.clone();
-    admin_config.set("client.id", format!("pgcdc-{what}-admin"));
-    let admin: AdminClient<DefaultClientContext> = admin_config
-        .create()
-        .map_err(|e| Error::kafka("cannot create an admin client").with_source(e))?;
+    let admin = admin_client(client, what)?;
     let new = NewTopic::new(
         topic,
         partitions,
@@ -212,7 +231,60 @@ pub(super) async fn create_compacted(
             }
         }
     }
-    Ok(())
+    verify_compacted(&admin, what, topic).await
+}
+
+/// Refuses a `what` topic whose `cleanup.policy` is not `compact` alone, as Kafka Connect's
+/// worker refuses its offsets and config topics: with `delete` (a topic the brokers created
+/// on a write, for example after it was deleted) the records expire after the retention time,
+/// and a restart then finds no offsets (or configs) and starts over. A principal that may not
+/// describe the topic's configs is not checked (as Connect). Errors: a config error naming the
+/// topic, its policy and the fix; a connection error when the brokers do not answer.
+pub(super) async fn verify_compacted(
+    admin: &AdminClient<DefaultClientContext>,
+    what: &str,
+    topic: &str,
+) -> Result<()> {
+    let opts = AdminOptions::new().request_timeout(Some(OFFSETS_TOPIC_TIMEOUT));
+    let results = admin
+        .describe_configs(&[ResourceSpecifier::Topic(topic)], &opts)
+        .await
+        .map_err(|e| {
+            kafka_error(
+                format!("cannot read the configs of the {what} topic {topic}"),
+                e,
+            )
+        })?;
+    let Some(Ok(resource)) = results.into_iter().next() else {
+        tracing::debug!(
+            topic,
+            "cannot describe the {what} topic's configs; its cleanup.policy is not checked"
+        );
+        return Ok(());
+    };
+    let Some(policy) = resource.get("cleanup.policy").and_then(|e| e.value.clone()) else {
+        return Ok(());
+    };
+    if compact_only(&policy) {
+        return Ok(());
+    }
+    let lost = match what {
+        "config" => "the connector configs it holds expire after the topic's retention time, and a restart of serve would then not know its connectors",
+        _ => "this connector's offsets expire after the topic's retention time, and a restart would then not know what it published (it would snapshot again or skip changes, as snapshot.mode decides)",
+    };
+    Err(Error::config(format!(
+        "the {what} topic {topic} has cleanup.policy={policy}, but it must be compact: {lost}. Set it (kafka-configs.sh --alter --entity-type topics --entity-name {topic} --add-config cleanup.policy=compact) or name another, compacted topic; a topic deleted while pgcdc runs is created again by the brokers with their defaults, which is how this usually happens"
+    )))
+}
+
+/// Whether a `cleanup.policy` value is `compact` alone (Connect refuses `compact,delete` too).
+fn compact_only(policy: &str) -> bool {
+    let parts: Vec<&str> = policy
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts == ["compact"]
 }
 
 /// A consumer that reads a topic from its beginning (committed records only, ends of
@@ -356,4 +428,18 @@ pub(super) fn read_to_end(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_compact_alone_is_a_compacted_offsets_topic() {
+        assert!(compact_only("compact"));
+        assert!(compact_only(" compact "));
+        for refused in ["delete", "compact,delete", "delete,compact", ""] {
+            assert!(!compact_only(refused), "{refused:?}");
+        }
+    }
 }

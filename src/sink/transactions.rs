@@ -11,9 +11,11 @@
 //! Invariants:
 //! - a unit is reported complete to the [`AckTracker`] only once its Kafka transaction has
 //!   committed, so the LSN confirmed to PostgreSQL follows committed Kafka transactions;
-//! - while a snapshot is not complete (the tracker is held, see `pipeline::fence`), the Kafka
-//!   transaction ends only at the unit that completes it: a crash before then aborts the
-//!   whole snapshot, which the next start takes again without a duplicate;
+//! - while a snapshot is not complete (the tracker is held, see `pipeline::fence`), a Kafka
+//!   transaction ends only after the unit that completes the snapshot, or after transactions
+//!   published ahead of it ([`CommitInfo::before_snapshot`]), never with the snapshot's rows
+//!   alone: a crash before the end aborts the rows and what followed them, which the next
+//!   start publishes again without a duplicate;
 //! - the offsets record never moves back below the offsets loaded at start (`floor`).
 
 use std::time::{Duration, Instant};
@@ -107,14 +109,30 @@ impl KafkaTransaction {
     }
 
     /// Whether the open transaction may commit now: it holds closed units and no unit is half
-    /// sent; while a snapshot is incomplete (`held`), only once its last unit completes the
-    /// snapshot.
+    /// sent. While a snapshot on an existing slot is incomplete (`held`), only when it holds
+    /// the unit that completes the snapshot (and perhaps units after it), or when its newest
+    /// unit is a transaction published before the snapshot (see
+    /// [`CommitInfo::before_snapshot`]; units keep their order, so all before it are too):
+    /// never with the snapshot's rows or the transactions after it alone.
     pub fn may_commit(&self, held: bool) -> bool {
-        match self.pending.last() {
-            None => false,
-            Some(_) if self.open_units > 0 => false,
-            Some((_, last)) => !held || last.completes_snapshot,
+        if self.pending.is_empty() || self.open_units > 0 {
+            return false;
         }
+        !held || self.completes_snapshot() || self.newest_before_snapshot()
+    }
+
+    /// Whether a closed unit completes the snapshot.
+    fn completes_snapshot(&self) -> bool {
+        self.pending.iter().any(|(_, i)| i.completes_snapshot)
+    }
+
+    /// Whether the newest closed unit that is not idle came before an incomplete snapshot.
+    fn newest_before_snapshot(&self) -> bool {
+        self.pending
+            .iter()
+            .rev()
+            .find(|(_, i)| !i.idle)
+            .is_some_and(|(_, i)| i.before_snapshot)
     }
 
     /// Whether `transaction.boundary` ends the transaction now: `idle` when no input waits.
@@ -122,7 +140,7 @@ impl KafkaTransaction {
         if !self.may_commit(held) {
             return false;
         }
-        if held {
+        if held && self.completes_snapshot() {
             // The unit that completes a snapshot ends its transaction at once.
             return true;
         }
@@ -227,6 +245,7 @@ mod tests {
         t.opened(Instant::now());
         let heartbeat = CommitInfo {
             idle: true,
+            before_snapshot: false,
             ..info(300, false)
         };
         t.unit_closed(AckToken(0), heartbeat);
@@ -306,5 +325,69 @@ mod tests {
         );
         t.aborted();
         assert!(t.offsets_record().is_none() && !t.is_open());
+    }
+
+    #[test]
+    fn the_unit_that_completes_a_snapshot_commits_with_the_units_after_it() {
+        // The marker of a snapshot on an existing slot is committed when the stream passes
+        // the snapshot's position, at the BEGIN of the transaction that follows: that
+        // transaction's unit opens and closes after it, and must not keep the Kafka
+        // transaction open for ever.
+        let now = Instant::now();
+        let mut t = tx(TransactionBoundary::Connector);
+        t.opened(now);
+        t.unit_opened();
+        t.unit_closed(AckToken(0), info(100, false));
+        t.unit_opened();
+        t.unit_closed(AckToken(1), info(150, true));
+        t.unit_opened();
+        assert!(!t.may_commit(true), "a unit is half sent");
+        t.unit_closed(AckToken(2), info(200, false));
+        assert!(
+            t.boundary_due(false, true, now),
+            "the marker is in it: it ends"
+        );
+        let (token, offsets) = t.offsets_record().unwrap();
+        assert_eq!(token, AckToken(2));
+        assert_eq!(offsets.lsn_commit, Some(Lsn(200)));
+        assert!(
+            offsets.snapshot_done(),
+            "past the marker: streaming offsets"
+        );
+    }
+
+    #[test]
+    fn transactions_published_ahead_of_a_snapshot_commit_without_its_rows() {
+        let now = Instant::now();
+        let ahead = |end| CommitInfo {
+            before_snapshot: true,
+            ..info(end, false)
+        };
+        let mut t = tx(TransactionBoundary::Connector);
+        t.opened(now);
+        t.unit_opened();
+        t.unit_closed(AckToken(0), ahead(100));
+        assert!(
+            t.boundary_due(false, true, now),
+            "held, yet ahead of the snapshot"
+        );
+        let (_, offsets) = t.offsets_record().unwrap();
+        assert_eq!(offsets.lsn_commit, Some(Lsn(100)));
+        assert!(
+            !offsets.snapshot_done(),
+            "the snapshot is still in progress"
+        );
+        t.committed(Some(&offsets));
+        // The snapshot's rows (a unit that does not complete it) never commit alone, nor with
+        // a transaction published ahead of it before them.
+        t.opened(now);
+        t.unit_opened();
+        t.unit_closed(AckToken(1), ahead(120));
+        t.unit_opened();
+        t.unit_closed(AckToken(2), info(90, false));
+        assert!(!t.may_commit(true), "the rows wait for the marker");
+        t.unit_opened();
+        t.unit_closed(AckToken(3), info(300, true));
+        assert!(t.may_commit(true));
     }
 }
