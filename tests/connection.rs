@@ -24,6 +24,7 @@ fn db_config(user: &str, password: Option<&str>, sslmode: SslMode) -> DatabaseCo
         sslpassword: None,
         tcp_keepalive: true,
         connect_timeout: Duration::from_secs(10),
+        validation_timeout: Duration::from_secs(10),
         query_timeout: None,
         initial_statements: Vec::new(),
     }

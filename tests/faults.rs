@@ -62,8 +62,11 @@ async fn a_cut_replication_connection_is_noticed_as_dead() {
     db.cleanup().await;
 }
 
-/// The same cut under a connector with restarts: it reconnects once the network heals, and
-/// the change committed during the cut arrives.
+/// The same cut under a connector with restarts: while the network stays cut, each reconnect
+/// attempt (to a proxy that accepts TCP and never answers, as a hung server or a dropping
+/// firewall) fails within `pgcdc.database.connect.timeout.ms` and is retried, with the reason
+/// in the status; it reconnects once the network heals, and the change committed during the
+/// cut arrives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_network_cut_the_connector_reconnects_and_loses_nothing() {
     let db = TestDb::create("cutheal").await;
@@ -78,7 +81,7 @@ async fn after_a_network_cut_the_connector_reconnects_and_loses_nothing() {
     let prefix = unique("cutheal");
     let mut raw = through(&proxy, &db, &prefix, dir.path());
     raw.insert("errors.max.retries".into(), "-1".into());
-    raw.insert("connection.validation.timeout.ms".into(), "2000".into());
+    raw.insert("pgcdc.database.connect.timeout.ms".into(), "2000".into());
     let mut c = connector(&raw);
     c.start().unwrap();
     db.wait_for_slot(&prefix).await;
@@ -94,6 +97,16 @@ async fn after_a_network_cut_the_connector_reconnects_and_loses_nothing() {
             .filter(|e| e.contains("the connection is dead"))
     })
     .await;
+    let timed_out = wait_for("a reconnect attempt to time out", T, || async {
+        c.status()
+            .last_error
+            .filter(|e| e.contains("timed out after 2000 ms opening a"))
+    })
+    .await;
+    assert!(
+        timed_out.contains("pgcdc.database.connect.timeout.ms"),
+        "{timed_out}"
+    );
     proxy.cut(false);
     db.exec("INSERT INTO k VALUES (3)").await;
     let recs = read_until(&env().kafka, &topic, T, |r| {

@@ -1,19 +1,23 @@
 //! PostgreSQL connection settings: `database.*` (host, port, credentials, database), TLS
-//! (`database.sslmode` and the certificate files), TCP keepalive and the connect timeout.
+//! (`database.sslmode` and the certificate files), TCP keepalive, the connect timeout
+//! (`pgcdc.database.connect.timeout.ms`) and the validation timeout.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::checker::Checker;
 use super::keys::{
-    CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_DBNAME, DATABASE_HOSTNAME,
-    DATABASE_INITIAL_STATEMENTS, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_QUERY_TIMEOUT_MS,
-    DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE, DATABASE_SSLPASSWORD,
-    DATABASE_SSLROOTCERT, DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
+    CONNECTION_VALIDATION_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS, DATABASE_DBNAME,
+    DATABASE_HOSTNAME, DATABASE_INITIAL_STATEMENTS, DATABASE_PASSWORD, DATABASE_PORT,
+    DATABASE_QUERY_TIMEOUT_MS, DATABASE_SSLCERT, DATABASE_SSLKEY, DATABASE_SSLMODE,
+    DATABASE_SSLPASSWORD, DATABASE_SSLROOTCERT, DATABASE_TCP_KEEP_ALIVE, DATABASE_USER,
 };
 
+/// Default `pgcdc.database.connect.timeout.ms`: how long one connection attempt (TCP connect,
+/// TLS handshake and authentication) may take.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 30_000;
 /// Default `connection.validation.timeout.ms`.
-pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 60_000;
+pub const DEFAULT_VALIDATION_TIMEOUT_MS: u64 = 60_000;
 /// Default `database.port`.
 const DEFAULT_PORT: u16 = 5432;
 
@@ -59,8 +63,14 @@ pub struct DatabaseConfig {
     pub sslpassword: Option<String>,
     /// `database.tcpKeepAlive`
     pub tcp_keepalive: bool,
-    /// `connection.validation.timeout.ms`, used as the connect timeout.
+    /// `pgcdc.database.connect.timeout.ms`: the most one connection attempt may take, from the
+    /// TCP connect through the TLS handshake to the end of authentication, for every
+    /// PostgreSQL connection (SQL and replication). A server that accepts TCP and never
+    /// answers fails the attempt after it (a connection error, retried).
     pub connect_timeout: Duration,
+    /// `connection.validation.timeout.ms`: the most the connection check of a validation
+    /// (`pgcdc validate`, `PUT .../config/validate`) may take.
+    pub validation_timeout: Duration,
     /// `database.query.timeout.ms`: the `statement_timeout` of regular SQL connections (catalog,
     /// heartbeat action, slot monitor), `None` for 0 (no limit); snapshot reads have none.
     pub query_timeout: Option<Duration>,
@@ -87,6 +97,7 @@ impl std::fmt::Debug for DatabaseConfig {
             )
             .field("tcp_keepalive", &self.tcp_keepalive)
             .field("connect_timeout", &self.connect_timeout)
+            .field("validation_timeout", &self.validation_timeout)
             .field("query_timeout", &self.query_timeout)
             .field("initial_statements", &self.initial_statements.len())
             .finish()
@@ -138,8 +149,13 @@ pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
             .filter(|ms| *ms > 0)
             .map(Duration::from_millis),
         connect_timeout: Duration::from_millis(c.int(
-            CONNECTION_VALIDATION_TIMEOUT_MS,
+            DATABASE_CONNECT_TIMEOUT_MS,
             DEFAULT_CONNECT_TIMEOUT_MS,
+            1,
+        )),
+        validation_timeout: Duration::from_millis(c.int(
+            CONNECTION_VALIDATION_TIMEOUT_MS,
+            DEFAULT_VALIDATION_TIMEOUT_MS,
             1,
         )),
         initial_statements: c

@@ -107,6 +107,7 @@ registry! {
         DATABASE_CONNECTION_FACTORY_CLASS = "database.connection.factory.class"
             => JavaCode(None, "remove it: pgcdc opens its PostgreSQL connections itself (database.* keys, database.sslmode)"),
         CONNECTION_VALIDATION_TIMEOUT_MS = "connection.validation.timeout.ms" => Implemented,
+        DATABASE_CONNECT_TIMEOUT_MS = "pgcdc.database.connect.timeout.ms" => Implemented,
         // slot and publication
         PLUGIN_NAME = "plugin.name" => Implemented,
         PGOUTPUT_BINARY = "pgcdc.pgoutput.binary" => Implemented,

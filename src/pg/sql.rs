@@ -98,6 +98,14 @@ async fn run_initial_statements(client: &Client, db: &DatabaseConfig) -> Result<
 
 /// Opens the connection under the TLS rules of `database.sslmode`.
 async fn open(db: &DatabaseConfig) -> Result<Client> {
+    tracing::debug!(host = %db.hostname, port = db.port, connection = "SQL", "connecting to PostgreSQL");
+    tokio::time::timeout(db.connect_timeout, open_negotiated(db))
+        .await
+        .map_err(|_| crate::pg::connect_timed_out(db, "SQL"))?
+}
+
+/// [`open`] without its time limit.
+async fn open_negotiated(db: &DatabaseConfig) -> Result<Client> {
     // A socket directory as host: a Unix-domain socket, never encrypted (as libpq).
     if crate::pg::wire::socket_path(db).is_some() {
         return connect_mode(db, tokio_postgres::config::SslMode::Disable).await;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 use crate::config::{keys, ConnectorConfig, PublicationAutocreateMode};
+use crate::error::{Error, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::AckTracker;
 use crate::pg::preflight::{self as facts, ServerFacts, TableFacts};
@@ -65,11 +66,26 @@ fn bad(check: &'static str, severity: Severity, message: String, fix: String) ->
     }
 }
 
+/// The SQL connection of the checks, within `connection.validation.timeout.ms`.
+async fn connect_within_validation_timeout(config: &ConnectorConfig) -> Result<Client> {
+    let db = &config.database;
+    tokio::time::timeout(db.validation_timeout, crate::pg::sql::connect(db))
+        .await
+        .map_err(|_| {
+            Error::connection(format!(
+                "timed out after {} ms connecting to PostgreSQL at {}:{} (connection.validation.timeout.ms)",
+                db.validation_timeout.as_millis(),
+                db.hostname,
+                db.port
+            ))
+        })?
+}
+
 /// Runs every check for `config`.
 pub async fn run(config: &ConnectorConfig) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut tables = None;
-    match crate::pg::sql::connect(&config.database).await {
+    match connect_within_validation_timeout(config).await {
         Ok(sql) => match postgres(config, &sql, &mut out).await {
             Ok(t) => tables = Some(t),
             Err(e) => out.push(bad(

@@ -47,6 +47,17 @@ impl WireConnection {
     /// Errors: [`ErrorKind::Connection`] for network failures, [`ErrorKind::Auth`] for refused
     /// credentials or a missing password, [`ErrorKind::Config`] for TLS setup problems.
     pub async fn connect(db: &DatabaseConfig, replication: bool) -> Result<WireConnection> {
+        let what = if replication { "replication" } else { "SQL" };
+        tracing::debug!(host = %db.hostname, port = db.port, connection = what, "connecting to PostgreSQL");
+        let attempt = Self::connect_negotiated(db, replication);
+        tokio::time::timeout(db.connect_timeout, attempt)
+            .await
+            .map_err(|_| crate::pg::connect_timed_out(db, what))?
+    }
+
+    /// [`WireConnection::connect`] without its time limit: `sslmode=allow` tries plain text
+    /// first, then TLS when the server refuses it.
+    async fn connect_negotiated(db: &DatabaseConfig, replication: bool) -> Result<WireConnection> {
         match db.sslmode {
             SslMode::Allow => match Self::connect_with(db, replication, false).await {
                 Err(e) if e.kind() == ErrorKind::Auth => {

@@ -109,14 +109,14 @@ pub(super) async fn open(db: &DatabaseConfig, try_tls: bool) -> Result<Stream> {
     }
 }
 
-/// Connects to the Unix-domain socket at `path`, within `connection.validation.timeout.ms`.
+/// Connects to the Unix-domain socket at `path`, within `pgcdc.database.connect.timeout.ms`.
 async fn unix_connect(db: &DatabaseConfig, path: &std::path::Path) -> Result<UnixStream> {
     let shown = path.display();
     tokio::time::timeout(db.connect_timeout, UnixStream::connect(path))
         .await
         .map_err(|_| {
             Error::connection(format!(
-                "timed out connecting to PostgreSQL at {shown} after {} ms (connection.validation.timeout.ms)",
+                "timed out connecting to PostgreSQL at {shown} after {} ms (pgcdc.database.connect.timeout.ms)",
                 db.connect_timeout.as_millis()
             ))
         })?
@@ -130,14 +130,14 @@ async fn unix_connect(db: &DatabaseConfig, path: &std::path::Path) -> Result<Uni
 #[cfg(target_os = "linux")]
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Opens the TCP connection, within `connection.validation.timeout.ms`.
+/// Opens the TCP connection, within `pgcdc.database.connect.timeout.ms`.
 async fn tcp_connect(db: &DatabaseConfig) -> Result<TcpStream> {
     let addr = format!("{}:{}", db.hostname, db.port);
     let stream = tokio::time::timeout(db.connect_timeout, TcpStream::connect(&addr))
         .await
         .map_err(|_| {
             Error::connection(format!(
-                "timed out connecting to PostgreSQL at {addr} after {} ms (connection.validation.timeout.ms)",
+                "timed out connecting to PostgreSQL at {addr} after {} ms (pgcdc.database.connect.timeout.ms)",
                 db.connect_timeout.as_millis()
             ))
         })?
