@@ -666,3 +666,107 @@ async fn an_invalidated_slot_fails_the_start_and_when_needed_takes_a_new_snapsho
     );
     c.stop().await.expect("graceful stop");
 }
+
+/// Kafka stalled (the broker process stopped with SIGSTOP, as a long GC pause or a frozen VM)
+/// under writes, then resumed: the connector recovers by itself and every row arrives once
+/// for `read_committed` consumers. During the stall the wait readiness looks at
+/// (`pgcdc_unacknowledged_seconds`) climbs; after it, nothing waits.
+/// `PGCDC_TEST_KAFKA_STALL_S` sets the stall (60 s; the long run takes 300).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_stalled_in_exactly_once_mode_recovers_by_itself() {
+    kafka_stalled(true).await;
+}
+
+async fn kafka_stalled(exactly_once: bool) {
+    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+    let _lock = fault_broker_lock().await;
+    let stall = Duration::from_secs(
+        std::env::var("PGCDC_TEST_KAFKA_STALL_S")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60),
+    );
+    let db = TestDb::create("kafkastall").await;
+    db.exec("CREATE TABLE public.k (id int8 PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("kafkastall");
+    let mut raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+    if exactly_once {
+        raw.remove("offset.storage.file.filename");
+        raw.insert("exactly.once.source.support".into(), "enabled".into());
+        raw.insert("offsets.storage.topic".into(), format!("{prefix}-offsets"));
+        raw.insert("offset.storage.partitions".into(), "1".into());
+    }
+    raw.insert("errors.max.retries".into(), "-1".into());
+    let mut c = connector(&raw);
+    c.start().unwrap();
+    db.wait_for_slot(&prefix).await;
+    let topic = format!("{prefix}.public.k");
+    db.exec("INSERT INTO k VALUES (0)").await;
+    read_n(&env().kafka_fault, &topic, 1, T).await;
+
+    // Writes go on before, during and after the stall.
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicI64::new(0));
+    let writer = {
+        let (stop, written, name) = (stop.clone(), written.clone(), db.name.clone());
+        tokio::spawn(async move {
+            let client = connect(&name).await;
+            let mut id = 1i64;
+            while !stop.load(Ordering::Relaxed) {
+                client
+                    .execute("INSERT INTO k VALUES ($1)", &[&id])
+                    .await
+                    .unwrap();
+                written.store(id, Ordering::Relaxed);
+                id += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let paused = PausedBroker::pause();
+    let paused_at = Instant::now();
+    let waited = stall.saturating_sub(Duration::from_secs(10));
+    wait_for("records to wait for the stalled broker", stall, || async {
+        c.handle()
+            .unacknowledged_wait()
+            .filter(|w| *w >= waited)
+            .map(|_| ())
+    })
+    .await;
+    tokio::time::sleep(stall.saturating_sub(paused_at.elapsed())).await;
+    drop(paused);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.store(true, Ordering::Relaxed);
+    writer.await.unwrap();
+    let last = written.load(Ordering::Relaxed);
+    let end = db.current_lsn().await;
+    db.wait_confirmed(&prefix, end, "every row written confirmed after the stall")
+        .await;
+    let isolation = if exactly_once {
+        Isolation::Committed
+    } else {
+        Isolation::Uncommitted
+    };
+    let want = (last + 1) as usize;
+    let recs = read_until_with(&env().kafka_fault, &topic, isolation, T, move |r| {
+        r.len() >= want
+    })
+    .await;
+    let ids: std::collections::HashSet<i64> = recs
+        .iter()
+        .filter_map(|x| x.payload()["after"]["id"].as_i64())
+        .collect();
+    assert_eq!(ids.len(), want, "every row arrived");
+    if exactly_once {
+        assert_eq!(recs.len(), want, "read_committed: each row once");
+    }
+    assert_eq!(
+        c.handle().unacknowledged_wait(),
+        None,
+        "nothing waits after the stall"
+    );
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

@@ -1032,9 +1032,11 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
     assert_eq!(p.stop(), 0);
 }
 
-/// The stalled-slot signal: while Kafka does not answer, the slot's confirmed position stands
-/// still as WAL grows, and `pgcdc_slot_stalled_seconds` climbs with the lag; once Kafka is
-/// back it returns to 0; while the connector is paused it climbs again.
+/// The stall signals: while Kafka does not answer, the slot's confirmed position stands still
+/// as WAL grows, and `pgcdc_slot_stalled_seconds` climbs with the lag;
+/// `pgcdc_unacknowledged_seconds` climbs, and past `pgcdc.health.unacknowledged.max.ms`
+/// `/health/ready` answers 503 saying why. Once Kafka is back all return to normal; while the
+/// connector is paused the slot shows as stalled again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_after() {
     let _fault = fault_broker_lock().await;
@@ -1045,7 +1047,10 @@ async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_af
     body["config"]["bootstrap.servers"] = json!(env().kafka_fault);
     let file = dir.path().join("c.json");
     std::fs::write(&file, body.to_string()).unwrap();
-    let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
+    let p = Pgcdc::start(
+        &["run", "--config", file.to_str().unwrap()],
+        &[("PGCDC_PGCDC_HEALTH_UNACKNOWLEDGED_MAX_MS", "3000")],
+    );
     p.wait_line("streaming started");
     let own = [("connector", "stall")];
     wait_for("the slot monitor's first reading", T, || async {
@@ -1071,14 +1076,32 @@ async fn the_stalled_slot_metric_climbs_while_the_broker_is_paused_and_clears_af
     // The record waits in the producer: its bytes are counted until Kafka answers.
     let queued = sample(&metrics(&p).await, "pgcdc_producer_queue_bytes", &own).unwrap();
     assert!(queued > 0.0, "the paused record's bytes are queued");
+    let waited = sample(&metrics(&p).await, "pgcdc_unacknowledged_seconds", &own).unwrap();
+    assert!(waited >= 3.0, "the record has waited {waited} s");
+    let not_ready = wait_for("readiness to fail while Kafka stalls", T, || async {
+        let r = get(&p, "/health/ready");
+        (r.status == 503).then_some(r.body)
+    })
+    .await;
+    assert_eq!(
+        not_ready["connectors"]["stall"], "WAITING_FOR_KAFKA",
+        "{not_ready}"
+    );
+    let reason = not_ready["reasons"]["stall"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("pgcdc.health.unacknowledged.max.ms (3000 ms)"),
+        "{not_ready}"
+    );
     drop(paused);
     wait_for("the stall to clear once Kafka answers", T, || async {
         let s = metrics(&p).await;
         let clear = sample(&s, "pgcdc_slot_stalled_seconds", &own)? == 0.0
-            && sample(&s, "pgcdc_producer_queue_bytes", &own)? == 0.0;
+            && sample(&s, "pgcdc_producer_queue_bytes", &own)? == 0.0
+            && sample(&s, "pgcdc_unacknowledged_seconds", &own)? == 0.0;
         clear.then_some(())
     })
     .await;
+    assert_eq!(get(&p, "/health/ready").status, 200, "ready again");
     assert!(stalled >= 5.0);
 
     // Paused, the connector reads nothing, but its slot still holds WAL: the slot metrics

@@ -309,6 +309,7 @@ registry! {
         REST_UNAUTHENTICATED_WRITES = "pgcdc.rest.unauthenticated.writes" => Implemented,
         CONFIG_STORAGE_DIR = "pgcdc.config.storage.dir" => Implemented,
         STATUS_LOG_INTERVAL_MS = "pgcdc.status.log.interval.ms" => Implemented,
+        HEALTH_UNACKNOWLEDGED_MAX_MS = "pgcdc.health.unacknowledged.max.ms" => Implemented,
         PLUGIN_PATH = "plugin.path" => Framework,
         PLUGIN_DISCOVERY = "plugin.discovery" => Framework,
         CONFIG_STORAGE_TOPIC = "config.storage.topic" => Implemented,

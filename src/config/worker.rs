@@ -17,6 +17,8 @@ use crate::error::{Error, Result};
 pub const DEFAULT_LISTENER: &str = "http://127.0.0.1:8083";
 /// How often a running connector logs its status line by default.
 pub const DEFAULT_STATUS_LOG_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+/// Default `pgcdc.health.unacknowledged.max.ms`.
+pub const DEFAULT_UNACKNOWLEDGED_MAX: std::time::Duration = std::time::Duration::from_secs(60);
 /// Where `serve` keeps connector configs when `pgcdc.config.storage.dir` is not set
 /// (relative to the working directory).
 pub const DEFAULT_CONFIG_STORAGE_DIR: &str = "pgcdc-connectors";
@@ -100,6 +102,9 @@ pub struct WorkerConfig {
     /// `pgcdc.status.log.interval.ms`: how often each running connector logs a status line
     /// (`None`: never, for 0).
     pub status_log_interval: Option<std::time::Duration>,
+    /// `pgcdc.health.unacknowledged.max.ms`: `/health/ready` answers 503 for a connector
+    /// whose records have waited this long for Kafka without progress (a stalled broker).
+    pub unacknowledged_max: std::time::Duration,
 }
 
 impl Default for WorkerConfig {
@@ -196,6 +201,18 @@ impl WorkerConfig {
                 None
             }
         };
+        let unacknowledged_max =
+            match get(keys::HEALTH_UNACKNOWLEDGED_MAX_MS).map(str::parse::<u64>) {
+                None => DEFAULT_UNACKNOWLEDGED_MAX,
+                Some(Ok(ms)) if ms > 0 => std::time::Duration::from_millis(ms),
+                Some(_) => {
+                    problems.push(format!(
+                        "{} must be a positive number of milliseconds",
+                        keys::HEALTH_UNACKNOWLEDGED_MAX_MS
+                    ));
+                    DEFAULT_UNACKNOWLEDGED_MAX
+                }
+            };
         let config_topic = config_topic(raw, &mut problems);
         if !problems.is_empty() {
             return Err(Error::config(problems.join("\n")));
@@ -218,6 +235,7 @@ impl WorkerConfig {
                 get(keys::CONFIG_STORAGE_DIR).unwrap_or(DEFAULT_CONFIG_STORAGE_DIR),
             ),
             status_log_interval,
+            unacknowledged_max,
             config_topic,
             connector_defaults,
         })

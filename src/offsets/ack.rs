@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::lsn::Lsn;
 
@@ -27,6 +28,9 @@ pub struct AckToken(pub u64);
 #[derive(Debug)]
 struct Tx {
     outstanding: u64,
+    /// While records of it wait: when it last made progress (its first waiting record was
+    /// sent, or one of its records was acknowledged).
+    waiting_since: Option<Instant>,
     /// End LSN once the Commit was processed; `None` while open.
     end_lsn: Option<Lsn>,
     info: CommitInfo,
@@ -244,6 +248,7 @@ impl AckTracker {
         let seq = AckToken(g.front_seq + g.txs.len() as u64);
         g.txs.push_back(Tx {
             outstanding: 0,
+            waiting_since: None,
             end_lsn: None,
             info: CommitInfo::default(),
         });
@@ -255,6 +260,9 @@ impl AckTracker {
         let mut g = self.lock();
         let idx = seq.0.wrapping_sub(g.front_seq) as usize;
         if let Some(tx) = g.txs.get_mut(idx) {
+            if tx.outstanding == 0 {
+                tx.waiting_since = Some(Instant::now());
+            }
             tx.outstanding += 1;
             g.in_flight += 1;
         }
@@ -266,6 +274,7 @@ impl AckTracker {
         let idx = seq.0.wrapping_sub(g.front_seq) as usize;
         if let Some(tx) = g.txs.get_mut(idx) {
             tx.outstanding = tx.outstanding.saturating_sub(1);
+            tx.waiting_since = (tx.outstanding > 0).then(Instant::now);
             g.in_flight = g.in_flight.saturating_sub(1);
         }
         g.acked_total += 1;
@@ -363,6 +372,20 @@ impl AckTracker {
     /// The connector's producer queue bytes and Kafka error counts.
     pub fn stats(&self) -> &Arc<DeliveryStats> {
         &self.stats
+    }
+
+    /// How long records have waited for Kafka: over the units with records not yet
+    /// acknowledged, the longest time one has gone without progress (since its first waiting
+    /// record was sent, or its last acknowledgement). `None` when nothing waits. A stalled
+    /// broker makes it grow; a busy one that keeps acknowledging does not.
+    pub fn unacknowledged_wait(&self) -> Option<Duration> {
+        let g = self.lock();
+        let now = Instant::now();
+        g.txs
+            .iter()
+            .filter_map(|tx| tx.waiting_since)
+            .map(|since| now.saturating_duration_since(since))
+            .max()
     }
 
     /// Records produced and not yet acknowledged.
@@ -565,5 +588,24 @@ mod tests {
             Lsn(150),
             "never past the flushable LSN"
         );
+    }
+
+    #[test]
+    fn the_unacknowledged_wait_grows_only_while_a_unit_gets_no_acknowledgement() {
+        let t = AckTracker::new(Lsn(0));
+        assert_eq!(t.unacknowledged_wait(), None, "nothing sent");
+        let u = t.begin();
+        t.add(u);
+        t.add(u);
+        std::thread::sleep(Duration::from_millis(30));
+        let waited = t.unacknowledged_wait().unwrap();
+        assert!(waited >= Duration::from_millis(30), "{waited:?}");
+        t.ack(u);
+        assert!(
+            t.unacknowledged_wait().unwrap() < waited,
+            "an acknowledgement is progress"
+        );
+        t.ack(u);
+        assert_eq!(t.unacknowledged_wait(), None, "every record acknowledged");
     }
 }

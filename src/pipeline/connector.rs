@@ -237,6 +237,12 @@ impl ConnectorHandle {
         self.shared.current().working()
     }
 
+    /// How long the current run's records have waited for Kafka without progress (`None`:
+    /// nothing waits).
+    pub fn unacknowledged_wait(&self) -> Option<std::time::Duration> {
+        self.shared.current().unacknowledged_wait()
+    }
+
     /// Forgets the topics the connector has written to (Kafka Connect's
     /// `PUT /connectors/{name}/topics/reset`); each comes back when it is next written to.
     pub fn reset_topics(&self) {

@@ -253,6 +253,13 @@ impl Counters {
         &self.slot
     }
 
+    /// How long records of this run have waited for Kafka without progress (see
+    /// [`AckTracker::unacknowledged_wait`]); `None` when nothing waits or there is no producer.
+    pub fn unacknowledged_wait(&self) -> Option<std::time::Duration> {
+        let t = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        t.as_ref().and_then(|t| t.unacknowledged_wait())
+    }
+
     /// The commit-to-acknowledgement latencies of this run, once its producer exists.
     pub fn ack_latency(&self) -> Option<crate::offsets::ack::AckLatency> {
         let t = self.tracker.lock().unwrap_or_else(|p| p.into_inner());

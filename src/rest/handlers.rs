@@ -440,10 +440,13 @@ async fn live() -> Json<Value> {
 }
 
 /// Readiness: every connector meant to run has its task `RUNNING` and streaming or taking its
-/// snapshot (or has finished). 503 names the ones that do not, with their task state, or
-/// `CONNECTING` for a `RUNNING` task still connecting to PostgreSQL or Kafka.
+/// snapshot (or has finished), and none has records waiting for Kafka without progress
+/// longer than `pgcdc.health.unacknowledged.max.ms`. 503 names the ones that are not ready:
+/// with their task state, `CONNECTING` for a `RUNNING` task still connecting to PostgreSQL
+/// or Kafka, or `WAITING_FOR_KAFKA`; `reasons` says why in words.
 async fn ready(State(app): State<App>) -> Response {
     let mut not_ready = Map::new();
+    let mut reasons = Map::new();
     for name in app.worker.names() {
         let Ok(s) = app.worker.status(&name) else {
             continue;
@@ -454,10 +457,19 @@ async fn ready(State(app): State<App>) -> Response {
         if app.worker.finished(&name) {
             continue;
         }
+        let waited = app
+            .worker
+            .unacknowledged_wait(&name)
+            .filter(|w| *w > app.unacknowledged_max);
         match s.tasks.first().map(|t| t.state).unwrap_or("UNASSIGNED") {
-            "RUNNING" if app.worker.working(&name) => {}
-            "RUNNING" => {
+            "RUNNING" if !app.worker.working(&name) => {
                 not_ready.insert(name, json!("CONNECTING"));
+            }
+            "RUNNING" => {
+                if let Some(w) = waited {
+                    reasons.insert(name.clone(), json!(format!("records have waited {} s for Kafka to acknowledge them, more than pgcdc.health.unacknowledged.max.ms ({} ms): a broker is down, stalled or unreachable", w.as_secs(), app.unacknowledged_max.as_millis())));
+                    not_ready.insert(name, json!("WAITING_FOR_KAFKA"));
+                }
             }
             task => {
                 not_ready.insert(name, json!(task));
@@ -465,14 +477,13 @@ async fn ready(State(app): State<App>) -> Response {
         }
     }
     if not_ready.is_empty() {
-        Json(json!({"status": "ready"})).into_response()
-    } else {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "not ready", "connectors": not_ready})),
-        )
-            .into_response()
+        return Json(json!({"status": "ready"})).into_response();
     }
+    let mut body = json!({"status": "not ready", "connectors": not_ready});
+    if !reasons.is_empty() {
+        body["reasons"] = Value::Object(reasons);
+    }
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
 }
 
 async fn offsets(State(app): State<App>, Path(name): Path<String>) -> Response {

@@ -372,6 +372,10 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         "Bytes of WAL the slot holds back (from its restart_lsn): what it costs the server's disk.",
         |x| slot(x).map(|s| (o(x), s.retained_bytes as i64)),
     )?;
+    gauges(e, samples, "pgcdc_unacknowledged_seconds", "Seconds records have waited for Kafka's acknowledgement without progress: over the transactions with records not acknowledged yet, the longest time one has gone without an acknowledgement (since its first waiting record was sent, or its last acknowledgement); 0 when none waits. GET /health/ready answers 503 past pgcdc.health.unacknowledged.max.ms (60 s).", |x| {
+        let wait = x.counters.unacknowledged_wait().unwrap_or_default();
+        Some((o(x), wait.as_secs() as i64))
+    })?;
     gauges(e, samples, "pgcdc_slot_stalled_seconds", "Seconds the slot's confirmed position has not moved while WAL was written after it; 0 while it moves or nothing is written. Alert on it before the disk fills.", |x| slot(x).map(|s| (o(x), s.stalled_seconds as i64)))?;
     let latency = samples
         .iter()

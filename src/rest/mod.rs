@@ -39,6 +39,8 @@ struct App {
     unauthenticated_writes: bool,
     /// `http` or `https`, for the `Location` of created connectors.
     scheme: &'static str,
+    /// `pgcdc.health.unacknowledged.max.ms`.
+    unacknowledged_max: std::time::Duration,
 }
 
 /// A bound REST listener, not yet serving.
@@ -91,6 +93,7 @@ impl Listener {
             auth: config.auth.clone(),
             unauthenticated_writes: config.unauthenticated_writes,
             scheme: if self.tls.is_some() { "https" } else { "http" },
+            unacknowledged_max: config.unacknowledged_max,
         };
         if app.auth == RestAuth::None
             && !app.unauthenticated_writes

@@ -570,19 +570,21 @@ impl KafkaSink {
         }
         // Every record delivered first: librdkafka's commit would flush them itself, but it
         // polls for their reports in steps of 100 ms while this producer's own thread serves
-        // them, which costs up to 100 ms per transaction.
-        while !self.wait_delivered(Duration::from_secs(5)).await {
+        // them, which costs up to 100 ms per transaction. Records still undelivered after
+        // that are left to the commit below, which says whether the transaction can still
+        // commit: a broker that stalled past the request timeout leaves it needing an abort
+        // (and its records queued until then), which only a commit attempt reports.
+        if !self.wait_delivered(COMMIT_ATTEMPT * 5).await {
             if let Some(failure) = Sink::failure(self) {
                 self.abort_transaction();
                 return Err(Error::kafka(failure));
             }
-            tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; waiting");
-            // The transaction is open: this only checks its deadline.
-            self.ensure_transaction()?;
+            tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; the commit waits for them");
         }
         loop {
-            let attempt = Duration::from_secs(5);
-            let r = tokio::task::block_in_place(|| self.producer.commit_transaction(attempt));
+            // Short attempts: a stop request can only cancel the commit between them.
+            let r =
+                tokio::task::block_in_place(|| self.producer.commit_transaction(COMMIT_ATTEMPT));
             match r {
                 Ok(()) => break,
                 // Records still undelivered (the brokers are away), or the commit itself timed
@@ -1046,6 +1048,10 @@ fn transaction_error(id: &str, what: &str, code: Option<RDKafkaErrorCode>, reaso
         )),
     }
 }
+
+/// How long one attempt to commit a Kafka transaction blocks (the commit is retried while it
+/// times out; a stop request is seen between attempts).
+const COMMIT_ATTEMPT: Duration = Duration::from_secs(1);
 
 /// Whether a failed commit may be tried again: records not delivered yet, or a retriable
 /// error that does not require an abort.

@@ -552,6 +552,14 @@ impl Worker {
             .unwrap_or(false)
     }
 
+    /// How long `name`'s records have waited for Kafka without progress (`None`: nothing
+    /// waits, or an unknown connector).
+    pub fn unacknowledged_wait(&self, name: &str) -> Option<std::time::Duration> {
+        self.entry(name)
+            .ok()
+            .and_then(|e| e.lock().handle.unacknowledged_wait())
+    }
+
     /// A receiver of `name`'s state changes (`None` for an unknown connector).
     pub fn subscribe(&self, name: &str) -> Option<tokio::sync::watch::Receiver<ConnectorState>> {
         self.entry(name).ok().map(|e| e.lock().handle.subscribe())
