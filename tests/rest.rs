@@ -25,6 +25,16 @@ struct Pgcdc {
     lines: Receiver<String>,
 }
 
+/// A test that fails leaves no process behind (it would hold its slot and its database).
+impl Drop for Pgcdc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Pgcdc {
     /// Starts `pgcdc ARGS --listeners http://127.0.0.1:0` and waits for its REST port.
     fn start(args: &[&str], envs: &[(&str, &str)]) -> Pgcdc {

@@ -439,7 +439,10 @@ async fn stream_first_pass(
     match stream::run(started, &mut streaming, shutdown).await {
         Ok(StreamEnd::FenceReached) => {
             streaming.stop_reading();
-            store_published_prefix(started).await?;
+            if let Err(e) = store_published_prefix(started).await {
+                shutdown::finish(config, started, streaming, Err(e)).await?;
+                return Ok(false);
+            }
             streaming.drained();
             streaming.join_reader().await?;
             Ok(true)
