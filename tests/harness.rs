@@ -369,10 +369,11 @@ pub async fn read_until(
     timeout: Duration,
     predicate: impl Fn(&[Rec]) -> bool + Send + 'static,
 ) -> Vec<Rec> {
-    read_until_with(brokers, topic, Isolation::Uncommitted, timeout, predicate).await
+    read_until_with(brokers, topic, Isolation::Committed, timeout, predicate).await
 }
 
-/// Which records a reader sees: all, or only those of committed Kafka transactions.
+/// Which records a reader sees: all, or only those of committed Kafka transactions
+/// (librdkafka's default, what [`read_until`] reads).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
     Uncommitted,
