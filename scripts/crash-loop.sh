@@ -29,9 +29,12 @@ case "${PGCDC_CRASH_MODE:-at-least-once}" in
   exactly-once) test=crash::crash_loop_in_exactly_once_mode_loses_nothing_and_duplicates_nothing ;;
   *) echo "crash-loop: PGCDC_CRASH_MODE=$PGCDC_CRASH_MODE: expected at-least-once or exactly-once" >&2; exit 2 ;;
 esac
+# Not a pgcdc setting: the processes under test would warn about a PGCDC_* variable they do
+# not know.
+unset PGCDC_CRASH_MODE
 start=$(date +%s)
 cargo test --release --test integration "$test" -- --exact --nocapture 2>&1 \
-  | grep --line-buffered -E '^crash loop|panicked|test result|^  key '
+  | grep --line-buffered -A1 -E '^crash loop|panicked|test result|^  key '
 echo "crash-loop: $(( $(date +%s) - start )) s"
 # The run's topics hold tens of GB on the fault broker: delete them (crash_<pid>_<n>...).
 if command -v java >/dev/null 2>&1 && [ -d target/services/kafka/lib ]; then

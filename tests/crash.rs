@@ -138,6 +138,9 @@ struct Truth {
     /// collapsed by a snapshot).
     preexisting: HashSet<(String, i64)>,
     changes: u64,
+    /// The WAL insert position just before the COMMIT of the newest committed transaction:
+    /// its commit record ends past it.
+    last_commit_from: u64,
 }
 
 /// The writer's state: live keys per table and the next new key.
@@ -245,6 +248,12 @@ impl Writer {
                 events.extend(self.update(table, &ids).await);
             }
         }
+        let before_commit: i64 = self
+            .client
+            .query_one("SELECT (pg_current_wal_insert_lsn() - '0/0')::int8", &[])
+            .await
+            .unwrap()
+            .get(0);
         self.client.batch_execute("COMMIT").await.unwrap();
         let ended: i64 = self
             .client
@@ -255,6 +264,7 @@ impl Writer {
         let n = events.len() as u64;
         let mut truth = self.truth.lock().unwrap();
         truth.ended_at.insert(xid & 0xFFFF_FFFF, ended as u64);
+        truth.last_commit_from = before_commit as u64;
         truth.changes += n;
         for (t, id, o) in events {
             truth.keys.entry((t, id)).or_default().push(o);
@@ -318,6 +328,9 @@ impl Writer {
 struct Kill {
     /// The kill landed while the snapshot read the tables.
     in_snapshot: bool,
+    /// [`Truth::last_commit_from`] when the run it ended was started: that run's snapshot
+    /// contains the transaction, so its first pass confirms past this position.
+    committed_before_start: u64,
     /// The slot's confirmed position after the kill.
     confirmed: u64,
     /// Each topic partition's end offset after the kill: later records come from later runs.
@@ -513,6 +526,8 @@ async fn crash_loop(delivery: Delivery) {
 
     let mut kills: Vec<Kill> = Vec::new();
     let started = Instant::now();
+    // The first run starts before any write.
+    let mut committed_before_start = 0;
     for k in 0..p.kills {
         let in_snapshot = k < p.snapshot_kills;
         let paused = match k.wrapping_sub(p.snapshot_kills) % 4 {
@@ -549,9 +564,11 @@ async fn crash_loop(delivery: Delivery) {
         .await;
         kills.push(Kill {
             in_snapshot,
+            committed_before_start,
             confirmed: db.confirmed_flush(&prefix).await,
             ends: end_offsets(&brokers, &topics).await,
         });
+        committed_before_start = truth.lock().unwrap().last_commit_from;
         child = process.spawn();
     }
     assert_snapshot_kills_made_progress(&kills);
@@ -634,19 +651,18 @@ async fn crash_loop(delivery: Delivery) {
 }
 
 /// Each kill inside a snapshot taken again on the existing slot (every snapshot kill but the
-/// first) must find the slot confirmed further than the kill before: the snapshot's first pass
-/// confirms what it published before the tables are read. Otherwise every start would replay
-/// everything since the first snapshot began, and a crash loop landing in snapshots would
-/// publish ever more and never finish one.
+/// first) must find the slot confirmed past every transaction committed before that run
+/// started: its snapshot contains them, and its first pass confirms them before the tables
+/// are read. Otherwise every start would replay everything since the first snapshot began,
+/// and a crash loop landing in snapshots would publish ever more and never finish one.
 fn assert_snapshot_kills_made_progress(kills: &[Kill]) {
-    for (i, pair) in kills.windows(2).enumerate() {
-        if pair[1].in_snapshot {
+    for (i, k) in kills.iter().enumerate().skip(1) {
+        if k.in_snapshot {
             assert!(
-                pair[1].confirmed > pair[0].confirmed,
-                "kill {} landed in a snapshot taken again on the slot, and the slot was still at {:X} as at kill {}: the transactions that snapshot published first were not confirmed",
-                i + 1,
-                pair[1].confirmed,
-                i
+                k.confirmed > k.committed_before_start,
+                "kill {i} landed in a snapshot taken again on the slot, and the slot was at {:X}, not past {:X}, where the last transaction committed before that run started: the transactions that snapshot published first were not confirmed",
+                k.confirmed,
+                k.committed_before_start
             );
         }
     }
