@@ -5,6 +5,9 @@
 //! - **the pipeline stays readable**: no function in `src/pipeline/` is longer than
 //!   [`MAX_PIPELINE_FN_LINES`] lines;
 //! - **one error classifier**: no SQLSTATE code is written outside `src/error.rs`;
+//! - **code lines fit**: no code line in `src/` or `tests/` is over [`MAX_CODE_LINE`]
+//!   characters; a line that is the text of a string literal (an error message rustfmt
+//!   cannot wrap) or a comment is exempt;
 //! - **a key name is written once**: a string literal that is exactly a configuration key
 //!   appears only in the registry (`src/config/keys.rs`); parsers, messages and other layers
 //!   use its constants, so renaming or retiring a key is one edit there.
@@ -78,6 +81,10 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
 
 /// The longest a function in `src/pipeline/` may be, in lines (signature to closing brace).
 pub const MAX_PIPELINE_FN_LINES: usize = 100;
+
+/// The longest code line allowed, in characters (rustfmt wraps at 100; this catches what
+/// it cannot).
+pub const MAX_CODE_LINE: usize = 120;
 
 fn src_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -478,8 +485,9 @@ fn string_literals(code: &str) -> Vec<(usize, String)> {
             let (start, first_line) = (i + 1, line);
             i += 1;
             while i < b.len() && b[i] != '"' {
-                line += usize::from(b[i] == '\n');
-                i += if b[i] == '\\' { 2 } else { 1 };
+                let escaped = b[i] == '\\';
+                line += usize::from(b[i] == '\n' || (escaped && b.get(i + 1) == Some(&'\n')));
+                i += if escaped { 2 } else { 1 };
             }
             out.push((first_line, b[start..i.min(b.len())].iter().collect()));
             i += 1;
@@ -513,6 +521,43 @@ fn string_literals(code: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// The 1-based numbers of the lines of `code` that are over [`MAX_CODE_LINE`] characters
+/// and are code: they neither start inside a string literal nor begin with a string
+/// literal or a comment.
+fn long_code_lines(code: &str) -> Vec<usize> {
+    let mut inside = std::collections::BTreeSet::new();
+    for (first, text) in string_literals(code) {
+        inside.extend(first + 1..=first + text.matches('\n').count());
+    }
+    let text_start = ["\"", "r\"", "r#", "b\"", "br\"", "br#", "//"];
+    code.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|&(n, l)| l.chars().count() > MAX_CODE_LINE && !inside.contains(&n))
+        .filter(|(_, l)| !text_start.iter().any(|p| l.trim_start().starts_with(p)))
+        .map(|(n, _)| n)
+        .collect()
+}
+
+#[test]
+fn no_code_line_is_longer_than_the_limit() {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    rust_files(&src_dir().with_file_name("tests"), &mut files);
+    let mut long = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for n in long_code_lines(&text) {
+            long.push(format!("{}:{n}", path.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "code lines over {MAX_CODE_LINE} characters (break them before the string, or split \
+         the expression): {long:?}"
+    );
+}
+
 #[test]
 fn the_scanner_finds_string_literals_and_skips_comments_and_chars() {
     let code = "let a = \"x.y\"; // \"in.comment\"\nlet c = '\"'; let d = '\\''; fn f<'a>() {}\n\
@@ -535,6 +580,14 @@ fn the_checks_see_what_they_check() {
     assert_eq!(
         imported_modules("use crate::{\n    event::{A, B},\n    lsn, offsets::x };"),
         ["event", "lsn", "offsets"]
+    );
+    let long = format!("    call({});\n", "x".repeat(MAX_CODE_LINE));
+    let text = format!("    \"{}\",\n", "x".repeat(MAX_CODE_LINE));
+    let code = format!("{long}{text}let s = \"a\n{text}\";\n{long}");
+    assert_eq!(
+        long_code_lines(&code),
+        [1, 6],
+        "string text and its continuation are exempt"
     );
     let f = functions("fn a() {\n    x\n}\n    pub async fn b(\n    ) {\n    }\n");
     assert_eq!(f, [("a".to_string(), 1, 3), ("b".to_string(), 4, 3)]);

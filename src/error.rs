@@ -315,7 +315,8 @@ pub const KAFKA_CLIENT_RULES: &[(i32, ErrorKind, &str)] = &[
     ),
 ];
 
-const KAFKA_AUTH_FIX: &str = "check the username and password in sasl.jaas.config and sasl.mechanism, and that the user exists on the brokers with that mechanism";
+const KAFKA_AUTH_FIX: &str =
+    "check the username and password in sasl.jaas.config and sasl.mechanism, and that the user exists on the brokers with that mechanism";
 
 /// The kind of a schema registry's refusal, by HTTP status: 401 and 403 are refused
 /// credentials ([`ErrorKind::Auth`]), everything else a refused schema or subject

@@ -193,11 +193,16 @@ fn refusal(
         "does not hold"
     };
     let hint = match (status, code) {
-        (409, _) => "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
-        (404, _) | (_, 40401 | 40403) if !auto_register => "the subject does not hold this schema: register it first, or let the converter register it (auto.register.schemas=true; Apicurio's converter: apicurio.registry.auto-register=true); if it is registered, check the registry URL",
-        (401 | 403, _) => "check the converter's basic.auth.user.info or bearer.auth.token (Apicurio's converter: apicurio.auth.username and apicurio.auth.password)",
-        (404, _) => "check the converter's registry URL: schema.registry.url must be the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7), apicurio.registry.url Apicurio's .../apis/registry/v2",
-        (422, _) => "the registry found the schema invalid: a name with characters Avro refuses (a topic prefix or table name with '-': schema.name.adjustment.mode=avro) or a default it does not accept",
+        (409, _) =>
+            "the new schema is not compatible with the versions registered before (a new column must be nullable or have a default)",
+        (404, _) | (_, 40401 | 40403) if !auto_register =>
+            "the subject does not hold this schema: register it first, or let the converter register it (auto.register.schemas=true; Apicurio's converter: apicurio.registry.auto-register=true); if it is registered, check the registry URL",
+        (401 | 403, _) =>
+            "check the converter's basic.auth.user.info or bearer.auth.token (Apicurio's converter: apicurio.auth.username and apicurio.auth.password)",
+        (404, _) =>
+            "check the converter's registry URL: schema.registry.url must be the base of a Confluent-compatible API (Apicurio: .../apis/ccompat/v7), apicurio.registry.url Apicurio's .../apis/registry/v2",
+        (422, _) =>
+            "the registry found the schema invalid: a name with characters Avro refuses (a topic prefix or table name with '-': schema.name.adjustment.mode=avro) or a default it does not accept",
         _ => "see the registry's message",
     };
     Error::new(

@@ -511,7 +511,8 @@ impl TopicRewrite {
     /// Compiles `regex` and `replacement`; the error says what is wrong (without the key).
     pub fn new(regex: &str, replacement: &str) -> Result<Self, String> {
         let find = Regex::new(regex).map_err(|e| {
-            format!("is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}")
+            format!(
+                "is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}")
         })?;
         let full = crate::util::full_match_regex(regex, false)
             .map_err(|e| format!("is not a regular expression pgcdc can compile: {e}"))?;

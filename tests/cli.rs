@@ -212,7 +212,8 @@ fn config_providers_resolve_for_the_run_and_check_prints_the_placeholders() {
     let (code, _, err) = pgcdc(&args, &env);
     assert_eq!(code, 78, "{err}");
     assert!(
-        err.contains("slot.name: ${env:NOT_SET_ANYWHERE} cannot be resolved: environment variable NOT_SET_ANYWHERE is not set"),
+        err.contains(
+            "slot.name: ${env:NOT_SET_ANYWHERE} cannot be resolved: environment variable NOT_SET_ANYWHERE is not set"),
         "{err}"
     );
     assert!(!err.contains("hunter2"), "{err}");

@@ -700,7 +700,15 @@ impl std::fmt::Display for Report {
         write!(
             f,
             "table {}: {} changes committed, {} records read, lost {}, keys out of order {}, duplicated {} ({} by a snapshot taken again, of which {} restate a streamed version; {} not explained by a kill)",
-            self.table, self.committed, self.records, self.lost, self.out_of_order, self.duplicated, self.duplicated_by_snapshot, self.restated_by_snapshot, self.unexplained_duplicates
+            self.table,
+            self.committed,
+            self.records,
+            self.lost,
+            self.out_of_order,
+            self.duplicated,
+            self.duplicated_by_snapshot,
+            self.restated_by_snapshot,
+            self.unexplained_duplicates
         )?;
         for e in &self.examples {
             write!(f, "\n  {e}")?;

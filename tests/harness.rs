@@ -84,7 +84,10 @@ pub async fn connect(dbname: &str) -> Client {
     );
     let (client, connection) = tokio_postgres::connect(&conn, NoTls)
         .await
-        .unwrap_or_else(|err| panic!("cannot connect to the test PostgreSQL ({conn}); run scripts/services.sh start: {err}"));
+        .unwrap_or_else(|err| {
+            panic!(
+            "cannot connect to the test PostgreSQL ({conn}); run scripts/services.sh start: {err}")
+        });
     tokio::spawn(async move {
         let _ = connection.await;
     });
@@ -150,7 +153,8 @@ impl TestDb {
     pub async fn confirmed_flush(&self, slot: &str) -> u64 {
         let row = self
             .client
-            .query_opt("SELECT (confirmed_flush_lsn - '0/0')::int8 FROM pg_replication_slots WHERE slot_name = $1", &[&slot])
+            .query_opt(
+                "SELECT (confirmed_flush_lsn - '0/0')::int8 FROM pg_replication_slots WHERE slot_name = $1", &[&slot])
             .await
             .unwrap();
         row.and_then(|r| r.get::<_, Option<i64>>(0)).unwrap_or(0) as u64

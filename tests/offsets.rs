@@ -31,7 +31,8 @@ async fn cleanup_policy(topic: &str) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offsets_in_a_topic_are_connects_bytes_on_connects_partition_and_survive_a_restart() {
     let db = TestDb::create("offtopic").await;
-    db.exec("CREATE TABLE public.o (id int PRIMARY KEY, v text); INSERT INTO o SELECT g, 'snap' FROM generate_series(1, 5) g")
+    db.exec(
+        "CREATE TABLE public.o (id int PRIMARY KEY, v text); INSERT INTO o SELECT g, 'snap' FROM generate_series(1, 5) g")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("offtopic");

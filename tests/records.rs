@@ -10,8 +10,21 @@ use crate::harness::*;
 
 const T: Duration = Duration::from_secs(90);
 
-const TX_KEY_SCHEMA: &str = r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":"io.debezium.connector.common.TransactionMetadataKey","version":1}"#;
-const TX_VALUE_SCHEMA: &str = r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"status"},{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":true,"field":"event_count"},{"type":"array","items":{"type":"struct","fields":[{"type":"string","optional":false,"field":"data_collection"},{"type":"int64","optional":false,"field":"event_count"}],"optional":true,"name":"event.collection","version":1},"optional":true,"field":"data_collections"},{"type":"int64","optional":false,"field":"ts_ms"}],"optional":false,"name":"io.debezium.connector.common.TransactionMetadataValue","version":1}"#;
+const TX_KEY_SCHEMA: &str = concat!(
+    r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"#,
+    r#""optional":false,"name":"io.debezium.connector.common.TransactionMetadataKey","#,
+    r#""version":1}"#,
+);
+const TX_VALUE_SCHEMA: &str = concat!(
+    r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"status"},"#,
+    r#"{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":true,"#,
+    r#""field":"event_count"},{"type":"array","items":{"type":"struct","#,
+    r#""fields":[{"type":"string","optional":false,"field":"data_collection"},{"type":"int64","#,
+    r#""optional":false,"field":"event_count"}],"optional":true,"name":"event.collection","#,
+    r#""version":1},"optional":true,"field":"data_collections"},{"type":"int64","#,
+    r#""optional":false,"field":"ts_ms"}],"optional":false,"#,
+    r#""name":"io.debezium.connector.common.TransactionMetadataValue","version":1}"#,
+);
 
 /// `"<xid>:<lsn>"` split into its parts.
 fn tx_id_parts(id: &str) -> (i64, i64) {
@@ -106,7 +119,8 @@ async fn transaction_metadata_brackets_each_transaction_and_orders_its_events() 
     let schema = s1[0].value_json().unwrap()["schema"]["fields"][3].clone();
     assert_eq!(
         schema,
-        json!({"type":"struct","fields":[{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":false,"field":"total_order"},{"type":"int64","optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block","version":1,"field":"transaction"})
+        json!({
+            "type":"struct","fields":[{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":false,"field":"total_order"},{"type":"int64","optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block","version":1,"field":"transaction"})
     );
 
     // Second transaction: pk change (delete + tombstone + create) and delete (+ tombstone):
@@ -212,8 +226,14 @@ async fn transaction_metadata_is_off_by_default() {
     db.cleanup().await;
 }
 
-const HB_KEY_SCHEMA: &str = r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"optional":false,"name":"io.debezium.connector.common.ServerNameKey","version":1}"#;
-const HB_VALUE_SCHEMA: &str = r#"{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],"optional":false,"name":"io.debezium.connector.common.Heartbeat","version":1}"#;
+const HB_KEY_SCHEMA: &str = concat!(
+    r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"#,
+    r#""optional":false,"name":"io.debezium.connector.common.ServerNameKey","version":1}"#,
+);
+const HB_VALUE_SCHEMA: &str = concat!(
+    r#"{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],"#,
+    r#""optional":false,"name":"io.debezium.connector.common.Heartbeat","version":1}"#,
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_follow_the_interval_and_run_the_action_query() {
@@ -310,7 +330,8 @@ async fn a_heartbeat_follows_the_snapshot_at_once_and_honours_the_topic_settings
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_confirm_an_idle_slot_without_writing_idle_positions_to_the_offsets() {
     let db = TestDb::create("hbidle").await;
-    db.exec("CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
+    db.exec(
+        "CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("hbidle");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
@@ -474,7 +495,8 @@ async fn message_key_columns_replace_or_create_the_key() {
     // DBZ-T-107, plus a table without a primary key given one, and streamed rows.
     let db = TestDb::create("msgkey").await;
     db.exec(S1S2_SETUP).await;
-    db.exec("CREATE TABLE s1.nokey (code text NOT NULL, v int); ALTER TABLE s1.nokey REPLICA IDENTITY FULL; INSERT INTO s1.nokey VALUES ('x', 1)")
+    db.exec(
+        "CREATE TABLE s1.nokey (code text NOT NULL, v int); ALTER TABLE s1.nokey REPLICA IDENTITY FULL; INSERT INTO s1.nokey VALUES ('x', 1)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("msgkey");
@@ -580,7 +602,8 @@ async fn hashed_columns_match_debeziums_digest() {
     let topic = format!("{prefix}.s2.a");
     read_n(&env().kafka, &topic, 1, T).await;
     db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO s2.a (aa,bb) VALUES (1, 'test'); UPDATE s2.a SET aa=2, bb='hello' WHERE pk=2; INSERT INTO s2.b (bb) VALUES ('hello');")
+    db.exec(
+        "INSERT INTO s2.a (aa,bb) VALUES (1, 'test'); UPDATE s2.a SET aa=2, bb='hello' WHERE pk=2; INSERT INTO s2.b (bb) VALUES ('hello');")
         .await;
     let recs = read_n(&env().kafka, &topic, 3, T).await;
     let b = read_n(&env().kafka, &format!("{prefix}.s2.b"), 1, T).await;
@@ -615,7 +638,8 @@ async fn the_column_include_list_shapes_the_value_but_not_the_key() {
     // DBZ-T-139.
     let db = TestDb::create("colinc").await;
     db.exec(S1S2_SETUP).await;
-    db.exec("ALTER TABLE s1.a ADD COLUMN bb integer; ALTER TABLE s1.a ADD COLUMN cc char(12); INSERT INTO s1.a (aa, bb) VALUES (2, 2);")
+    db.exec(
+        "ALTER TABLE s1.a ADD COLUMN bb integer; ALTER TABLE s1.a ADD COLUMN cc char(12); INSERT INTO s1.a (aa, bb) VALUES (2, 2);")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("colinc");
@@ -737,7 +761,8 @@ async fn an_unsupported_type_stops_the_snapshot_naming_the_fix_and_leaves_no_slo
 async fn source_column_types_propagate_by_column_name() {
     // DBZ-T-23 (without the citext column, which the case does not check).
     let db = TestDb::create("propcol").await;
-    db.exec("CREATE TABLE string_table (pk SERIAL, vc VARCHAR(2), vcv CHARACTER VARYING(2), ch CHARACTER(4), c CHAR(3), t TEXT, b BYTEA, bnn BYTEA NOT NULL, PRIMARY KEY(pk))")
+    db.exec(
+        "CREATE TABLE string_table (pk SERIAL, vc VARCHAR(2), vcv CHARACTER VARYING(2), ch CHARACTER(4), c CHAR(3), t TEXT, b BYTEA, bnn BYTEA NOT NULL, PRIMARY KEY(pk))")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("propcol");
@@ -745,7 +770,8 @@ async fn source_column_types_propagate_by_column_name() {
     raw.insert("column.propagate.source.type".into(), ".*vc.*".into());
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    db.exec("INSERT INTO string_table (vc, vcv, ch, c, t, b, bnn) VALUES ('žš', 'bb', 'cdef', 'abc', 'some text', E'\\\\000\\\\001\\\\002'::bytea, E'\\\\003\\\\004\\\\005'::bytea)")
+    db.exec(
+        "INSERT INTO string_table (vc, vcv, ch, c, t, b, bnn) VALUES ('žš', 'bb', 'cdef', 'abc', 'some text', E'\\\\000\\\\001\\\\002'::bytea, E'\\\\003\\\\004\\\\005'::bytea)")
         .await;
     let recs = read_n(&env().kafka, &format!("{prefix}.public.string_table"), 1, T).await;
     assert_eq!(recs[0].payload()["after"]["vc"], json!("žš"));
@@ -774,7 +800,8 @@ async fn source_column_types_propagate_by_column_name() {
 async fn source_column_types_propagate_by_data_type() {
     // DBZ-T-25.
     let db = TestDb::create("propdt").await;
-    db.exec("CREATE TABLE test_table (id SERIAL, c1 INT, c2 INT, c3a NUMERIC(5,2), c3b VARCHAR(128), f1 float(10), f2 decimal(8,4), primary key (id))")
+    db.exec(
+        "CREATE TABLE test_table (id SERIAL, c1 INT, c2 INT, c3a NUMERIC(5,2), c3b VARCHAR(128), f1 float(10), f2 decimal(8,4), primary key (id))")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("propdt");
@@ -800,19 +827,39 @@ async fn source_column_types_propagate_by_data_type() {
     );
     assert_eq!(
         field_schema(r, "c3a"),
-        r#"{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"5","__debezium.source.column.type":"NUMERIC","__debezium.source.column.length":"5","__debezium.source.column.scale":"2","__debezium.source.column.name":"c3a"},"field":"c3a"}"#
+        concat!(
+            r#"{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","#,
+            r#""version":1,"parameters":{"scale":"2","connect.decimal.precision":"5","#,
+            r#""__debezium.source.column.type":"NUMERIC","__debezium.source.column.length":"5","#,
+            r#""__debezium.source.column.scale":"2","__debezium.source.column.name":"c3a"},"#,
+            r#""field":"c3a"}"#,
+        )
     );
     assert_eq!(
         field_schema(r, "c3b"),
-        r#"{"type":"string","optional":true,"parameters":{"__debezium.source.column.type":"VARCHAR","__debezium.source.column.length":"128","__debezium.source.column.scale":"0","__debezium.source.column.name":"c3b"},"field":"c3b"}"#
+        concat!(
+            r#"{"type":"string","optional":true,"#,
+            r#""parameters":{"__debezium.source.column.type":"VARCHAR","#,
+            r#""__debezium.source.column.length":"128","__debezium.source.column.scale":"0","#,
+            r#""__debezium.source.column.name":"c3b"},"field":"c3b"}"#,
+        )
     );
     assert_eq!(
         field_schema(r, "f1"),
-        r#"{"type":"float","optional":true,"parameters":{"__debezium.source.column.type":"FLOAT4","__debezium.source.column.length":"8","__debezium.source.column.scale":"8","__debezium.source.column.name":"f1"},"field":"f1"}"#
+        concat!(
+            r#"{"type":"float","optional":true,"parameters":{"__debezium.source.column.type":"FLOAT4","#,
+            r#""__debezium.source.column.length":"8","__debezium.source.column.scale":"8","#,
+            r#""__debezium.source.column.name":"f1"},"field":"f1"}"#,
+        )
     );
     assert_eq!(
         field_schema(r, "f2"),
-        r#"{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"4","connect.decimal.precision":"8","__debezium.source.column.type":"NUMERIC","__debezium.source.column.length":"8","__debezium.source.column.scale":"4","__debezium.source.column.name":"f2"},"field":"f2"}"#
+        concat!(
+            r#"{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","#,
+            r#""version":1,"parameters":{"scale":"4","connect.decimal.precision":"8","#,
+            r#""__debezium.source.column.type":"NUMERIC","__debezium.source.column.length":"8","#,
+            r#""__debezium.source.column.scale":"4","__debezium.source.column.name":"f2"},"field":"f2"}"#,
+        )
     );
     c.stop().await.unwrap();
     db.cleanup().await;
@@ -894,7 +941,12 @@ async fn propagated_types_of_domains_enums_and_enum_arrays() {
     );
     assert_eq!(
         field_schema(r, "value"),
-        r#"{"type":"double","optional":true,"parameters":{"__debezium.source.column.type":"NUMERICEX","__debezium.source.column.length":"8","__debezium.source.column.scale":"2","__debezium.source.column.name":"value"},"field":"value"}"#
+        concat!(
+            r#"{"type":"double","optional":true,"#,
+            r#""parameters":{"__debezium.source.column.type":"NUMERICEX","#,
+            r#""__debezium.source.column.length":"8","__debezium.source.column.scale":"2","#,
+            r#""__debezium.source.column.name":"value"},"field":"value"}"#,
+        )
     );
     let tail = |field: &str| -> Vec<(String, String)> {
         let f: serde_json::Value = serde_json::from_str(&field_schema(r, field)).unwrap();

@@ -304,7 +304,8 @@ async fn the_seeds_monitoring_commands_get_a_connect_workers_answers_from_pgcdc_
 
     // Metrics: parsed by Prometheus' parser, and moving with the workload.
     // One transaction (a multi-statement simple query).
-    db.exec("INSERT INTO pedidos VALUES (1, 'a'), (2, 'b'); UPDATE pedidos SET note = 'c' WHERE id = 1; DELETE FROM pedidos WHERE id = 2")
+    db.exec(
+        "INSERT INTO pedidos VALUES (1, 'a'), (2, 'b'); UPDATE pedidos SET note = 'c' WHERE id = 1; DELETE FROM pedidos WHERE id = 2")
         .await;
     let streaming = [
         ("plugin", "postgres"),

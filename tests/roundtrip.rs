@@ -17,7 +17,8 @@ const TYPES_DDL: &str = "CREATE TABLE public.types (
     tz timestamptz, tz0 timestamptz(0), ai int[], at text[]
 )";
 
-const TYPES_INSERT: &str = "INSERT INTO public.types (b, i2, i4, i8, f4, f8, n, nu, t, vc, c, by, u, j, jb, d, tm, tm3, ts, ts3, tz, tz0, ai, at)
+const TYPES_INSERT: &str =
+    "INSERT INTO public.types (b, i2, i4, i8, f4, f8, n, nu, t, vc, c, by, u, j, jb, d, tm, tm3, ts, ts3, tz, tz0, ai, at)
     VALUES (true, -2, 4, 8000000000, 1.5, -2.25, 12.34, 10.1111, 'héllo \"q\"', 'abc', 'x', '\\x0102ff',
             'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', '{\"b\":[1,2]}', '2016-11-04', '04:05:06.789',
             '04:05:06.789', '2018-06-20 15:13:16.945104', '2018-06-20 15:13:16.945',
@@ -35,7 +36,8 @@ fn envelope(
     source: serde_json::Value,
     op: &str,
 ) -> serde_json::Value {
-    json!({"before":before,"after":after,"source":source,"transaction":null,"op":op,"ts_ms":"<ts>","ts_us":"<ts>","ts_ns":"<ts>"})
+    json!({
+        "before":before,"after":after,"source":source,"transaction":null,"op":op,"ts_ms":"<ts>","ts_us":"<ts>","ts_ns":"<ts>"})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -121,7 +123,8 @@ async fn every_core_type_is_emitted_with_debeziums_schema_and_value() {
     );
     // The raw value text is compact JSON, as JsonConverter writes it.
     let text = String::from_utf8(recs[0].value.clone().unwrap()).unwrap();
-    assert!(text.starts_with(r#"{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"default":0,"field":"id"}"#), "{text}");
+    assert!(text.starts_with(
+        r#"{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"default":0,"field":"id"}"#), "{text}");
     assert!(text.contains(r#""f4":1.5,"f8":-2.25,"n":"BNI=""#), "{text}");
     c.stop().await.unwrap();
     db.cleanup().await;
@@ -130,7 +133,8 @@ async fn every_core_type_is_emitted_with_debeziums_schema_and_value() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn update_delete_and_primary_key_change_follow_debezium_record_shapes() {
     let db = TestDb::create("upd").await;
-    db.exec("CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL DEFAULT 1, note text)").await;
+    db.exec(
+        "CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL DEFAULT 1, note text)").await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("upd");
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
@@ -389,7 +393,8 @@ async fn logical_decoding_messages_are_published_on_the_message_topic() {
         .await;
     db.exec("SELECT pg_logical_emit_message(false, 'skipped', 'not published')")
         .await;
-    db.exec("BEGIN; INSERT INTO m VALUES (1); SELECT pg_logical_emit_message(true, 'audit', '\\x00ff'::bytea); COMMIT").await;
+    db.exec(
+        "BEGIN; INSERT INTO m VALUES (1); SELECT pg_logical_emit_message(true, 'audit', '\\x00ff'::bytea); COMMIT").await;
     let recs = read_n(&env().kafka, &format!("{prefix}.message"), 2, T).await;
     assert_eq!(recs.len(), 2, "the excluded prefix is not published");
     assert_eq!(
@@ -500,11 +505,13 @@ async fn enums_domains_money_intervals_bits_network_and_extension_types_are_emit
     };
     assert_eq!(
         field("md"),
-        json!({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"sad,ok,happy"},"field":"md"})
+        json!({
+            "type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"sad,ok,happy"},"field":"md"})
     );
     assert_eq!(
         field("m"),
-        json!({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"m"})
+        json!({
+            "type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"m"})
     );
     assert_eq!(
         field("p")["parameters"],

@@ -405,7 +405,8 @@ async fn restarts_during_the_snapshot(exactly_once: bool) {
         .map(|x| x.payload()["after"]["id"].as_i64().unwrap())
         .collect();
     for id in &outbox_ids {
-        assert!(created.contains(id), "outbox row {id}, inserted and deleted while the connector was stopped or restarting, was lost");
+        assert!(created.contains(id),
+            "outbox row {id}, inserted and deleted while the connector was stopped or restarting, was lost");
     }
     c.stop().await.unwrap();
     db.cleanup().await;
@@ -547,7 +548,8 @@ async fn the_snapshot_reads_a_table_through_its_select_override() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_notifications_go_to_the_sink_topic_and_a_start_without_snapshot_says_skipped() {
     let db = TestDb::create("notes").await;
-    db.exec("CREATE TABLE public.a (id int PRIMARY KEY); CREATE TABLE public.b (id int PRIMARY KEY); INSERT INTO a VALUES (1), (2); INSERT INTO b VALUES (1)")
+    db.exec(
+        "CREATE TABLE public.a (id int PRIMARY KEY); CREATE TABLE public.b (id int PRIMARY KEY); INSERT INTO a VALUES (1), (2); INSERT INTO b VALUES (1)")
         .await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("notes");

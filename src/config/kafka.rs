@@ -201,10 +201,12 @@ fn translate_producer_key(key: &str, value: &str) -> Option<(String, String)> {
 fn guarantees(c: &mut Checker<'_>, producer: &[(String, String)]) {
     for (k, v) in producer {
         if k == "acks" && v != "all" && v != "-1" {
-            c.problem(format!("producer acks={v} is invalid: pgcdc confirms a position to PostgreSQL only after acks=all"));
+            c.problem(format!(
+                "producer acks={v} is invalid: pgcdc confirms a position to PostgreSQL only after acks=all"));
         }
         if k == "enable.idempotence" && v == "false" {
-            c.problem("producer enable.idempotence=false is invalid: retries would reorder or duplicate records within a partition");
+            c.problem(
+                "producer enable.idempotence=false is invalid: retries would reorder or duplicate records within a partition");
         }
         if (k == "max.in.flight.requests.per.connection" || k == "max.in.flight") && v.trim() != "1"
         {

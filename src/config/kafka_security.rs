@@ -525,7 +525,10 @@ mod tests {
 
     #[test]
     fn unsupported_mechanisms_and_bad_jaas_lines_are_refused_without_showing_secrets() {
-        let jaas = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="hunter2";"#;
+        let jaas = concat!(
+            "org.apache.kafka.common.security.plain.PlainLoginModule required ",
+            r#"username="u" password="hunter2";"#,
+        );
         for (mechanism, expect) in [
             ("OAUTHBEARER", "OAUTHBEARER is not supported"),
             ("GSSAPI", "GSSAPI is not supported"),

@@ -100,12 +100,14 @@ registry! {
         DATABASE_SSLCERT = "database.sslcert" => Implemented,
         DATABASE_SSLKEY = "database.sslkey" => Implemented,
         DATABASE_SSLPASSWORD = "database.sslpassword" => Implemented,
-        DATABASE_SSLFACTORY = "database.sslfactory" => JavaCode(None, "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"),
+        DATABASE_SSLFACTORY =
+            "database.sslfactory" => JavaCode(None, "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"),
         DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
         DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,
         DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => Implemented,
         DATABASE_CONNECTION_FACTORY_CLASS = "database.connection.factory.class"
-            => JavaCode(None, "remove it: pgcdc opens its PostgreSQL connections itself (database.* keys, database.sslmode)"),
+            => JavaCode(None,
+                "remove it: pgcdc opens its PostgreSQL connections itself (database.* keys, database.sslmode)"),
         CONNECTION_VALIDATION_TIMEOUT_MS = "connection.validation.timeout.ms" => Implemented,
         DATABASE_CONNECT_TIMEOUT_MS = "pgcdc.database.connect.timeout.ms" => Implemented,
         // slot and publication
@@ -166,18 +168,22 @@ registry! {
             => NotImplemented(Some("false")),
         SNAPSHOT_MODE_CONFIGURATION_BASED_START_STREAM = "snapshot.mode.configuration.based.start.stream"
             => NotImplemented(Some("false")),
-        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_SCHEMA_ERROR = "snapshot.mode.configuration.based.snapshot.on.schema.error"
+        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_SCHEMA_ERROR =
+            "snapshot.mode.configuration.based.snapshot.on.schema.error"
             => NotImplemented(Some("false")),
-        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_DATA_ERROR = "snapshot.mode.configuration.based.snapshot.on.data.error"
+        SNAPSHOT_MODE_CONFIGURATION_BASED_SNAPSHOT_ON_DATA_ERROR =
+            "snapshot.mode.configuration.based.snapshot.on.data.error"
             => NotImplemented(Some("false")),
-        SNAPSHOT_MODE_CUSTOM_NAME = "snapshot.mode.custom.name" => JavaCode(None, "use a built-in snapshot.mode (initial, always, no_data, initial_only, when_needed, never)"),
+        SNAPSHOT_MODE_CUSTOM_NAME =
+            "snapshot.mode.custom.name" => JavaCode(None, "use a built-in snapshot.mode (initial, always, no_data, initial_only, when_needed, never)"),
         SNAPSHOT_ISOLATION_MODE = "snapshot.isolation.mode" => Implemented,
         SNAPSHOT_LOCKING_MODE = "snapshot.locking.mode" => NotImplemented(Some("none")),
         SNAPSHOT_LOCKING_MODE_CUSTOM_NAME = "snapshot.locking.mode.custom.name"
             => JavaCode(None, "remove it: pgcdc's snapshot reads an exported snapshot without table locks"),
         SNAPSHOT_LOCK_TIMEOUT_MS = "snapshot.lock.timeout.ms" => NotImplemented(Some("10000")),
         SNAPSHOT_QUERY_MODE = "snapshot.query.mode" => NotImplemented(Some("select_all")),
-        SNAPSHOT_QUERY_MODE_CUSTOM_NAME = "snapshot.query.mode.custom.name" => JavaCode(None, "remove it and use snapshot.select.statement.overrides for per-table queries"),
+        SNAPSHOT_QUERY_MODE_CUSTOM_NAME =
+            "snapshot.query.mode.custom.name" => JavaCode(None, "remove it and use snapshot.select.statement.overrides for per-table queries"),
         SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list" => Implemented,
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides" => Implemented,
         SNAPSHOT_FETCH_SIZE = "snapshot.fetch.size" => Implemented,
@@ -210,21 +216,25 @@ registry! {
         SKIPPED_OPERATIONS = "skipped.operations" => Implemented,
         COLUMN_PROPAGATE_SOURCE_TYPE = "column.propagate.source.type" => Implemented,
         DATATYPE_PROPAGATE_SOURCE_TYPE = "datatype.propagate.source.type" => Implemented,
-        CONVERTERS = "converters" => JavaCode(None, "use pgcdc's built-in mappings (decimal.handling.mode, time.precision.mode, binary.handling.mode, hstore.handling.mode, interval.handling.mode, column.propagate.source.type) or a transform"),
+        CONVERTERS =
+            "converters" => JavaCode(None, "use pgcdc's built-in mappings (decimal.handling.mode, time.precision.mode, binary.handling.mode, hstore.handling.mode, interval.handling.mode, column.propagate.source.type) or a transform"),
         POST_PROCESSORS = "post.processors" => Implemented,
         SCHEMA_REFRESH_MODE = "schema.refresh.mode" => Implemented,
         SOURCEINFO_STRUCT_MAKER = "sourceinfo.struct.maker"
-            => JavaCode(Some("io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"), "remove it: pgcdc writes Debezium's PostgreSQL source block; reshape it with a transform (ReplaceField, InsertField)"),
+            => JavaCode(Some(
+                "io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"), "remove it: pgcdc writes Debezium's PostgreSQL source block; reshape it with a transform (ReplaceField, InsertField)"),
         EXTENDED_HEADERS_ENABLED = "extended.headers.enabled" => Implemented,
         PROVIDE_TRANSACTION_METADATA = "provide.transaction.metadata" => Implemented,
         TRANSACTION_METADATA_FACTORY = "transaction.metadata.factory"
-            => JavaCode(Some("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"), "remove it: pgcdc writes Debezium's default transaction metadata (provide.transaction.metadata)"),
+            => JavaCode(Some(
+                "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"), "remove it: pgcdc writes Debezium's default transaction metadata (provide.transaction.metadata)"),
         // runtime
         MAX_BATCH_SIZE = "max.batch.size" => Implemented,
         MAX_QUEUE_SIZE = "max.queue.size" => Implemented,
         MAX_QUEUE_SIZE_IN_BYTES = "max.queue.size.in.bytes" => Implemented,
         POLL_INTERVAL_MS = "poll.interval.ms" => Framework,
-        QUEUE_PROVIDER_TYPE = "queue.provider.type" => JavaCode(Some("memory"), "remove it: pgcdc's queue is in memory and bounded by max.queue.size and max.queue.size.in.bytes"),
+        QUEUE_PROVIDER_TYPE =
+            "queue.provider.type" => JavaCode(Some("memory"), "remove it: pgcdc's queue is in memory and bounded by max.queue.size and max.queue.size.in.bytes"),
         QUERY_FETCH_SIZE = "query.fetch.size" => Framework,
         HEARTBEAT_INTERVAL_MS = "heartbeat.interval.ms" => Implemented,
         HEARTBEAT_ACTION_QUERY = "heartbeat.action.query" => Implemented,

@@ -325,7 +325,8 @@ mod tests {
         ]);
         let err = resolve_providers(&raw(&pairs), &env).unwrap_err();
         let msg = err.report();
-        assert!(msg.contains("database.password: ${env:NOT_SET} cannot be resolved: environment variable NOT_SET is not set"), "{msg}");
+        assert!(msg.contains(
+            "database.password: ${env:NOT_SET} cannot be resolved: environment variable NOT_SET is not set"), "{msg}");
         assert!(
             msg.contains("config provider \"vault\" is not declared"),
             "{msg}"

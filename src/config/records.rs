@@ -363,7 +363,8 @@ fn mapper_kind(key: &str) -> Result<(usize, ColumnMapperKind), String> {
         match rest.split_once(".with.salt.") {
             Some((algo, salt)) if !algo.contains('.') && !salt.is_empty() => {
                 let algorithm = HashAlgorithm::from_java_name(algo).ok_or_else(|| {
-                    format!("{key}: hash algorithm {algo:?} is not supported: use MD5, SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
+                    format!(
+                        "{key}: hash algorithm {algo:?} is not supported: use MD5, SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
                 })?;
                 let salt = salt.to_string();
                 Some((
@@ -381,7 +382,8 @@ fn mapper_kind(key: &str) -> Result<(usize, ColumnMapperKind), String> {
         None
     };
     kind.ok_or_else(|| {
-        format!("{key} is not a column mapper key: use column.truncate.to.<N>.chars, column.mask.with.<N>.chars or column.mask.hash.[v2.]<algorithm>.with.salt.<salt>")
+        format!(
+            "{key} is not a column mapper key: use column.truncate.to.<N>.chars, column.mask.with.<N>.chars or column.mask.hash.[v2.]<algorithm>.with.salt.<salt>")
     })
 }
 

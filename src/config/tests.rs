@@ -69,7 +69,8 @@ fn missing_connection_keys_are_reported_together_with_how_to_set_them() {
 fn an_invalid_value_names_the_key_the_value_and_the_allowed_values() {
     let msg = problems(&seed_with(&[("snapshot.mode", "sometimes")]));
     assert!(
-        msg.contains("snapshot.mode=sometimes is invalid: allowed values are initial, initial_only, no_data, always, when_needed"),
+        msg.contains(
+            "snapshot.mode=sometimes is invalid: allowed values are initial, initial_only, no_data, always, when_needed"),
         "{msg}"
     );
     let msg = problems(&seed_with(&[("tombstones.on.delete", "yes")]));
@@ -415,7 +416,8 @@ fn a_pem_trust_store_for_the_registry_is_read_at_startup() {
         ),
     ]));
     assert!(
-        msg.contains("value.converter.apicurio.registry.request.ssl.truststore.location=/nonexistent/ca.pem cannot be read"),
+        msg.contains(
+            "value.converter.apicurio.registry.request.ssl.truststore.location=/nonexistent/ca.pem cannot be read"),
         "{msg}"
     );
     // A truncated PEM text, a DER file, and both ways at once are problems at startup.
@@ -528,7 +530,8 @@ fn sources_merge_with_set_over_env_over_file_over_pg_env() {
 
 #[test]
 fn properties_files_are_read_like_java_properties() {
-    let raw = parse_properties("# comment\n! other\nname=p\ntopic.prefix : loja\ntable.include.list=public.a,\\\n  public.b\n\n").unwrap();
+    let raw = parse_properties(
+        "# comment\n! other\nname=p\ntopic.prefix : loja\ntable.include.list=public.a,\\\n  public.b\n\n").unwrap();
     assert_eq!(raw["name"], "p");
     assert_eq!(raw["topic.prefix"], "loja");
     assert_eq!(raw["table.include.list"], "public.a,public.b");
@@ -900,7 +903,8 @@ fn errors_about_values_from_the_environment_name_the_variable() {
     let err = ConnectorConfig::from_map(&source.merge(file)).unwrap_err();
     let msg = attribute_env_values(err, &origins).message().to_string();
     assert!(
-        msg.contains("decimal.handling.mode=foo is invalid: allowed values are precise, double, string (set by PGCDC_DECIMAL_HANDLING_MODE)"),
+        msg.contains(
+            "decimal.handling.mode=foo is invalid: allowed values are precise, double, string (set by PGCDC_DECIMAL_HANDLING_MODE)"),
         "{msg}"
     );
     assert!(msg.contains("(set by PGSSLMODE)"), "{msg}");
@@ -912,7 +916,8 @@ fn errors_about_values_from_the_environment_name_the_variable() {
 fn regex_errors_are_one_line_about_the_pattern_as_written() {
     let msg = problems(&seed_with(&[("table.include.list", "public.(a")]));
     assert!(
-        msg.contains("table.include.list: \"public.(a\" is not a valid regular expression: unclosed group (at character 8)"),
+        msg.contains(
+            "table.include.list: \"public.(a\" is not a valid regular expression: unclosed group (at character 8)"),
         "{msg}"
     );
     assert!(!msg.contains("^(?:"), "{msg}");

@@ -224,7 +224,8 @@ fn placeholder(c: &mut Checker<'_>) -> Vec<u8> {
     let text = c.string(UNAVAILABLE_VALUE_PLACEHOLDER, DEFAULT_PLACEHOLDER);
     match text.strip_prefix("hex:") {
         Some(hex) => crate::util::decode_hex(hex).unwrap_or_else(|| {
-            c.problem(format!("{UNAVAILABLE_VALUE_PLACEHOLDER}={text} is invalid: after 'hex:' give an even number of hexadecimal digits"));
+            c.problem(format!(
+                "{UNAVAILABLE_VALUE_PLACEHOLDER}={text} is invalid: after 'hex:' give an even number of hexadecimal digits"));
             Vec::new()
         }),
         None => text.into_bytes(),

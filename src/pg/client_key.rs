@@ -19,7 +19,8 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use crate::error::{Error, Result};
 
 /// What to run to turn a key into one pgcdc reads.
-const CONVERT: &str = "convert it with `openssl pkcs8 -topk8 -v2 aes-256-cbc -in <key> -out <key.pem>` (or -nocrypt for an unencrypted key)";
+const CONVERT: &str =
+    "convert it with `openssl pkcs8 -topk8 -v2 aes-256-cbc -in <key> -out <key.pem>` (or -nocrypt for an unencrypted key)";
 
 /// Reads the private key in `bytes` (the contents of `path`, for messages), decrypting it with
 /// `password` when it is encrypted. Errors: a form pgcdc cannot read, an encrypted key without

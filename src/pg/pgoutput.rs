@@ -382,7 +382,8 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
             let old = match r.u8()? {
                 b'K' => OldTuple::Key(r.tuple()?),
                 b'O' => OldTuple::Full(r.tuple()?),
-                other => return Err(r.malformed(format!("expected 'K' or 'O' before the old tuple, got 0x{other:02x}"))),
+                other => return Err(r.malformed(format!(
+                    "expected 'K' or 'O' before the old tuple, got 0x{other:02x}"))),
             };
             Message::Delete { relation_id, old }
         }

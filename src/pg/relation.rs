@@ -495,7 +495,8 @@ fn key_indices(
         match columns.iter().position(|c| &c.name == k) {
             Some(i) => key.push(i),
             None => {
-                tracing::warn!(table = %format!("{namespace}.{name}"), column = %k, "key column is not published; left out of the key");
+                tracing::warn!(table = %format!(
+                    "{namespace}.{name}"), column = %k, "key column is not published; left out of the key");
             }
         }
     }
@@ -629,9 +630,11 @@ impl TableSchema {
             ))),
             // A NOT NULL column's schema is required: a null there is not a valid
             // record (and JsonConverter would print the column default instead).
-            ConvertingFailureMode::Warn | ConvertingFailureMode::Default if !col.optional => Err(Error::conversion(format!(
-                "{msg}; the column is NOT NULL, so the value cannot be replaced by null (event.converting.failure.handling.mode=warn)"
-            ))),
+            ConvertingFailureMode::Warn | ConvertingFailureMode::Default if !col.optional => {
+                Err(Error::conversion(format!(
+                    "{msg}; the column is NOT NULL, so the value cannot be replaced by null (event.converting.failure.handling.mode=warn)"
+                )))
+            }
             ConvertingFailureMode::Warn | ConvertingFailureMode::Default => {
                 tracing::warn!(
                     "{msg}; emitting null (event.converting.failure.handling.mode=warn)"
@@ -665,14 +668,16 @@ impl TableSchema {
                 TupleValue::Null => Value::Null,
                 TupleValue::Text(b) => {
                     let text = std::str::from_utf8(b).map_err(|_| {
-                        Error::protocol(format!("column {} of table {} is not valid UTF-8", self.columns[i].name, self.full_name()))
+                        Error::protocol(format!(
+                            "column {} of table {} is not valid UTF-8", self.columns[i].name, self.full_name()))
                     })?;
                     self.convert_text(i, text, opts, failure)?
                 }
                 TupleValue::Binary(b) => self.convert_binary(i, b, opts, failure)?,
                 TupleValue::UnchangedToast => match old_full.and_then(|o| o.get(i)) {
                     Some(TupleValue::Text(b)) => {
-                        let text = std::str::from_utf8(b).map_err(|_| Error::protocol("old TOASTed value is not UTF-8"))?;
+                        let text = std::str::from_utf8(b).map_err(|_| Error::protocol(
+                            "old TOASTed value is not UTF-8"))?;
                         self.convert_text(i, text, opts, failure)?
                     }
                     Some(TupleValue::Binary(b)) => self.convert_binary(i, b, opts, failure)?,

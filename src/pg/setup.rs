@@ -304,7 +304,8 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
         (None, PublicationAutocreateMode::Filtered) => {
             let tables = filtered_table_list(client, config).await?;
             let sql = format!("CREATE PUBLICATION {} FOR TABLE {tables}", quote_ident(name));
-            client.batch_execute(&sql).await.map_err(|e| Error::from(e).with_context(&format!("cannot create publication {name}")))?;
+            client.batch_execute(&sql).await.map_err(|e| Error::from(e).with_context(&format!(
+                "cannot create publication {name}")))?;
             tracing::info!(publication = %name, "created publication for the filtered tables");
             Ok(())
         }
@@ -314,7 +315,8 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
         (Some(false), PublicationAutocreateMode::Filtered) => {
             let want = captured_tables(client, config).await?;
             let have = client
-                .query("SELECT schemaname::text, tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", &[name])
+                .query(
+                    "SELECT schemaname::text, tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", &[name])
                 .await?;
             let have: Vec<(String, String)> = have.iter().map(|r| (r.get(0), r.get(1))).collect();
             let want_names: Vec<(String, String)> = want.iter().map(|t| (t.schema.clone(), t.table.clone())).collect();

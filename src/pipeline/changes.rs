@@ -103,7 +103,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         };
         let mut ev = self.event(&table, Op::Update, lsn, images)?;
         if self.config.skip_messages_without_change && ev.before.as_ref() == ev.after.as_ref() {
-            tracing::debug!(relation = %table.full_name(), %lsn, "update without a change in the captured columns skipped (skip.messages.without.change)");
+            tracing::debug!(relation = %table.full_name(), %lsn,
+                "update without a change in the captured columns skipped (skip.messages.without.change)");
             return Ok(());
         }
         self.reselect(&table, &new, &mut ev).await?;

@@ -311,7 +311,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             FenceStep::End => {
                 let fence = self.fence.fence.take();
                 let skipped = fence.as_ref().map_or(0, SnapshotFence::skipped);
-                tracing::info!(lsn = %fence.map_or(Lsn::ZERO, |f| f.position()), skipped_transactions = skipped, "published the transactions the snapshot contains, in commit order; reading the tables next");
+                tracing::info!(lsn = %fence.map_or(Lsn::ZERO, |f| f.position()), skipped_transactions = skipped,
+                    "published the transactions the snapshot contains, in commit order; reading the tables next");
                 self.fence.event = Some(FenceEvent::Reached);
             }
             FenceStep::Passed => self.pass_fence(),
@@ -334,7 +335,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             ..self.progress.last_commit
         };
         self.sink.commit(marker, info);
-        tracing::info!(lsn = %position, skipped_transactions = fence.skipped(), "streamed past the snapshot's position: every transaction before it is published once");
+        tracing::info!(lsn = %position, skipped_transactions = fence.skipped(),
+            "streamed past the snapshot's position: every transaction before it is published once");
         self.fence.event = Some(FenceEvent::Passed { marker, position });
     }
 }
@@ -351,7 +353,8 @@ pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) ->
     let snap_sql = crate::pg::sql::connect_for_snapshot(&config.database).await?;
     let (tx, fence) = take_snapshot(&snap_sql, &config, version).await?;
     let fence_lsn = fence.position();
-    tracing::info!(slot = %config.slot_name, from = %position, to = %fence_lsn, "snapshot on an existing slot: publishing first the slot's transactions the snapshot contains");
+    tracing::info!(slot = %config.slot_name, from = %position, to = %fence_lsn,
+        "snapshot on an existing slot: publishing first the slot's transactions the snapshot contains");
     started.processor.tracker().hold(position);
     started.processor.set_fence(Some(fence.clone()));
     if !stream_first_pass(started, &config, shutdown).await? {

@@ -250,7 +250,8 @@ impl OffsetSaver {
             match checked {
                 Err(e) if e.kind() == ErrorKind::Config => return Err(e),
                 Err(e) => {
-                    tracing::debug!(error = %e.one_line(), "could not check the offsets topic's cleanup.policy; trying again later")
+                    tracing::debug!(error = %e.one_line(),
+                        "could not check the offsets topic's cleanup.policy; trying again later")
                 }
                 Ok(()) => {}
             }
@@ -296,7 +297,8 @@ impl OffsetSaver {
             }
             self.pending_snapshot = None;
             tracker.release();
-            tracing::info!(lsn = %position, "snapshot recorded complete: every transaction before its position is acknowledged");
+            tracing::info!(lsn = %position,
+                "snapshot recorded complete: every transaction before its position is acknowledged");
         }
         if self.transactional {
             return Ok(None);

@@ -109,7 +109,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             &published,
             &catalog,
         )?;
-        tracing::debug!(relation = %table.full_name(), columns = table.columns.len(), key = table.key.len(), "relation");
+        tracing::debug!(relation = %table.full_name(), columns = table.columns.len(), key = table.key.len(),
+            "relation");
         self.relations.insert(rel.id, Some(Arc::new(table)));
         Ok(())
     }

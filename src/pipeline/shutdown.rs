@@ -61,6 +61,7 @@ async fn drop_slot_and_offsets(config: &ConnectorConfig, started: &Started) -> R
     setup::drop_slot(started.processor.catalog(), &config.slot_name, 50).await?;
     let storage = started.offsets.storage();
     storage.clear().await?;
-    tracing::info!(slot = %config.slot_name, offsets = %storage.describe(), "dropped the slot and this connector's offsets (slot.drop.on.stop=true)");
+    tracing::info!(slot = %config.slot_name, offsets = %storage.describe(),
+        "dropped the slot and this connector's offsets (slot.drop.on.stop=true)");
     Ok(())
 }

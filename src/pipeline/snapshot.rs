@@ -44,7 +44,8 @@ pub async fn run(
         if one_snapshot(started.processor.config.snapshot_isolation_mode) {
             return super::fence::run(started, shutdown).await;
         }
-        tracing::warn!(slot = %started.processor.config.slot_name, "snapshot.isolation.mode gives each table its own snapshot, so a snapshot on an existing slot cannot be put in commit order with the slot's changes: rows may arrive again after the snapshot in an older version. Use repeatable_read or serializable to keep per-key order");
+        tracing::warn!(slot = %started.processor.config.slot_name,
+            "snapshot.isolation.mode gives each table its own snapshot, so a snapshot on an existing slot cannot be put in commit order with the slot's changes: rows may arrive again after the snapshot in an older version. Use repeatable_read or serializable to keep per-key order");
     }
     run_initial(started, job, shutdown).await
 }
@@ -116,7 +117,8 @@ pub(super) async fn read_tables(
     tokio::select! {
         biased;
         _ = shutdown.changed() => {
-            tracing::info!(rows = processor.counters.snapshot().snapshot_rows, "stop requested during the snapshot; it will be taken again on the next start");
+            tracing::info!(rows = processor.counters.snapshot().snapshot_rows,
+                "stop requested during the snapshot; it will be taken again on the next start");
             processor.counters.snapshot_ended(false);
             processor.log_snapshot_aborted();
             processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
@@ -144,10 +146,12 @@ async fn drop_created_slot(started: &mut Started, job: &SnapshotJob, e: &Error) 
     let slot = &started.processor.config.slot_name;
     match setup::drop_slot(started.processor.catalog(), slot, 50).await {
         Ok(()) => {
-            tracing::info!(slot = %slot, "snapshot failed: dropped the replication slot this run created, so it does not retain WAL")
+            tracing::info!(slot = %slot,
+                "snapshot failed: dropped the replication slot this run created, so it does not retain WAL")
         }
         Err(d) => {
-            tracing::warn!(slot = %slot, error = %d.one_line(), "snapshot failed and the replication slot this run created could not be dropped: it retains WAL until pgcdc runs again or it is dropped")
+            tracing::warn!(slot = %slot, error = %d.one_line(),
+                "snapshot failed and the replication slot this run created could not be dropped: it retains WAL until pgcdc runs again or it is dropped")
         }
     }
 }
@@ -162,7 +166,8 @@ pub(super) async fn wait_acknowledged(
     let acked = tokio::select! {
         biased;
         _ = shutdown.changed() => {
-            tracing::info!("stop requested while waiting for Kafka to acknowledge the snapshot; it will be taken again on the next start");
+            tracing::info!(
+                "stop requested while waiting for Kafka to acknowledge the snapshot; it will be taken again on the next start");
             return Ok(false);
         }
         ok = processor.sink().flush(std::time::Duration::MAX) => ok,
@@ -184,7 +189,8 @@ async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
         .save(&Offsets::snapshot_completed_at(position))
         .await?;
     let processor = &mut started.processor;
-    tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position, "snapshot completed and acknowledged");
+    tracing::info!(rows = processor.counters.snapshot().snapshot_rows, lsn = %position,
+        "snapshot completed and acknowledged");
     processor.counters.snapshot_ended(true);
     processor.note_idle_position(position);
     processor.heartbeat(true).await?;
@@ -406,7 +412,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .find(|o| o.schema == t.schema && o.table == t.table)
             .map(|o| o.query.as_str());
         if query.is_some() {
-            tracing::info!(table = %format!("{}.{}", t.schema, t.table), "snapshot reads the table with its snapshot.select.statement.overrides query");
+            tracing::info!(table = %format!(
+                "{}.{}", t.schema, t.table), "snapshot reads the table with its snapshot.select.statement.overrides query");
         }
         cursor::open_cursor(snap_sql, &t.schema, &t.table, &names, query).await?;
         let mut rows_in_table = 0u64;

@@ -119,7 +119,8 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
         }
     }
     if plan.drop_lost_slot {
-        tracing::warn!(slot = %config.slot_name, "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
+        tracing::warn!(slot = %config.slot_name,
+            "replication slot was invalidated (wal_status=lost); snapshot.mode=when_needed: dropping it, re-creating it and taking a new snapshot");
         setup::drop_slot(&sql, &config.slot_name, 10).await?;
         slot = None;
     }
@@ -235,7 +236,8 @@ fn wal_gone(
         store.describe()
     );
     if config.snapshot_mode == crate::config::SnapshotMode::WhenNeeded {
-        tracing::warn!(slot = %config.slot_name, restart_lsn = %restart, offsets_lsn = %processed, "{what}; snapshot.mode=when_needed: taking a new snapshot");
+        tracing::warn!(slot = %config.slot_name, restart_lsn = %restart, offsets_lsn = %processed,
+            "{what}; snapshot.mode=when_needed: taking a new snapshot");
         return Ok(());
     }
     Err(Error::server(format!(
@@ -248,7 +250,8 @@ fn wal_gone(
 /// do when the slot lags.
 async fn advance_slot(config: &ConnectorConfig, sql: &Client, to: Lsn) {
     if let Err(e) = setup::advance_slot(sql, &config.slot_name, to).await {
-        tracing::warn!(slot = %config.slot_name, lsn = %to, error = %e.one_line(), "could not advance the replication slot to the stored offsets (offset.mismatch.strategy={}); streaming from the slot's own position, skipping what the offsets say was published", config.offset_mismatch.name());
+        tracing::warn!(slot = %config.slot_name, lsn = %to, error = %e.one_line(),
+            "could not advance the replication slot to the stored offsets (offset.mismatch.strategy={}); streaming from the slot's own position, skipping what the offsets say was published", config.offset_mismatch.name());
     }
 }
 

@@ -142,7 +142,13 @@ pub async fn start(
         }
     })?;
     started.processor.counters.set_connected(true);
-    tracing::info!(slot = %config.slot_name, lsn = %started.start_lsn, binary_tuples = binary, status_interval_ms = status_interval.as_millis() as u64, "streaming started");
+    tracing::info!(
+        slot = %config.slot_name,
+        lsn = %started.start_lsn,
+        binary_tuples = binary,
+        status_interval_ms = status_interval.as_millis() as u64,
+        "streaming started"
+    );
     let (chunk_len, chunks) = queue_shape(config.max_queue_size);
     let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
     let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
@@ -155,7 +161,8 @@ pub async fn start(
     // flush position, which the server ignores), as Debezium's driver then sends.
     let manual = config.lsn_flush_manual;
     if manual {
-        tracing::info!(slot = %config.slot_name, "lsn.flush.mode=manual: pgcdc does not confirm positions to the slot; something else must advance it");
+        tracing::info!(slot = %config.slot_name,
+            "lsn.flush.mode=manual: pgcdc does not confirm positions to the slot; something else must advance it");
     }
     let confirmable = move || {
         if manual {

@@ -335,7 +335,8 @@ mod tests {
             ("producer.override.buffer.memory", "abc"),
             ("bootstrap.servers", " , "),
         ]));
-        assert!(msg.contains("producer.override.totally.bogus is not a valid producer setting: No such configuration property"), "{msg}");
+        assert!(msg.contains(
+            "producer.override.totally.bogus is not a valid producer setting: No such configuration property"), "{msg}");
         assert!(
             msg.contains("producer.override.delivery.timeout.ms is not a valid producer setting"),
             "{msg}"
@@ -359,11 +360,13 @@ mod tests {
         .unwrap();
         let w: Vec<&str> = w.iter().map(|w| w.0.as_str()).collect();
         assert!(
-            w.iter().any(|w| w.contains("transforms.outbox.table.json.payload.null.behavior has no effect without table.expand.json.payload=true")),
+            w.iter().any(|w| w.contains(
+                "transforms.outbox.table.json.payload.null.behavior has no effect without table.expand.json.payload=true")),
             "{w:?}"
         );
         assert!(
-            w.iter().any(|w| w.contains("transforms.outbox.table.field.event.schema.version has no effect without a field placed in the envelope")),
+            w.iter().any(|w| w.contains(
+                "transforms.outbox.table.field.event.schema.version has no effect without a field placed in the envelope")),
             "{w:?}"
         );
         let unwrap = |fields: &str| {

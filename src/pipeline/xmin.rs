@@ -86,7 +86,8 @@ async fn refresh(
             Ok(Some(x)) => value.store(x, Ordering::Relaxed),
             Ok(None) => {}
             Err(e) => {
-                tracing::debug!(slot = %slot, error = %e.one_line(), "reading the slot's catalog_xmin failed; keeping the last value");
+                tracing::debug!(slot = %slot, error = %e.one_line(),
+                    "reading the slot's catalog_xmin failed; keeping the last value");
                 client = None;
             }
         }

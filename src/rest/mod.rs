@@ -99,7 +99,8 @@ impl Listener {
             && !app.unauthenticated_writes
             && !self.addr.ip().is_loopback()
         {
-            tracing::warn!(address = %self.addr, "the REST API is reachable beyond loopback and no credentials are set: writes are refused from other hosts until pgcdc.rest.auth.token or pgcdc.rest.auth.username/password is set (or pgcdc.rest.unauthenticated.writes=true)");
+            tracing::warn!(address = %self.addr,
+                "the REST API is reachable beyond loopback and no credentials are set: writes are refused from other hosts until pgcdc.rest.auth.token or pgcdc.rest.auth.username/password is set (or pgcdc.rest.unauthenticated.writes=true)");
         }
         tracing::info!(address = %format!("{}://{}", app.scheme, self.addr), "REST API listening");
         let router = router(app);

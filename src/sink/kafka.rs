@@ -491,7 +491,8 @@ impl KafkaSink {
         let r = tokio::task::block_in_place(|| self.producer.init_transactions(timeout));
         match r {
             Ok(()) => {
-                tracing::info!(transactional_id = %id, "exactly-once: transactional producer ready (earlier producers with this id are fenced)");
+                tracing::info!(transactional_id = %id,
+                    "exactly-once: transactional producer ready (earlier producers with this id are fenced)");
                 Ok(())
             }
             Err(e) => Err(transaction_failure(
@@ -579,7 +580,8 @@ impl KafkaSink {
                 self.abort_transaction();
                 return Err(Error::kafka(failure));
             }
-            tracing::debug!(transactional_id = %id, "committing the Kafka transaction: records not delivered yet; the commit waits for them");
+            tracing::debug!(transactional_id = %id,
+                "committing the Kafka transaction: records not delivered yet; the commit waits for them");
         }
         loop {
             // Short attempts: a stop request can only cancel the commit between them.
@@ -590,12 +592,14 @@ impl KafkaSink {
                 // Records still undelivered (the brokers are away), or the commit itself timed
                 // out: both may be retried, which is backpressure.
                 Err(e) if commit_retriable(&e) => {
-                    tracing::debug!(transactional_id = %id, error = %e, "committing the Kafka transaction: Kafka does not answer yet; retrying");
+                    tracing::debug!(transactional_id = %id, error = %e,
+                        "committing the Kafka transaction: Kafka does not answer yet; retrying");
                     self.ensure_transaction()?;
                     tokio::task::yield_now().await;
                 }
                 Err(e) => {
-                    tracing::error!(transactional_id = %id, error = %e, "the Kafka transaction could not commit; aborting it");
+                    tracing::error!(transactional_id = %id, error = %e,
+                        "the Kafka transaction could not commit; aborting it");
                     self.abort_transaction();
                     return Err(transaction_failure(
                         &id,
@@ -635,8 +639,10 @@ impl KafkaSink {
             self.producer.abort_transaction(Duration::from_secs(10))
         });
         match r {
-            Ok(()) => tracing::warn!("aborted the open Kafka transaction: its records are invisible to read_committed consumers and are sent again after a restart"),
-            Err(e) => tracing::warn!(error = %e, "could not abort the open Kafka transaction; the brokers abort it when the next instance starts, or after transaction.timeout.ms"),
+            Ok(()) => tracing::warn!(
+                "aborted the open Kafka transaction: its records are invisible to read_committed consumers and are sent again after a restart"),
+            Err(e) => tracing::warn!(error = %e,
+                "could not abort the open Kafka transaction; the brokers abort it when the next instance starts, or after transaction.timeout.ms"),
         }
     }
 
@@ -755,7 +761,8 @@ impl KafkaSink {
                     "topic {topic} does not exist, topic.creation.enable=false and the brokers do not create topics (auto.create.topics.enable=false): create the topic, or set topic.creation.enable=true (pgcdc then creates it with topic.creation.default.partitions and replication.factor)"
                 )));
             }
-            tracing::warn!(topic, "topic does not exist and topic.creation.enable=false; relying on broker auto-creation");
+            tracing::warn!(topic,
+                "topic does not exist and topic.creation.enable=false; relying on broker auto-creation");
         }
         self.known_topics.insert(topic.to_string());
         Ok(())
@@ -1034,7 +1041,11 @@ impl Sink for KafkaSink {
 /// transaction (retriable: a restart sends it again).
 fn transaction_error(id: &str, what: &str, code: Option<RDKafkaErrorCode>, reason: &str) -> Error {
     match code {
-        Some(RDKafkaErrorCode::ProducerFenced) | Some(RDKafkaErrorCode::InvalidProducerEpoch) | Some(RDKafkaErrorCode::Fenced) => Error::kafka(format!(
+        Some(
+            RDKafkaErrorCode::ProducerFenced
+            | RDKafkaErrorCode::InvalidProducerEpoch
+            | RDKafkaErrorCode::Fenced,
+        ) => Error::kafka(format!(
             "{what}: this producer was fenced: another pgcdc instance (or Kafka Connect task) with transactional.id {id} took over, so this one stops without writing anything more; its open transaction was aborted"
         )),
         Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => Error::kafka(format!(

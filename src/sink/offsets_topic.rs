@@ -270,7 +270,8 @@ pub(super) async fn verify_compacted(
     }
     let lost = match what {
         "config" => "the connector configs it holds expire after the topic's retention time, and a restart of serve would then not know its connectors",
-        _ => "this connector's offsets expire after the topic's retention time, and a restart would then not know what it published (it would snapshot again or skip changes, as snapshot.mode decides)",
+        _ =>
+            "this connector's offsets expire after the topic's retention time, and a restart would then not know what it published (it would snapshot again or skip changes, as snapshot.mode decides)",
     };
     Err(Error::config(format!(
         "the {what} topic {topic} has cleanup.policy={policy}, but it must be compact: {lost}. Set it (kafka-configs.sh --alter --entity-type topics --entity-name {topic} --add-config cleanup.policy=compact) or name another, compacted topic; a topic deleted while pgcdc runs is created again by the brokers with their defaults, which is how this usually happens"

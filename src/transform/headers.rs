@@ -86,7 +86,8 @@ fn literal_value(text: &str) -> std::result::Result<(Schema, Value), String> {
     }
     let first = t.as_bytes()[0];
     if first == b'[' || first == b'{' {
-        return Err("Kafka Connect would read this as an array or a map, which pgcdc does not reproduce: give a plain text value".into());
+        return Err(
+            "Kafka Connect would read this as an array or a map, which pgcdc does not reproduce: give a plain text value".into());
     }
     if !(first.is_ascii_digit() || first == b'+' || first == b'-') {
         return string();
@@ -379,7 +380,8 @@ impl HeaderToValue {
         if let Some(f) = fields.iter().find(|f| f.matches('.').count() > 1) {
             o.problem(
                 "fields",
-                format!(" holds {f:?}, a field name nested deeper than one level, which pgcdc does not implement: use top-level fields or parent.child"),
+                format!(
+                    " holds {f:?}, a field name nested deeper than one level, which pgcdc does not implement: use top-level fields or parent.child"),
             );
         }
         if let Some(f) = fields

@@ -597,7 +597,13 @@ mod tests {
         );
         assert_eq!(
             schema_json(&s),
-            r#"{"type":"struct","fields":[{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":true,"field":"c"}],"optional":true,"name":"payload.a.b","field":"b"}],"optional":true,"name":"payload.a","field":"a"},{"type":"array","items":{"type":"int32","optional":true},"optional":true,"field":"d"}],"optional":true,"name":"payload"}"#
+            concat!(
+                r#"{"type":"struct","fields":[{"type":"struct","fields":[{"type":"struct","#,
+                r#""fields":[{"type":"int32","optional":true,"field":"c"}],"optional":true,"#,
+                r#""name":"payload.a.b","field":"b"}],"optional":true,"name":"payload.a","field":"a"},"#,
+                r#"{"type":"array","items":{"type":"int32","optional":true},"optional":true,"field":"d"}],"#,
+                r#""optional":true,"name":"payload"}"#,
+            )
         );
         assert_eq!(render(&s, &v), r#"{"a":{"b":{"c":1}},"d":[1,2]}"#);
     }
@@ -605,7 +611,10 @@ mod tests {
     #[test]
     fn bug_34_empty_arrays_and_nulls_are_dropped_by_default_as_debezium_drops_them() {
         // The jsonb text PostgreSQL sends for the BUG-34 payload (keys in jsonb order).
-        let text = r#"{"note": null, "lines": [], "total": "19.90", "groups": [{"items": []}, {"items": [{"qty": 2, "sku": "A1"}]}]}"#;
+        let text = concat!(
+            r#"{"note": null, "lines": [], "total": "19.90", "groups": [{"items": []},"#,
+            r#" {"items": [{"qty": 2, "sku": "A1"}]}]}"#,
+        );
         let (s, v) = ex(text, NullBehavior::Ignore, EmptyArrayBehavior::Ignore);
         assert_eq!(
             render(&s, &v),
@@ -613,7 +622,15 @@ mod tests {
         );
         assert_eq!(
             schema_json(&s),
-            r#"{"type":"struct","fields":[{"type":"string","optional":true,"field":"total"},{"type":"array","items":{"type":"struct","fields":[{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"qty"},{"type":"string","optional":true,"field":"sku"}],"optional":true,"name":"payload.groups.items"},"optional":true,"field":"items"}],"optional":true,"name":"payload.groups"},"optional":true,"field":"groups"}],"optional":true,"name":"payload"}"#
+            concat!(
+                r#"{"type":"struct","fields":[{"type":"string","optional":true,"field":"total"},"#,
+                r#"{"type":"array","items":{"type":"struct","fields":[{"type":"array","#,
+                r#""items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"qty"},"#,
+                r#"{"type":"string","optional":true,"field":"sku"}],"optional":true,"#,
+                r#""name":"payload.groups.items"},"optional":true,"field":"items"}],"optional":true,"#,
+                r#""name":"payload.groups"},"optional":true,"field":"groups"}],"optional":true,"#,
+                r#""name":"payload"}"#,
+            )
         );
     }
 

@@ -413,7 +413,8 @@ impl<'a> Options<'a> {
             if !v.eq_ignore_ascii_case(default) {
                 self.problem(
                     name,
-                    format!("={v} is not implemented by pgcdc ({why}): remove it or set Debezium's default {default:?}"),
+                    format!(
+                        "={v} is not implemented by pgcdc ({why}): remove it or set Debezium's default {default:?}"),
                 );
             }
         }
@@ -618,7 +619,8 @@ mod tests {
         );
         let far = super::unknown_type(p, "com.acme.MySmt");
         assert!(
-            far.starts_with("transforms.a.type=com.acme.MySmt is not implemented: pgcdc supports io.debezium.transforms.outbox.EventRouter, "),
+            far.starts_with(
+                "transforms.a.type=com.acme.MySmt is not implemented: pgcdc supports io.debezium.transforms.outbox.EventRouter, "),
             "{far}"
         );
     }

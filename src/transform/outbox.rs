@@ -252,7 +252,8 @@ fn note_options_without_effect(o: &mut Options<'_>, expand_json: bool, envelope_
         envelope_fields,
         "a field placed in the envelope (table.fields.additional.placement=<column>:envelope:<alias>): only then is a value struct built",
     );
-    const NO_TRACING: &str = "pgcdc has no OpenTelemetry tracing; Debezium uses these options only with OpenTelemetry on its classpath";
+    const NO_TRACING: &str =
+        "pgcdc has no OpenTelemetry tracing; Debezium uses these options only with OpenTelemetry on its classpath";
     o.only_default(
         "tracing.span.context.field",
         "tracingspancontext",
@@ -533,7 +534,8 @@ impl EventRouter {
                     InvalidOpBehavior::Fatal => {
                         return Err(fail(
                             &self.alias,
-                            format_args!("unexpected UPDATE of an outbox row on {} (table.op.invalid.behavior=fatal)", r.topic),
+                            format_args!(
+                                "unexpected UPDATE of an outbox row on {} (table.op.invalid.behavior=fatal)", r.topic),
                         ))
                     }
                 }
@@ -719,7 +721,8 @@ impl<'a> OutboxRow<'a> {
             Some("io.debezium.time.MicroTimestamp") => Ok(Some(*t / 1_000)),
             Some("io.debezium.time.NanoTimestamp") => Ok(Some(*t / 1_000_000)),
             Some(other) => Err(self.fail(format_args!("unsupported type {other} of timestamp field {name}"))),
-            None => Err(self.fail(format_args!("timestamp field {name} is an int64 without a logical type; a Timestamp, MicroTimestamp or NanoTimestamp is needed"))),
+            None => Err(self.fail(format_args!(
+                "timestamp field {name} is an int64 without a logical type; a Timestamp, MicroTimestamp or NanoTimestamp is needed"))),
         }
     }
 

@@ -223,9 +223,11 @@ fn java_hash(s: &Schema, v: &Value) -> std::result::Result<i32, String> {
             h
         }
         (SchemaType::Bytes, _) => {
-            return Err("bytes are hashed by identity in Java (a different partition after every restart): pick another field".into())
+            return Err(
+                "bytes are hashed by identity in Java (a different partition after every restart): pick another field".into())
         }
-        (ty, _) => return Err(format!("a {} value cannot be hashed as Debezium does: pick a field of a simple type", ty.json_name())),
+        (ty, _) => return Err(format!(
+            "a {} value cannot be hashed as Debezium does: pick a field of a simple type", ty.json_name())),
     })
 }
 

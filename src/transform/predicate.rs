@@ -53,7 +53,8 @@ impl Predicate {
                     Some(p) => match crate::util::full_match_regex(p, false) {
                         Ok(re) => Some(Predicate::TopicNameMatches(re)),
                         Err(e) => {
-                            o.problem("pattern", format!("={p} is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}"));
+                            o.problem(
+                                "pattern", format!("={p} is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}"));
                             None
                         }
                     },

@@ -175,8 +175,10 @@ impl UnwrapOptions {
     /// Reads and checks every option; problems go to `o`.
     pub fn parse(o: &mut Options<'_>) -> Option<Self> {
         for (old, hint) in [
-            ("drop.tombstones", "use delete.tombstone.handling.mode (drop.tombstones=true with delete.handling.mode=drop is drop; =false with rewrite is rewrite-with-tombstone)"),
-            ("delete.handling.mode", "use delete.tombstone.handling.mode (none → tombstone, drop → drop, rewrite → rewrite)"),
+            (
+                "drop.tombstones", "use delete.tombstone.handling.mode (drop.tombstones=true with delete.handling.mode=drop is drop; =false with rewrite is rewrite-with-tombstone)"),
+            (
+                "delete.handling.mode", "use delete.tombstone.handling.mode (none → tombstone, drop → drop, rewrite → rewrite)"),
             ("delete.handling.tombstone.mode", "the option is delete.tombstone.handling.mode"),
         ] {
             if let Some(v) = o.raw(old) {

@@ -600,7 +600,8 @@ impl Worker {
                     }
                 }
                 Err(e) => {
-                    tracing::error!(connector = %name, error = %e.message, "stored connector config is invalid; not started (fix it with PUT /connectors/{name}/config)");
+                    tracing::error!(connector = %name, error = %e.message,
+                        "stored connector config is invalid; not started (fix it with PUT /connectors/{name}/config)");
                 }
             }
         }
@@ -637,7 +638,8 @@ fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
         if unusable {
             return Err(WorkerError::new(
                 400,
-                format!("connector name {name:?} cannot be used over REST (a name needs a visible character, no '/', no control character or surrounding blank, and at most {} bytes once letters, digits, - and _ are kept and other bytes written as %XX): choose another name", store::MAX_STEM_BYTES),
+                format!(
+                    "connector name {name:?} cannot be used over REST (a name needs a visible character, no '/', no control character or surrounding blank, and at most {} bytes once letters, digits, - and _ are kept and other bytes written as %XX): choose another name", store::MAX_STEM_BYTES),
             ));
         }
     }
@@ -726,7 +728,8 @@ async fn stop_quietly(c: &mut Connector) {
 mod tests {
     #[test]
     fn rest_messages_drop_the_command_line_hints() {
-        let m = "invalid configuration:\n  database.user is required: a role with LOGIN and REPLICATION (or set PGUSER, or --set database.user=...)\n  bootstrap.servers is required: the Kafka brokers as host:port[,host:port] (or PGCDC_BOOTSTRAP_SERVERS, or --set bootstrap.servers=...)\n  database.dbname is required: the database to capture (or set PGDATABASE)";
+        let m =
+            "invalid configuration:\n  database.user is required: a role with LOGIN and REPLICATION (or set PGUSER, or --set database.user=...)\n  bootstrap.servers is required: the Kafka brokers as host:port[,host:port] (or PGCDC_BOOTSTRAP_SERVERS, or --set bootstrap.servers=...)\n  database.dbname is required: the database to capture (or set PGDATABASE)";
         assert_eq!(
             super::without_cli_hints(m),
             "invalid configuration:\n  database.user is required: a role with LOGIN and REPLICATION\n  bootstrap.servers is required: the Kafka brokers as host:port[,host:port]\n  database.dbname is required: the database to capture"

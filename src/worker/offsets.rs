@@ -82,7 +82,8 @@ impl Worker {
         }
         drop(control);
         tracing::info!(connector = %name, storage = %storage.describe(), "offsets altered over REST");
-        Ok("The Connect framework-managed offsets for this connector have been altered successfully. However, if this connector manages offsets externally, they will need to be manually altered in the system that the connector uses.".into())
+        Ok(
+            "The Connect framework-managed offsets for this connector have been altered successfully. However, if this connector manages offsets externally, they will need to be manually altered in the system that the connector uses.".into())
     }
 
     /// `DELETE /connectors/{name}/offsets`: removes the stored offsets. Errors: 400 unless
@@ -96,7 +97,8 @@ impl Worker {
         storage.clear().await.map_err(internal)?;
         drop(control);
         tracing::info!(connector = %name, storage = %storage.describe(), "offsets reset over REST");
-        Ok("The Connect framework-managed offsets for this connector have been reset successfully. However, if this connector manages offsets externally, they will need to be manually reset in the system that the connector uses.".into())
+        Ok(
+            "The Connect framework-managed offsets for this connector have been reset successfully. However, if this connector manages offsets externally, they will need to be manually reset in the system that the connector uses.".into())
     }
 }
 
@@ -117,6 +119,7 @@ fn require_stopped(entry: &Entry, run: ConnectorState) -> WorkerResult<()> {
     if stopped {
         Ok(())
     } else {
-        Err(WorkerError::new(400, format!("Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{}/stop' endpoint", entry.name)))
+        Err(WorkerError::new(400, format!(
+            "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{}/stop' endpoint", entry.name)))
     }
 }

@@ -127,7 +127,8 @@ impl AvroConverter {
         }
         let why = match theirs {
             Err(e) => format!("it is not an Avro schema pgcdc can read ({e})"),
-            Ok(_) => "its structure (field names, types, their order, logical types) differs from the record's; docs, defaults and connect.* properties may differ, the rest may not".to_string(),
+            Ok(_) =>
+                "its structure (field names, types, their order, logical types) differs from the record's; docs, defaults and connect.* properties may differ, the rest may not".to_string(),
         };
         Err(Error::new(
             ErrorKind::Registry,

@@ -561,7 +561,8 @@ mod tests {
         let ts = Schema::new(SchemaType::Int64, true).named("io.debezium.time.MicroTimestamp");
         assert_eq!(
             json(&ts),
-            serde_json::json!(["null", {"type": "long", "connect.version": 1, "connect.name": "io.debezium.time.MicroTimestamp"}])
+            serde_json::json!([
+                "null", {"type": "long", "connect.version": 1, "connect.name": "io.debezium.time.MicroTimestamp"}])
         );
     }
 

@@ -257,7 +257,8 @@ fn parse_copy_data(mut body: Bytes) -> Result<ReplicationFrame> {
 
 /// What ends a stream with binary tuples when a published table has a column whose type has no
 /// binary send function inside an array (the walsender fails on such a row).
-const BINARY_SEND_MISSING: &str = "the replication stream failed (with pgcdc.pgoutput.binary=true, a table in the publication has a column the server cannot send in binary form, such as an array of an isn type; pgcdc checks the publication's tables at start, so the column was added since, or the table joined the publication since: set pgcdc.pgoutput.binary=false, or leave the table out of the publication, e.g. publication.autocreate.mode=filtered with a new publication.name)";
+const BINARY_SEND_MISSING: &str =
+    "the replication stream failed (with pgcdc.pgoutput.binary=true, a table in the publication has a column the server cannot send in binary form, such as an array of an isn type; pgcdc checks the publication's tables at start, so the column was added since, or the table joined the publication since: set pgcdc.pgoutput.binary=false, or leave the table out of the publication, e.g. publication.autocreate.mode=filtered with a new publication.name)";
 
 /// The error an ErrorResponse in the replication stream ends it with.
 fn replication_error(body: &[u8]) -> Error {

@@ -284,9 +284,12 @@ fn dbz_t_166_schema_version_applies_with_envelope_fields_and_is_cached_per_versi
     ));
     assert_eq!(
         render(&out[1], true).1.as_deref(),
-        Some(
-            r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":true,"field":"payload"},{"type":"string","optional":false,"field":"eventType"}],"optional":false,"name":"db.public.outbox.User.Value","version":3},"payload":{"payload":"{}","eventType":"UserCreated"}}"#
-        )
+        Some(concat!(
+            r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":true,"#,
+            r#""field":"payload"},{"type":"string","optional":false,"field":"eventType"}],"#,
+            r#""optional":false,"name":"db.public.outbox.User.Value","version":3},"#,
+            r#""payload":{"payload":"{}","eventType":"UserCreated"}}"#,
+        ))
     );
     // Payload only: no struct, so no version.
     let mut c = router(&[("table.field.event.schema.version", "version")]);
@@ -409,7 +412,10 @@ fn dbz_t_172_deleted_flag_in_the_envelope_and_tombstone_on_blank_payload() {
 #[test]
 fn dbz_t_173_expanded_json_payload_becomes_a_struct_with_inferred_schema() {
     let mut c = router(&[("table.expand.json.payload", "true")]);
-    let text = r#"{"fullName": "John Doe", "enabled": true, "rating": 4.9, "age": 42, "pets": ["dog", "cat"], "petObjects": [{"type": "dog"}, {"type": "cat"}]}"#;
+    let text = concat!(
+        r#"{"fullName": "John Doe", "enabled": true, "rating": 4.9, "age": 42, "pets": ["dog","#,
+        r#" "cat"], "petObjects": [{"type": "dog"}, {"type": "cat"}]}"#,
+    );
     let out = one(&mut c, insert(&outbox(), user_created(text)));
     let vs = out.value_schema.as_ref().unwrap();
     assert_eq!(vs.ty, SchemaType::Struct);
@@ -432,13 +438,24 @@ fn dbz_t_173_expanded_json_payload_becomes_a_struct_with_inferred_schema() {
     );
     assert_eq!(
         render(&out, false).1.as_deref(),
-        Some(
-            r#"{"fullName":"John Doe","enabled":true,"rating":4.9,"age":42,"pets":["dog","cat"],"petObjects":[{"type":"dog"},{"type":"cat"}]}"#
-        )
+        Some(concat!(
+            r#"{"fullName":"John Doe","enabled":true,"rating":4.9,"age":42,"pets":["dog","cat"],"#,
+            r#""petObjects":[{"type":"dog"},{"type":"cat"}]}"#,
+        ))
     );
     assert_eq!(
         render(&out, true).1.unwrap(),
-        r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":true,"field":"fullName"},{"type":"boolean","optional":true,"field":"enabled"},{"type":"double","optional":true,"field":"rating"},{"type":"int32","optional":true,"field":"age"},{"type":"array","items":{"type":"string","optional":true},"optional":true,"field":"pets"},{"type":"array","items":{"type":"struct","fields":[{"type":"string","optional":true,"field":"type"}],"optional":true,"name":"payload.petObjects"},"optional":true,"field":"petObjects"}],"optional":true,"name":"payload"},"payload":{"fullName":"John Doe","enabled":true,"rating":4.9,"age":42,"pets":["dog","cat"],"petObjects":[{"type":"dog"},{"type":"cat"}]}}"#
+        concat!(
+            r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":true,"#,
+            r#""field":"fullName"},{"type":"boolean","optional":true,"field":"enabled"},"#,
+            r#"{"type":"double","optional":true,"field":"rating"},{"type":"int32","optional":true,"#,
+            r#""field":"age"},{"type":"array","items":{"type":"string","optional":true},"#,
+            r#""optional":true,"field":"pets"},{"type":"array","items":{"type":"struct","#,
+            r#""fields":[{"type":"string","optional":true,"field":"type"}],"optional":true,"#,
+            r#""name":"payload.petObjects"},"optional":true,"field":"petObjects"}],"optional":true,"#,
+            r#""name":"payload"},"payload":{"fullName":"John Doe","enabled":true,"rating":4.9,"age":42,"#,
+            r#""pets":["dog","cat"],"petObjects":[{"type":"dog"},{"type":"cat"}]}}"#,
+        )
     );
 }
 
@@ -707,7 +724,10 @@ fn bug_35_null_payload_tombstone_or_null_value_and_deletes_and_updates_produce_n
 #[test]
 fn bug_34_expansion_drops_empty_arrays_and_nulls_unless_asked_and_the_text_payload_keeps_them() {
     let t = outbox();
-    let text = r#"{"note": null, "lines": [], "total": "19.90", "groups": [{"items": []}, {"items": [{"qty": 2, "sku": "A1"}]}]}"#;
+    let text = concat!(
+        r#"{"note": null, "lines": [], "total": "19.90", "groups": [{"items": []},"#,
+        r#" {"items": [{"qty": 2, "sku": "A1"}]}]}"#,
+    );
     let r = || {
         insert(
             &t,

@@ -64,7 +64,8 @@ fn inserts_become_the_after_row_with_a_required_schema() {
     );
     assert_eq!(
         out,
-        [Some(r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":false,"name":"db.public.customers.Value"},"payload":{"id":1,"name":"a"}}"#.into())]
+        [Some(
+            r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":false,"name":"db.public.customers.Value"},"payload":{"id":1,"name":"a"}}"#.into())]
     );
 }
 
@@ -74,7 +75,8 @@ fn delete_tombstone_handling_modes() {
     // tombstone (default): the delete keeps the row schema with a null value; the tombstone goes.
     assert_eq!(
         values(&mut unwrap(&[]), del(), true),
-        [Some(r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":true,"name":"db.public.customers.Value"},"payload":null}"#.into())]
+        [Some(
+            r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":true,"name":"db.public.customers.Value"},"payload":null}"#.into())]
     );
     assert_eq!(
         values(&mut unwrap(&[]), del(), false),
@@ -113,8 +115,10 @@ fn delete_tombstone_handling_modes() {
         ]
     );
     assert_eq!(
-        values(&mut unwrap(&[("delete.tombstone.handling.mode", "rewrite")]), records(&t(), Op::Create, None, Some(row(2, "b")), 1), true),
-        [Some(r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"},{"type":"string","optional":true,"field":"__deleted"}],"optional":false,"name":"db.public.customers.Value"},"payload":{"id":2,"name":"b","__deleted":"false"}}"#.into())]
+        values(&mut unwrap(&[(
+            "delete.tombstone.handling.mode", "rewrite")]), records(&t(), Op::Create, None, Some(row(2, "b")), 1), true),
+        [Some(
+            r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"},{"type":"string","optional":true,"field":"__deleted"}],"optional":false,"name":"db.public.customers.Value"},"payload":{"id":2,"name":"b","__deleted":"false"}}"#.into())]
     );
 }
 

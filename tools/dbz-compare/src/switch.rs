@@ -216,7 +216,8 @@ pub fn switch_check(a: SwitchArgs) -> Res<i32> {
             Rule::OneTx => {
                 let txs: BTreeSet<i64> = again.iter().map(|e| e.tx).collect();
                 if txs.len() > 1 {
-                    fail.push(format!("events of {} transactions published again ({txs:?}): more than the one in flight", txs.len()));
+                    fail.push(format!(
+                        "events of {} transactions published again ({txs:?}): more than the one in flight", txs.len()));
                 }
             }
             Rule::AfterLsn(p) => {
