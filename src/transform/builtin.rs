@@ -1,151 +1,29 @@
-//! Kafka Connect's built-in transforms (`org.apache.kafka.connect.transforms.*`, Kafka 4.3)
-//! other than `RegexRouter`: their class names, option parsing and one dispatch point.
-//!
-//! Each class's behaviour lives in its own module ([`super::fields`], [`super::flatten`],
-//! [`super::cast`], [`super::headers`], [`super::timestamp`]); `Filter` (drop every record its predicate selects)
-//! is here.
+//! Kafka Connect's `Filter` (drop every record its predicate selects), and the tests of Kafka
+//! Connect's built-in transforms (`org.apache.kafka.connect.transforms.*`, Kafka 4.3) as a
+//! family. Each other class lives in its own module ([`super::fields`], [`super::flatten`],
+//! [`super::cast`], [`super::headers`], [`super::timestamp`], [`super::regex_router`]) and is
+//! registered in [`super::TRANSFORMS`].
 
-use super::cast::Cast;
-use super::fields::{
-    ExtractField, HoistField, InsertField, MaskField, ReplaceField, SetSchemaMetadata, ValueToKey,
-};
-use super::flatten::Flatten;
-use super::headers::{DropHeaders, HeaderFrom, InsertHeader};
-use super::side::Side;
-use super::timestamp::{TimestampConverter, TimestampRouter};
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::ConnectRecord;
 
-const PACKAGE: &str = "org.apache.kafka.connect.transforms.";
+/// `Filter`: drops every record it is applied to (with a predicate, the records it selects).
+#[derive(Debug, Clone, Copy)]
+pub struct Filter;
 
-/// Classes with `$Key` and `$Value` variants (the base names, without the package).
-pub const SIDED: &[&str] = &[
-    "InsertField",
-    "ReplaceField",
-    "MaskField",
-    "ExtractField",
-    "HoistField",
-    "Flatten",
-    "Cast",
-    "SetSchemaMetadata",
-    "HeaderFrom",
-    "TimestampConverter",
-];
-
-/// Classes without variants (the base names, without the package).
-pub const PLAIN: &[&str] = &[
-    "ValueToKey",
-    "Filter",
-    "InsertHeader",
-    "DropHeaders",
-    "TimestampRouter",
-];
-
-/// Every class name this module implements, fully qualified (`…InsertField$Value`).
-pub fn class_names() -> Vec<String> {
-    let mut out = Vec::new();
-    for b in SIDED {
-        out.push(format!("{PACKAGE}{b}$Key"));
-        out.push(format!("{PACKAGE}{b}$Value"));
-    }
-    out.extend(PLAIN.iter().map(|b| format!("{PACKAGE}{b}")));
-    out
-}
-
-/// A configured built-in transform with its runtime state (schema caches).
-#[derive(Debug, Clone)]
-pub enum Builtin {
-    /// `InsertField$Key` / `$Value`.
-    InsertField(InsertField),
-    /// `ReplaceField$Key` / `$Value`.
-    ReplaceField(ReplaceField),
-    /// `MaskField$Key` / `$Value`.
-    MaskField(MaskField),
-    /// `ExtractField$Key` / `$Value`.
-    ExtractField(ExtractField),
-    /// `HoistField$Key` / `$Value`.
-    HoistField(HoistField),
-    /// `Flatten$Key` / `$Value`.
-    Flatten(Flatten),
-    /// `Cast$Key` / `$Value`.
-    Cast(Cast),
-    /// `SetSchemaMetadata$Key` / `$Value`.
-    SetSchemaMetadata(SetSchemaMetadata),
-    /// `HeaderFrom$Key` / `$Value`.
-    HeaderFrom(HeaderFrom),
-    /// `TimestampConverter$Key` / `$Value`.
-    TimestampConverter(TimestampConverter),
-    /// `TimestampRouter`.
-    TimestampRouter(TimestampRouter),
-    /// `ValueToKey`.
-    ValueToKey(ValueToKey),
-    /// `Filter`: drops every record it is applied to.
-    Filter,
-    /// `InsertHeader`.
-    InsertHeader(InsertHeader),
-    /// `DropHeaders`.
-    DropHeaders(DropHeaders),
-}
-
-impl Builtin {
-    /// Parses transform `class` under `alias`: `None` when the class is not one of these;
-    /// `Some(None)` when its options have problems (recorded in `o`).
-    pub fn parse(class: &str, alias: &str, o: &mut Options<'_>) -> Option<Option<Builtin>> {
-        let short = class.strip_prefix(PACKAGE)?;
-        let b = match Side::of_class(short) {
-            Some((base, side)) if SIDED.contains(&base) => match base {
-                "InsertField" => {
-                    InsertField::parse(class, alias, side, o).map(Builtin::InsertField)
-                }
-                "ReplaceField" => {
-                    ReplaceField::parse(class, alias, side, o).map(Builtin::ReplaceField)
-                }
-                "MaskField" => MaskField::parse(class, alias, side, o).map(Builtin::MaskField),
-                "ExtractField" => {
-                    ExtractField::parse(class, alias, side, o).map(Builtin::ExtractField)
-                }
-                "HoistField" => HoistField::parse(side, o).map(Builtin::HoistField),
-                "Flatten" => Flatten::parse(class, alias, side, o).map(Builtin::Flatten),
-                "Cast" => Cast::parse(class, alias, side, o).map(Builtin::Cast),
-                "SetSchemaMetadata" => {
-                    SetSchemaMetadata::parse(class, alias, side, o).map(Builtin::SetSchemaMetadata)
-                }
-                "TimestampConverter" => TimestampConverter::parse(class, alias, side, o)
-                    .map(Builtin::TimestampConverter),
-                _ => HeaderFrom::parse(class, alias, side, o).map(Builtin::HeaderFrom),
-            },
-            _ => match short {
-                "ValueToKey" => ValueToKey::parse(class, alias, o).map(Builtin::ValueToKey),
-                "Filter" => Some(Builtin::Filter),
-                "InsertHeader" => InsertHeader::parse(o).map(Builtin::InsertHeader),
-                "DropHeaders" => DropHeaders::parse(o).map(Builtin::DropHeaders),
-                "TimestampRouter" => TimestampRouter::parse(alias, o).map(Builtin::TimestampRouter),
-                _ => return None,
-            },
-        };
-        Some(b)
+impl Transformation for Filter {
+    /// `Filter` has no options of its own.
+    fn parse(_: &Declared<'_>, _: &mut Options<'_>) -> Option<Self> {
+        Some(Filter)
     }
 
-    /// Applies the transform; `Ok(None)` drops the record.
-    pub fn apply(&mut self, r: ConnectRecord) -> Result<Option<ConnectRecord>> {
-        match self {
-            Builtin::InsertField(t) => t.apply(r),
-            Builtin::ReplaceField(t) => t.apply(r),
-            Builtin::MaskField(t) => t.apply(r),
-            Builtin::ExtractField(t) => t.apply(r),
-            Builtin::HoistField(t) => t.apply(r),
-            Builtin::Flatten(t) => t.apply(r),
-            Builtin::Cast(t) => t.apply(r),
-            Builtin::SetSchemaMetadata(t) => t.apply(r),
-            Builtin::HeaderFrom(t) => t.apply(r),
-            Builtin::TimestampConverter(t) => t.apply(r),
-            Builtin::TimestampRouter(t) => t.apply(r),
-            Builtin::ValueToKey(t) => t.apply(r),
-            Builtin::Filter => Ok(None),
-            Builtin::InsertHeader(t) => Ok(Some(t.apply(r))),
-            Builtin::DropHeaders(t) => Ok(Some(t.apply(r))),
-        }
+    fn apply(&mut self, _: ConnectRecord) -> Result<Option<ConnectRecord>> {
+        Ok(None)
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 
@@ -419,7 +297,8 @@ mod tests {
 
     #[test]
     fn every_class_name_parses() {
-        for name in super::class_names() {
+        let kafka = crate::transform::transform_types();
+        for name in kafka.iter().filter(|n| n.starts_with(P)) {
             let (_, short) = name.split_at(P.len());
             let class = short;
             // Each parses with its required options or reports them, never "not implemented".

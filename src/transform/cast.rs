@@ -18,7 +18,7 @@ use std::sync::Arc;
 use base64::Engine;
 
 use super::side::{data_error, field_value, list, struct_basics, SchemaCache, Side};
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Field, Schema, SchemaType, Value};
 
@@ -58,9 +58,10 @@ fn target(name: &str) -> Option<SchemaType> {
         .map(|(_, t)| *t)
 }
 
-impl Cast {
+impl Transformation for Cast {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let spec = o.get("spec").map(list).unwrap_or_default();
         let with_default = o.boolean("replace.null.with.default", true);
         if spec.is_empty() {
@@ -128,7 +129,7 @@ impl Cast {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(schema) = self.side.schema(&r).cloned() else {
             return Ok(Some(r));
         };
@@ -163,6 +164,10 @@ impl Cast {
         };
         self.side.set(&mut r, Some(out_schema), Some(out));
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::side::{data_error, field_value, list, struct_basics, struct_values};
 use super::side::{SchemaCache, Side};
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Field, Schema, SchemaType, Value};
 
@@ -162,8 +162,31 @@ pub struct InsertField {
 }
 
 impl InsertField {
+    /// The inserted fields in Connect's order, with their schemas.
+    fn derive_insertions(&self) -> Vec<(Insertion, Schema)> {
+        let mut out = Vec::new();
+        if let Some(i) = &self.topic {
+            out.push((i.clone(), Schema::new(SchemaType::String, i.optional)));
+        }
+        if let Some(i) = &self.partition {
+            out.push((i.clone(), Schema::new(SchemaType::Int32, i.optional)));
+        }
+        if let Some(i) = &self.timestamp {
+            let ts = Schema::new(SchemaType::Int64, i.optional)
+                .named("org.apache.kafka.connect.data.Timestamp");
+            out.push((i.clone(), ts));
+        }
+        if let Some(i) = &self.static_field {
+            out.push((i.clone(), Schema::new(SchemaType::String, i.optional)));
+        }
+        out
+    }
+}
+
+impl Transformation for InsertField {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let topic = o.get("topic.field").map(Insertion::parse);
         let partition = o.get("partition.field").map(Insertion::parse);
         let timestamp = o.get("timestamp.field").map(Insertion::parse);
@@ -207,28 +230,8 @@ impl InsertField {
         Some(t)
     }
 
-    /// The inserted fields in Connect's order, with their schemas.
-    fn derive_insertions(&self) -> Vec<(Insertion, Schema)> {
-        let mut out = Vec::new();
-        if let Some(i) = &self.topic {
-            out.push((i.clone(), Schema::new(SchemaType::String, i.optional)));
-        }
-        if let Some(i) = &self.partition {
-            out.push((i.clone(), Schema::new(SchemaType::Int32, i.optional)));
-        }
-        if let Some(i) = &self.timestamp {
-            let ts = Schema::new(SchemaType::Int64, i.optional)
-                .named("org.apache.kafka.connect.data.Timestamp");
-            out.push((i.clone(), ts));
-        }
-        if let Some(i) = &self.static_field {
-            out.push((i.clone(), Schema::new(SchemaType::String, i.optional)));
-        }
-        out
-    }
-
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if self.side.value(&r).is_none() || self.side.schema(&r).is_none() {
             return Ok(Some(r));
         }
@@ -278,6 +281,10 @@ impl InsertField {
             .set(&mut r, Some(out_schema), Some(Value::Struct(out)));
         Ok(Some(r))
     }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -317,9 +324,10 @@ impl FieldNames {
     }
 }
 
-impl ReplaceField {
+impl Transformation for ReplaceField {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let exclude = optional_list(o, "exclude");
         let include = optional_list(o, "include");
         let mut renames: Vec<(String, String)> = Vec::new();
@@ -351,7 +359,7 @@ impl ReplaceField {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if self.side.value(&r).is_none() || self.side.schema(&r).is_none() {
             return Ok(Some(r));
         }
@@ -380,6 +388,10 @@ impl ReplaceField {
             .set(&mut r, Some(out_schema), Some(Value::Struct(out)));
         Ok(Some(r))
     }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -399,9 +411,10 @@ pub struct MaskField {
     with_default: bool,
 }
 
-impl MaskField {
+impl Transformation for MaskField {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let fields = required_list(o, "fields");
         let replacement = match o.raw("replacement") {
             Some("") => {
@@ -425,7 +438,7 @@ impl MaskField {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if self.side.value(&r).is_none() {
             return Ok(Some(r));
         }
@@ -452,6 +465,10 @@ impl MaskField {
         self.side
             .set(&mut r, Some(schema), Some(Value::Struct(out)));
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 
@@ -579,9 +596,10 @@ pub struct ValueToKey {
     cache: SchemaCache<(Arc<Schema>, Arc<[usize]>)>,
 }
 
-impl ValueToKey {
+impl Transformation for ValueToKey {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias) = (d.class, d.alias);
         let fields = required_list(o, "fields");
         let with_default = replace_null_with_default(o);
         Some(ValueToKey {
@@ -594,7 +612,7 @@ impl ValueToKey {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if Side::Value.value(&r).is_none() {
             return Ok(Some(r));
         }
@@ -632,6 +650,10 @@ impl ValueToKey {
         r.key = Some(Value::Struct(key));
         Ok(Some(r))
     }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -650,9 +672,10 @@ pub struct ExtractField {
     cache: SchemaCache<(Arc<Schema>, Arc<[usize]>)>,
 }
 
-impl ExtractField {
+impl Transformation for ExtractField {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let field = o.raw("field");
         let v2 = o.choice(
             "field.syntax.version",
@@ -686,7 +709,7 @@ impl ExtractField {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(schema) = self.side.schema(&r).cloned() else {
             // Schemaless: only Kafka nulls reach here, and they stay null.
             return Ok(Some(r));
@@ -724,6 +747,10 @@ impl ExtractField {
         let value = (!value.is_null()).then_some(value);
         self.side.set(&mut r, Some(field_schema), value);
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 
@@ -806,9 +833,10 @@ pub struct HoistField {
     cache: SchemaCache,
 }
 
-impl HoistField {
+impl Transformation for HoistField {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let side = d.side;
         let Some(field) = o.raw("field") else {
             o.problem("field", " is required: the name of the field to create");
             return None;
@@ -821,7 +849,7 @@ impl HoistField {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let value = self.side.take(&mut r);
         match self.side.schema(&r).cloned() {
             None => {
@@ -847,6 +875,10 @@ impl HoistField {
         }
         Ok(Some(r))
     }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -865,9 +897,10 @@ pub struct SetSchemaMetadata {
     cache: SchemaCache,
 }
 
-impl SetSchemaMetadata {
+impl Transformation for SetSchemaMetadata {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let name = o.get("schema.name").map(str::to_string);
         let version = match o.get("schema.version") {
             None => None,
@@ -899,7 +932,7 @@ impl SetSchemaMetadata {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(schema) = self.side.schema(&r).cloned() else {
             if self.side.value(&r).is_none() {
                 return Ok(Some(r));
@@ -935,6 +968,10 @@ impl SetSchemaMetadata {
         };
         self.side.set(&mut r, Some(out), value);
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 

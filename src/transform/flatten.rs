@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use super::side::{data_error, field_value, struct_basics, SchemaCache, Side};
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Field, Schema, SchemaType, Value};
 
@@ -26,9 +26,10 @@ pub struct Flatten {
     cache: SchemaCache,
 }
 
-impl Flatten {
+impl Transformation for Flatten {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let delimiter = o.raw("delimiter").unwrap_or(".").to_string();
         Some(Flatten {
             class: class.into(),
@@ -40,7 +41,7 @@ impl Flatten {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(schema) = self.side.schema(&r).cloned() else {
             return Ok(Some(r));
         };
@@ -76,6 +77,10 @@ impl Flatten {
         self.side
             .set(&mut r, Some(out_schema), Some(Value::Struct(out)));
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 

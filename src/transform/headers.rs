@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::fields::required_list;
 use super::side::{data_error, field_value, list, struct_basics, SchemaCache, Side};
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Header, Schema, SchemaType, Value};
 
@@ -27,9 +27,9 @@ pub struct InsertHeader {
     value: Value,
 }
 
-impl InsertHeader {
+impl Transformation for InsertHeader {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(o: &mut Options<'_>) -> Option<Self> {
+    fn parse(_: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
         let header = o.raw("header");
         let literal = o.raw("value.literal");
         let (Some(header), Some(literal)) = (header, literal) else {
@@ -55,13 +55,17 @@ impl InsertHeader {
     }
 
     /// Applies the transform.
-    pub fn apply(&self, mut r: ConnectRecord) -> ConnectRecord {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         r.headers.push(Header {
             key: self.header.clone(),
             schema: self.schema.clone(),
             value: self.value.clone(),
         });
-        r
+        Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 
@@ -203,19 +207,23 @@ pub struct DropHeaders {
     names: Vec<String>,
 }
 
-impl DropHeaders {
+impl Transformation for DropHeaders {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(o: &mut Options<'_>) -> Option<Self> {
+    fn parse(_: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
         Some(DropHeaders {
             names: required_list(o, "headers")?,
         })
     }
 
     /// Applies the transform.
-    pub fn apply(&self, mut r: ConnectRecord) -> ConnectRecord {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         r.headers
             .retain(|h| !self.names.iter().any(|n| **n == *h.key));
-        r
+        Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 
@@ -238,9 +246,10 @@ pub struct HeaderFrom {
 /// The field index and schema of each header HeaderFrom adds, in `fields` order.
 type HeaderSources = Arc<[(usize, Arc<Schema>)]>;
 
-impl HeaderFrom {
+impl Transformation for HeaderFrom {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let fields = o.get("fields").map(list).unwrap_or_default();
         let headers = o.get("headers").map(list).unwrap_or_default();
         // Kafka's ValidString.in: exact case.
@@ -277,7 +286,7 @@ impl HeaderFrom {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let (Some(schema), Some(_)) = (self.side.schema(&r).cloned(), self.side.value(&r)) else {
             return Ok(Some(r));
         };
@@ -339,6 +348,10 @@ impl HeaderFrom {
         }
         Ok(Some(r))
     }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
+    }
 }
 
 /// `io.debezium.transforms.HeaderToValue`.
@@ -363,9 +376,10 @@ pub struct HeaderToValue {
     cache: SchemaCache,
 }
 
-impl HeaderToValue {
+impl Transformation for HeaderToValue {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let alias = d.alias;
         let headers = o.get("headers").map(list).unwrap_or_default();
         let fields = o.get("fields").map(list).unwrap_or_default();
         // Debezium's enumerated values: any case.
@@ -428,7 +442,7 @@ impl HeaderToValue {
     }
 
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if Side::Value.value(&r).is_none() {
             return Ok(Some(r));
         }
@@ -468,6 +482,10 @@ impl HeaderToValue {
         r.value_schema = Some(out_schema);
         r.value = Some(Value::Struct(out));
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        &[RecordKind::ChangeEvent, RecordKind::Other]
     }
 }
 

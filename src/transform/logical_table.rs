@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::regex_router::TopicRewrite;
 use super::side::{data_error, SchemaCache};
-use super::{is_envelope, Options};
+use super::{is_envelope, Declared, Options, RecordKind, Transformation};
 use crate::config::keys::{TOPIC_REGEX, TOPIC_REPLACEMENT};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Field, Schema, SchemaType, Value};
@@ -39,8 +39,15 @@ pub struct ByLogicalTableRouter {
 }
 
 impl ByLogicalTableRouter {
+    fn fail(&self, msg: impl std::fmt::Display) -> crate::error::Error {
+        data_error("ByLogicalTableRouter", &self.alias, msg)
+    }
+}
+
+impl Transformation for ByLogicalTableRouter {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let alias = d.alias;
         // Its own options, spelled as the connector keys of the regex naming strategies.
         let regex = o.get(TOPIC_REGEX);
         let replacement = o.raw(TOPIC_REPLACEMENT);
@@ -109,12 +116,8 @@ impl ByLogicalTableRouter {
         })
     }
 
-    fn fail(&self, msg: impl std::fmt::Display) -> crate::error::Error {
-        data_error("ByLogicalTableRouter", &self.alias, msg)
-    }
-
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(new_topic) = self.topic.rewrite(&r.topic).filter(|t| !t.is_empty()) else {
             return Ok(Some(r));
         };
@@ -182,6 +185,10 @@ impl ByLogicalTableRouter {
             .map_err(|e| self.fail(e))?;
         r.value_schema = Some(schema);
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 

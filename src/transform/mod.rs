@@ -2,18 +2,22 @@
 //! `transforms` order, each one only to the records its predicate (optionally negated)
 //! selects. Pure functions of records and config: no I/O.
 //!
-//! Implemented transforms: Debezium's outbox `EventRouter` ([`outbox`]) and
-//! `ExtractNewRecordState` ([`unwrap`]), Kafka's `RegexRouter` ([`regex_router`]) and Kafka's
-//! other built-in transforms ([`builtin`]: `InsertField`, `ReplaceField`, `MaskField`,
-//! `ValueToKey`, `ExtractField`, `HoistField`, `Flatten`, `Cast`, `SetSchemaMetadata`,
-//! `Filter`, `InsertHeader`, `DropHeaders`, `HeaderFrom`, `TimestampConverter`,
-//! `TimestampRouter`), and Debezium's
+//! Implemented transforms, one [`Transformation`] each, registered in [`TRANSFORMS`]:
+//! Debezium's outbox `EventRouter` ([`outbox`]), `ExtractNewRecordState` ([`unwrap`]),
 //! `ByLogicalTableRouter` ([`logical_table`]), `HeaderToValue` ([`headers`]) and
-//! `PartitionRouting` ([`partition_routing`]). Predicates:
-//! Kafka's `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
+//! `PartitionRouting` ([`partition_routing`]); Kafka's `RegexRouter` ([`regex_router`]),
+//! `InsertField`, `ReplaceField`, `MaskField`, `ValueToKey`, `ExtractField`, `HoistField`,
+//! `SetSchemaMetadata` ([`fields`]), `Flatten` ([`flatten`]), `Cast` ([`cast`]),
+//! `InsertHeader`, `DropHeaders`, `HeaderFrom` ([`headers`]), `TimestampConverter`,
+//! `TimestampRouter` ([`timestamp`]) and `Filter` ([`builtin`]). Predicates: Kafka's
+//! `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone` ([`predicate`]).
 //! Options are parsed and checked here, at startup ([`validate`], from the neutral
 //! [`TransformConfig`] and [`PredicateConfig`] that [`crate::config`] reads as Kafka Connect
 //! does); an option pgcdc does not implement is a startup error naming it, never ignored.
+//!
+//! Adding a transform: a module with a type that implements [`Transformation`] (parse its
+//! options, apply to a record, say which [`RecordKind`]s it touches) and one line in
+//! [`TRANSFORMS`]; the unit tests then ask for example options and hold it to `touches`.
 
 pub mod builtin;
 pub mod cast;
@@ -36,6 +40,7 @@ use std::collections::BTreeMap;
 use crate::config::{ConfigWarning, PredicateConfig, TransformConfig};
 use crate::error::{Error, Result};
 use crate::event::{ConnectRecord, Schema, Value};
+use side::Side;
 
 /// `io.debezium.transforms.outbox.EventRouter`.
 pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
@@ -43,6 +48,171 @@ pub const EVENT_ROUTER: &str = "io.debezium.transforms.outbox.EventRouter";
 pub const EXTRACT_NEW_RECORD_STATE: &str = "io.debezium.transforms.ExtractNewRecordState";
 /// `org.apache.kafka.connect.transforms.RegexRouter`.
 pub const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
+
+/// A Kafka built-in transform's class name: `kafka!("Cast")` is
+/// `org.apache.kafka.connect.transforms.Cast`.
+macro_rules! kafka {
+    ($name:literal) => {
+        concat!("org.apache.kafka.connect.transforms.", $name)
+    };
+}
+
+/// Every transform pgcdc implements: one entry per class, in the order error messages list
+/// them. Adding a transform is a module implementing [`Transformation`] plus one line here.
+pub const TRANSFORMS: &[Registration] = &[
+    Registration::plain::<outbox::EventRouter>(EVENT_ROUTER),
+    Registration::plain::<unwrap::ExtractNewRecordState>(EXTRACT_NEW_RECORD_STATE),
+    Registration::plain::<logical_table::ByLogicalTableRouter>(
+        logical_table::BY_LOGICAL_TABLE_ROUTER,
+    ),
+    Registration::plain::<headers::HeaderToValue>(headers::HEADER_TO_VALUE),
+    Registration::plain::<partition_routing::PartitionRouting>(
+        partition_routing::PARTITION_ROUTING,
+    ),
+    Registration::plain::<regex_router::RegexRouter>(REGEX_ROUTER),
+    Registration::sided::<fields::InsertField>(kafka!("InsertField")),
+    Registration::sided::<fields::ReplaceField>(kafka!("ReplaceField")),
+    Registration::sided::<fields::MaskField>(kafka!("MaskField")),
+    Registration::sided::<fields::ExtractField>(kafka!("ExtractField")),
+    Registration::sided::<fields::HoistField>(kafka!("HoistField")),
+    Registration::sided::<flatten::Flatten>(kafka!("Flatten")),
+    Registration::sided::<cast::Cast>(kafka!("Cast")),
+    Registration::sided::<fields::SetSchemaMetadata>(kafka!("SetSchemaMetadata")),
+    Registration::sided::<headers::HeaderFrom>(kafka!("HeaderFrom")),
+    Registration::sided::<timestamp::TimestampConverter>(kafka!("TimestampConverter")),
+    Registration::plain::<fields::ValueToKey>(kafka!("ValueToKey")),
+    Registration::plain::<builtin::Filter>(kafka!("Filter")),
+    Registration::plain::<headers::InsertHeader>(kafka!("InsertHeader")),
+    Registration::plain::<headers::DropHeaders>(kafka!("DropHeaders")),
+    Registration::plain::<timestamp::TimestampRouter>(kafka!("TimestampRouter")),
+];
+
+/// The kinds of record a pipeline produces, as a transform sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    /// A Debezium change event: a value whose schema is an `…Envelope`.
+    ChangeEvent,
+    /// A record with a null value: the tombstone that follows a delete.
+    Tombstone,
+    /// Anything else: heartbeats, transaction metadata, routed or unwrapped records.
+    Other,
+}
+
+impl RecordKind {
+    /// Every kind.
+    pub const ALL: &'static [RecordKind] = &[
+        RecordKind::ChangeEvent,
+        RecordKind::Tombstone,
+        RecordKind::Other,
+    ];
+    /// Change events and their tombstones (Debezium's transforms for change events).
+    pub const CHANGES: &'static [RecordKind] = &[RecordKind::ChangeEvent, RecordKind::Tombstone];
+
+    /// The kind of `r`.
+    pub fn of(r: &ConnectRecord) -> RecordKind {
+        if r.value.as_ref().is_none_or(Value::is_null) {
+            RecordKind::Tombstone
+        } else if is_envelope(r) {
+            RecordKind::ChangeEvent
+        } else {
+            RecordKind::Other
+        }
+    }
+}
+
+/// How a transform was declared: what its constructor may use besides its options.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    /// The class as configured (`…Cast$Value`), for messages.
+    pub class: &'a str,
+    /// The alias from `transforms`, for messages and Debezium's per-alias names.
+    pub alias: &'a str,
+    /// The side a `$Key`/`$Value` class works on; [`Side::Value`] for other classes.
+    pub side: Side,
+}
+
+/// A single message transform: parsed from its options at startup, then applied to every
+/// record its stage selects, in order. Implementations are pure (no I/O); a record they cannot
+/// transform is an error naming the transform and the column or option, never a row value.
+pub trait Transformation: std::fmt::Debug + Send + Sync {
+    /// Parses the options of the transform declared as `d` (`o` reads the
+    /// `transforms.<alias>.*` keys without that prefix; `type`, `predicate` and `negate` are
+    /// removed). `None` when an option has a problem, recorded in `o` with its full key;
+    /// options that are set but have no effect go to `o.warnings`.
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self>
+    where
+        Self: Sized;
+
+    /// Applies the transform to one record; `Ok(None)` drops it.
+    fn apply(&mut self, r: ConnectRecord) -> Result<Option<ConnectRecord>>;
+
+    /// The kinds of record this transform may change or drop; records of the other kinds pass
+    /// through it unchanged (a unit test holds every registered transform to this).
+    fn touches(&self) -> &'static [RecordKind];
+}
+
+/// One entry of [`TRANSFORMS`]: a class name and the constructor of its transform.
+#[derive(Clone, Copy)]
+pub struct Registration {
+    /// The fully qualified class name; for a class with `$Key` and `$Value` variants, the
+    /// name without them.
+    pub class: &'static str,
+    /// Whether the class exists only as `$Key` and `$Value` variants (Kafka's naming).
+    pub sided: bool,
+    build: fn(&Declared<'_>, &mut Options<'_>) -> Option<Box<dyn Transformation>>,
+}
+
+impl Registration {
+    /// A class named `class` exactly.
+    pub const fn plain<T: Transformation + 'static>(class: &'static str) -> Self {
+        Registration {
+            class,
+            sided: false,
+            build: build::<T>,
+        }
+    }
+
+    /// A class named `class$Key` and `class$Value`.
+    pub const fn sided<T: Transformation + 'static>(class: &'static str) -> Self {
+        Registration {
+            class,
+            sided: true,
+            build: build::<T>,
+        }
+    }
+
+    /// The class names this entry answers to.
+    pub fn names(&self) -> Vec<String> {
+        if self.sided {
+            vec![
+                format!("{}$Key", self.class),
+                format!("{}$Value", self.class),
+            ]
+        } else {
+            vec![self.class.to_string()]
+        }
+    }
+}
+
+fn build<T: Transformation + 'static>(
+    d: &Declared<'_>,
+    o: &mut Options<'_>,
+) -> Option<Box<dyn Transformation>> {
+    T::parse(d, o).map(|t| Box::new(t) as Box<dyn Transformation>)
+}
+
+/// The entry of [`TRANSFORMS`] for `class` and the side it names.
+fn registered(class: &str) -> Option<(&'static Registration, Side)> {
+    if let Some(r) = TRANSFORMS.iter().find(|r| !r.sided && r.class == class) {
+        return Some((r, Side::Value));
+    }
+    let (base, side) = Side::of_class(class)?;
+    TRANSFORMS
+        .iter()
+        .find(|r| r.sided && r.class == base)
+        .map(|r| (r, side))
+}
+
 /// The problem for an unknown transform class: the closest known class when the name looks
 /// like a typo of one, `$Key`/`$Value` when the class needs a side, else every class.
 fn unknown_type(prefix: &str, class: &str) -> String {
@@ -74,93 +244,43 @@ fn unknown_type(prefix: &str, class: &str) -> String {
 
 /// Every transform class pgcdc implements, fully qualified.
 pub fn transform_types() -> Vec<String> {
-    let mut out: Vec<String> = [
-        EVENT_ROUTER,
-        EXTRACT_NEW_RECORD_STATE,
-        logical_table::BY_LOGICAL_TABLE_ROUTER,
-        headers::HEADER_TO_VALUE,
-        partition_routing::PARTITION_ROUTING,
-        REGEX_ROUTER,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    out.extend(builtin::class_names());
-    out
+    TRANSFORMS.iter().flat_map(Registration::names).collect()
 }
 
-/// A transform's options, parsed and validated at startup.
-#[derive(Debug, Clone)]
-pub enum TransformSpec {
-    /// The outbox EventRouter.
-    EventRouter(outbox::RouterOptions),
-    /// ExtractNewRecordState.
-    ExtractNewRecordState(unwrap::UnwrapOptions),
-    /// RegexRouter.
-    RegexRouter(regex_router::RegexRouter),
-    /// One of Kafka Connect's other built-in transforms.
-    Builtin(builtin::Builtin),
-    /// Debezium's ByLogicalTableRouter.
-    ByLogicalTableRouter(logical_table::ByLogicalTableRouter),
-    /// Debezium's HeaderToValue.
-    HeaderToValue(headers::HeaderToValue),
-    /// Debezium's PartitionRouting.
-    PartitionRouting(partition_routing::PartitionRouting),
+/// A transform built from its options, and the warnings its options gave (options set to no
+/// effect).
+type Built = (Box<dyn Transformation>, Vec<String>);
+
+/// Builds the transform of class `class` whose keys are shown under `prefix`
+/// (`transforms.<alias>.`) from `opts` (the `transforms.<alias>.*` keys without that prefix,
+/// `type`, `predicate` and `negate` removed). Errors list every problem, each naming its full
+/// key.
+pub fn parse(
+    class: &str,
+    prefix: &str,
+    opts: &BTreeMap<String, String>,
+) -> std::result::Result<Built, Vec<String>> {
+    let Some((registration, side)) = registered(class) else {
+        return Err(vec![unknown_type(prefix, class)]);
+    };
+    let alias = prefix
+        .strip_prefix(crate::config::keys::TRANSFORMS_PREFIX)
+        .unwrap_or(prefix)
+        .trim_end_matches('.');
+    let declared = Declared { class, alias, side };
+    let mut o = Options::new(prefix, opts);
+    let transform = (registration.build)(&declared, &mut o);
+    let warnings = std::mem::take(&mut o.warnings);
+    let problems = o.finish(class);
+    match transform {
+        Some(t) if problems.is_empty() => Ok((t, warnings)),
+        _ => Err(problems),
+    }
 }
 
-impl TransformSpec {
-    /// Parses the options of a transform of class `class` (`opts` are the
-    /// `transforms.<alias>.*` keys without that prefix, `type`, `predicate` and `negate`
-    /// removed). Returns the spec and warnings (options set to no effect); errors list every
-    /// problem, each naming its full key.
-    pub fn parse(
-        class: &str,
-        prefix: &str,
-        opts: &BTreeMap<String, String>,
-    ) -> std::result::Result<(Self, Vec<String>), Vec<String>> {
-        let mut o = Options::new(prefix, opts);
-        let alias = prefix
-            .strip_prefix(crate::config::keys::TRANSFORMS_PREFIX)
-            .unwrap_or(prefix)
-            .trim_end_matches('.');
-        let spec = match class {
-            EVENT_ROUTER => outbox::RouterOptions::parse(&mut o).map(TransformSpec::EventRouter),
-            EXTRACT_NEW_RECORD_STATE => {
-                unwrap::UnwrapOptions::parse(&mut o).map(TransformSpec::ExtractNewRecordState)
-            }
-            REGEX_ROUTER => {
-                regex_router::RegexRouter::parse(&mut o).map(TransformSpec::RegexRouter)
-            }
-            logical_table::BY_LOGICAL_TABLE_ROUTER => {
-                logical_table::ByLogicalTableRouter::parse(alias, &mut o)
-                    .map(TransformSpec::ByLogicalTableRouter)
-            }
-            headers::HEADER_TO_VALUE => {
-                headers::HeaderToValue::parse(alias, &mut o).map(TransformSpec::HeaderToValue)
-            }
-            partition_routing::PARTITION_ROUTING => {
-                partition_routing::PartitionRouting::parse(alias, &mut o)
-                    .map(TransformSpec::PartitionRouting)
-            }
-            other => match builtin::Builtin::parse(other, alias, &mut o) {
-                Some(b) => b.map(TransformSpec::Builtin),
-                None => return Err(vec![unknown_type(prefix, other)]),
-            },
-        };
-        let warnings = std::mem::take(&mut o.warnings);
-        let problems = o.finish(class);
-        match spec {
-            Some(s) if problems.is_empty() => Ok((s, warnings)),
-            _ => Err(problems),
-        }
-    }
-
-    /// Parses the options of the configured transform `c` (see [`TransformSpec::parse`]).
-    pub fn from_config(
-        c: &TransformConfig,
-    ) -> std::result::Result<(Self, Vec<String>), Vec<String>> {
-        TransformSpec::parse(&c.class, &c.prefix(), &c.options)
-    }
+/// Builds the configured transform `c` (see [`parse`]).
+pub fn from_config(c: &TransformConfig) -> std::result::Result<Built, Vec<String>> {
+    parse(&c.class, &c.prefix(), &c.options)
 }
 
 /// Checks the options of every listed predicate and of every transform, as their classes
@@ -179,7 +299,7 @@ pub fn validate(
         }
     }
     for t in transforms {
-        match TransformSpec::from_config(t) {
+        match from_config(t) {
             Ok((_, notes)) => warnings.extend(notes.into_iter().map(ConfigWarning)),
             Err(e) => problems.extend(e),
         }
@@ -187,46 +307,13 @@ pub fn validate(
     (problems, warnings)
 }
 
-/// A configured transform with its runtime state (schema caches).
-#[derive(Debug)]
-pub enum Transform {
-    /// Debezium's outbox EventRouter (boxed: it carries its options and caches).
-    EventRouter(Box<outbox::EventRouter>),
-    /// Debezium's ExtractNewRecordState.
-    ExtractNewRecordState(unwrap::ExtractNewRecordState),
-    /// Kafka's RegexRouter.
-    RegexRouter(regex_router::RegexRouter),
-    /// Kafka's other built-in transforms.
-    Builtin(builtin::Builtin),
-    /// Debezium's ByLogicalTableRouter.
-    ByLogicalTableRouter(logical_table::ByLogicalTableRouter),
-    /// Debezium's HeaderToValue.
-    HeaderToValue(headers::HeaderToValue),
-    /// Debezium's PartitionRouting.
-    PartitionRouting(partition_routing::PartitionRouting),
-}
-
-impl Transform {
-    /// Applies the transform; `Ok(None)` drops the record.
-    pub fn apply(&mut self, r: ConnectRecord) -> Result<Option<ConnectRecord>> {
-        match self {
-            Transform::EventRouter(t) => t.apply(r),
-            Transform::ExtractNewRecordState(t) => t.apply(r),
-            Transform::RegexRouter(t) => Ok(Some(t.apply(r))),
-            Transform::Builtin(t) => t.apply(r),
-            Transform::ByLogicalTableRouter(t) => t.apply(r),
-            Transform::HeaderToValue(t) => t.apply(r),
-            Transform::PartitionRouting(t) => t.apply(r),
-        }
-    }
-}
-
 /// One stage of a chain: a transform, and the predicate that decides whether it applies.
 #[derive(Debug)]
 pub struct Stage {
     /// The alias from `transforms`.
     pub alias: String,
-    transform: Transform,
+    class: String,
+    transform: Box<dyn Transformation>,
     predicate: Option<predicate::Predicate>,
     negate: bool,
 }
@@ -242,32 +329,25 @@ impl Stage {
                 problems.join("; ")
             ))
         };
-        let (spec, _) = TransformSpec::from_config(c).map_err(not_validated)?;
+        let (transform, _) = from_config(c).map_err(not_validated)?;
         let predicate = c
             .predicate
             .as_ref()
             .map(predicate::Predicate::from_config)
             .transpose()
             .map_err(not_validated)?;
-        let transform = match spec {
-            TransformSpec::EventRouter(o) => {
-                Transform::EventRouter(Box::new(outbox::EventRouter::new(&c.alias, o)))
-            }
-            TransformSpec::ExtractNewRecordState(o) => {
-                Transform::ExtractNewRecordState(unwrap::ExtractNewRecordState::new(&c.alias, o))
-            }
-            TransformSpec::RegexRouter(r) => Transform::RegexRouter(r),
-            TransformSpec::Builtin(b) => Transform::Builtin(b),
-            TransformSpec::ByLogicalTableRouter(t) => Transform::ByLogicalTableRouter(t),
-            TransformSpec::HeaderToValue(t) => Transform::HeaderToValue(t),
-            TransformSpec::PartitionRouting(t) => Transform::PartitionRouting(t),
-        };
         Ok(Stage {
             alias: c.alias.clone(),
+            class: c.class.clone(),
             transform,
             predicate,
             negate: c.negate,
         })
+    }
+
+    /// The transform's class, as configured.
+    pub fn class(&self) -> &str {
+        &self.class
     }
 
     /// Applies the transform when there is no predicate, or when the predicate's result
@@ -495,6 +575,129 @@ mod tests {
             s("{}"),
             Value::Null,
         ]
+    }
+
+    /// Options that make each registered class parse (`Some`), by registration class name.
+    fn example_options(class: &str) -> Option<&'static [(&'static str, &'static str)]> {
+        let k = |name: &str| format!("org.apache.kafka.connect.transforms.{name}");
+        Some(match class {
+            c if c == super::EVENT_ROUTER || c == super::EXTRACT_NEW_RECORD_STATE => &[],
+            super::logical_table::BY_LOGICAL_TABLE_ROUTER => {
+                &[("topic.regex", "(.*)"), ("topic.replacement", "$1.all")]
+            }
+            super::headers::HEADER_TO_VALUE => {
+                &[("headers", "h"), ("fields", "f"), ("operation", "copy")]
+            }
+            super::partition_routing::PARTITION_ROUTING => &[
+                ("partition.payload.fields", "after.id"),
+                ("partition.topic.num", "2"),
+            ],
+            super::REGEX_ROUTER => &[("regex", "(.*)"), ("replacement", "$1.x")],
+            c if c == k("InsertField") => &[("static.field", "x"), ("static.value", "y")],
+            c if c == k("ReplaceField") => &[("exclude", "total")],
+            c if c == k("MaskField") || c == k("ValueToKey") => &[("fields", "id")],
+            c if c == k("ExtractField") => &[("field", "id")],
+            c if c == k("HoistField") => &[("field", "wrapped")],
+            c if c == k("Cast") => &[("spec", "id:int64")],
+            c if c == k("SetSchemaMetadata") => &[("schema.name", "x")],
+            c if c == k("HeaderFrom") => {
+                &[("fields", "id"), ("headers", "h"), ("operation", "copy")]
+            }
+            c if c == k("TimestampConverter") => &[("target.type", "unix"), ("field", "ts")],
+            c if c == k("InsertHeader") => &[("header", "h"), ("value.literal", "v")],
+            c if c == k("DropHeaders") => &[("headers", "h")],
+            c if c == k("Flatten") || c == k("Filter") || c == k("TimestampRouter") => &[],
+            _ => return None,
+        })
+    }
+
+    /// A record of each kind: an insert, a delete's tombstone, a heartbeat.
+    fn one_of_each_kind() -> Vec<(super::RecordKind, crate::event::ConnectRecord)> {
+        let (_, orders) = outbox_and_orders();
+        let row = || Some(vec![Value::Int(7), Value::Int(10)]);
+        let change = records(&orders, Op::Create, None, row(), 1).remove(0);
+        let tombstone = records(&orders, Op::Delete, row(), None, 1).remove(1);
+        let topic: std::sync::Arc<str> = "__debezium-heartbeat.db".into();
+        let heartbeat = crate::event::meta::heartbeat_record(&topic, "db", 1);
+        vec![
+            (super::RecordKind::ChangeEvent, change),
+            (super::RecordKind::Tombstone, tombstone),
+            (super::RecordKind::Other, heartbeat),
+        ]
+    }
+
+    /// The kinds `t` does not declare in `touches` yet changes or drops.
+    fn undeclared_changes(t: &mut dyn super::Transformation) -> Vec<super::RecordKind> {
+        let mut out = Vec::new();
+        for (kind, r) in one_of_each_kind() {
+            assert_eq!(super::RecordKind::of(&r), kind, "the sample of {kind:?}");
+            if t.touches().contains(&kind) {
+                continue;
+            }
+            let before = format!("{r:?}");
+            let after = t.apply(r).map(|o| o.map(|r| format!("{r:?}")));
+            if !matches!(after, Ok(Some(ref a)) if *a == before) {
+                out.push(kind);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_registered_transform_passes_the_kinds_it_does_not_touch_unchanged() {
+        for registration in super::TRANSFORMS {
+            let opts = example_options(registration.class).unwrap_or_else(|| {
+                panic!("give {} example options in this test", registration.class)
+            });
+            let opts: std::collections::BTreeMap<String, String> = opts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            for class in registration.names() {
+                let (mut t, _) = super::parse(&class, "transforms.t.", &opts)
+                    .unwrap_or_else(|p| panic!("{class}: {p:?}"));
+                let wrong = undeclared_changes(t.as_mut());
+                assert!(wrong.is_empty(), "{class} changes {wrong:?} records");
+            }
+        }
+    }
+
+    #[test]
+    fn the_kind_check_sees_a_transform_that_touches_more_than_it_declares() {
+        /// Declares change events only, yet renames every topic.
+        #[derive(Debug)]
+        struct Liar;
+        impl super::Transformation for Liar {
+            fn parse(_: &super::Declared<'_>, _: &mut super::Options<'_>) -> Option<Self> {
+                Some(Liar)
+            }
+            fn apply(
+                &mut self,
+                mut r: crate::event::ConnectRecord,
+            ) -> crate::error::Result<Option<crate::event::ConnectRecord>> {
+                r.topic = "renamed".into();
+                Ok(Some(r))
+            }
+            fn touches(&self) -> &'static [super::RecordKind] {
+                &[super::RecordKind::ChangeEvent]
+            }
+        }
+        assert_eq!(
+            undeclared_changes(&mut Liar),
+            [super::RecordKind::Tombstone, super::RecordKind::Other]
+        );
+    }
+
+    #[test]
+    fn each_class_name_is_registered_once() {
+        let names = super::transform_types();
+        let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        assert_eq!(
+            names.len(),
+            31,
+            "6 Debezium/Kafka routers + 10 sided x 2 + 5 plain"
+        );
     }
 
     #[test]

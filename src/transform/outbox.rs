@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use super::json_expand::{self, EmptyArrayBehavior, ExpandError, NullBehavior};
 use super::regex_router::TopicRewrite;
-use super::{field, is_envelope, Options};
+use super::{field, is_envelope, Declared, Options, RecordKind, Transformation};
 use crate::error::{Error, Result};
 use crate::event::{ConnectRecord, Field, Header, Schema, SchemaType, Value};
 
@@ -481,10 +481,20 @@ impl EventRouter {
             topics: HashMap::new(),
         }
     }
+}
+
+impl Transformation for EventRouter {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        RouterOptions::parse(o).map(|options| EventRouter::new(d.alias, options))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::CHANGES
+    }
 
     /// Routes one record; `Ok(None)` drops it. Errors (the connector stops) name columns and
     /// options, never row values.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let payload_col = self.o.field_payload.as_str();
         if r.value.as_ref().is_none_or(|v| v.is_null()) {
             // Tombstone. pgcdc passes through those of tables without the payload column.
@@ -562,7 +572,9 @@ impl EventRouter {
         };
         self.route(source, &env_schema, env, row, after_v).map(Some)
     }
+}
 
+impl EventRouter {
     /// The record routed from an outbox row: `row` and `after` are the schema and value of the
     /// `after` image of the envelope `env`. Each step may fail, in this order.
     fn route(

@@ -18,7 +18,7 @@
 //! the field.
 
 use super::side::{data_error, field_value, list};
-use super::{field, is_envelope, Options};
+use super::{field, is_envelope, Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Schema, SchemaType, Value};
 
@@ -35,8 +35,56 @@ pub struct PartitionRouting {
 }
 
 impl PartitionRouting {
+    /// The value at `path` (`None` when absent or null); an error for a path through a null.
+    fn lookup<'a>(
+        &self,
+        schema: &'a Schema,
+        env: &Value,
+        path: &[String],
+        op: &str,
+        topic: &str,
+    ) -> Result<Option<(&'a Schema, Value)>> {
+        let mut s = schema;
+        let mut v = env.clone();
+        for (i, step) in path.iter().enumerate() {
+            let last = i + 1 == path.len();
+            let name = if !last && step == "change" && path.len() > 1 {
+                if op == "d" {
+                    "before"
+                } else {
+                    "after"
+                }
+            } else {
+                step.as_str()
+            };
+            if s.ty != SchemaType::Struct {
+                return Ok(None);
+            }
+            let Some(idx) = s.field_index(name) else {
+                return Ok(None);
+            };
+            let Value::Struct(vs) = &v else {
+                return Err(data_error(
+                    "PartitionRouting",
+                    &self.alias,
+                    format!(
+                        "field {} (topic {topic}): {} is null in this record (op {op}); use change.<field> to read before for deletes",
+                        path.join("."),
+                        path[..i].join(".")
+                    ),
+                ));
+            };
+            v = field_value(s, vs, idx, true);
+            s = &s.fields[idx].schema;
+        }
+        Ok((!v.is_null()).then_some((s, v)))
+    }
+}
+
+impl Transformation for PartitionRouting {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let alias = d.alias;
         let fields = o.get("partition.payload.fields").map(list);
         let partitions = o.get("partition.topic.num");
         let murmur = o.choice(
@@ -81,7 +129,7 @@ impl PartitionRouting {
     }
 
     /// Applies the transform.
-    pub fn apply(&self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if r.value.as_ref().is_none_or(Value::is_null) || !is_envelope(&r) {
             return Ok(Some(r));
         }
@@ -126,49 +174,8 @@ impl PartitionRouting {
         Ok(Some(r))
     }
 
-    /// The value at `path` (`None` when absent or null); an error for a path through a null.
-    fn lookup<'a>(
-        &self,
-        schema: &'a Schema,
-        env: &Value,
-        path: &[String],
-        op: &str,
-        topic: &str,
-    ) -> Result<Option<(&'a Schema, Value)>> {
-        let mut s = schema;
-        let mut v = env.clone();
-        for (i, step) in path.iter().enumerate() {
-            let last = i + 1 == path.len();
-            let name = if !last && step == "change" && path.len() > 1 {
-                if op == "d" {
-                    "before"
-                } else {
-                    "after"
-                }
-            } else {
-                step.as_str()
-            };
-            if s.ty != SchemaType::Struct {
-                return Ok(None);
-            }
-            let Some(idx) = s.field_index(name) else {
-                return Ok(None);
-            };
-            let Value::Struct(vs) = &v else {
-                return Err(data_error(
-                    "PartitionRouting",
-                    &self.alias,
-                    format!(
-                        "field {} (topic {topic}): {} is null in this record (op {op}); use change.<field> to read before for deletes",
-                        path.join("."),
-                        path[..i].join(".")
-                    ),
-                ));
-            };
-            v = field_value(s, vs, idx, true);
-            s = &s.fields[idx].schema;
-        }
-        Ok((!v.is_null()).then_some((s, v)))
+    fn touches(&self) -> &'static [RecordKind] {
+        &[RecordKind::ChangeEvent]
     }
 }
 

@@ -13,7 +13,8 @@
 
 pub use crate::util::TopicRewrite;
 
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
+use crate::error::Result;
 use crate::event::ConnectRecord;
 
 /// Kafka's RegexRouter.
@@ -22,9 +23,9 @@ pub struct RegexRouter {
     rewrite: TopicRewrite,
 }
 
-impl RegexRouter {
+impl Transformation for RegexRouter {
     /// Reads `regex` and `replacement` (both required).
-    pub fn parse(o: &mut Options<'_>) -> Option<Self> {
+    fn parse(_: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
         let regex = o.raw("regex");
         let replacement = o.raw("replacement");
         let (Some(regex), Some(replacement)) = (regex, replacement) else {
@@ -58,11 +59,15 @@ impl RegexRouter {
     }
 
     /// Reroutes the record when its topic matches; headers, key, value and timestamp stay.
-    pub fn apply(&self, mut r: ConnectRecord) -> ConnectRecord {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if let Some(t) = self.rewrite.rewrite(&r.topic) {
             r.topic = t.into();
         }
-        r
+        Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 

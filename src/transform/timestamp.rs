@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::date_format::DateFormat;
 use super::side::{data_error, field_value, struct_basics, SchemaCache, Side};
-use super::Options;
+use super::{Declared, Options, RecordKind, Transformation};
 use crate::error::Result;
 use crate::event::{ConnectRecord, Field, Schema, SchemaType, Value};
 
@@ -62,8 +62,71 @@ pub struct TimestampConverter {
 }
 
 impl TimestampConverter {
+    fn target_schema(&self, optional: bool) -> Schema {
+        target_schema(self.target, optional)
+    }
+
+    /// `v` (shaped by `s`) in the target form.
+    fn convert(&self, s: &Schema, v: &Value) -> std::result::Result<Value, String> {
+        if v.is_null() {
+            return Ok(Value::Null);
+        }
+        let source = match (s.name.as_deref(), s.ty) {
+            (Some(TIMESTAMP), _) => Form::Timestamp,
+            (Some(DATE), _) => Form::Date,
+            (Some(TIME), _) => Form::Time,
+            (_, SchemaType::String) => Form::Text,
+            (_, SchemaType::Int64) => Form::Unix,
+            _ => {
+                return Err(format!(
+                    "schema {} {} does not correspond to a known timestamp type format",
+                    s.ty.json_name(),
+                    s.name.as_deref().unwrap_or("")
+                ))
+            }
+        };
+        let ms = match (source, v) {
+            (Form::Date, Value::Int(d)) => d * DAY_MS,
+            (Form::Time | Form::Timestamp, Value::Int(ms)) => *ms,
+            (Form::Unix, Value::Int(x)) => match self.precision {
+                Precision::Seconds => x.saturating_mul(1000),
+                Precision::Millis => *x,
+                Precision::Micros => x / 1000,
+                Precision::Nanos => x / 1_000_000,
+            },
+            (Form::Text, v) => {
+                let f = self
+                    .format
+                    .as_ref()
+                    .ok_or("a string timestamp needs the format option to be parsed")?;
+                f.parse(v.as_str().unwrap_or_default())?
+            }
+            _ => return Err("the value does not match its schema".into()),
+        };
+        Ok(match self.target {
+            Form::Text => Value::String(
+                self.format
+                    .as_ref()
+                    .map(|f| f.format(ms))
+                    .unwrap_or_default(),
+            ),
+            Form::Unix => Value::Int(match self.precision {
+                Precision::Seconds => ms / 1000,
+                Precision::Millis => ms,
+                Precision::Micros => ms.saturating_mul(1000),
+                Precision::Nanos => ms.saturating_mul(1_000_000),
+            }),
+            Form::Date => Value::Int(ms.div_euclid(DAY_MS)),
+            Form::Time => Value::Int(ms.rem_euclid(DAY_MS)),
+            Form::Timestamp => Value::Int(ms),
+        })
+    }
+}
+
+impl Transformation for TimestampConverter {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(class: &str, alias: &str, side: Side, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let (class, alias, side) = (d.class, d.alias, d.side);
         let field = o.raw("field").unwrap_or("").to_string();
         let target = match o.raw("target.type") {
             Some("string") => Some(Form::Text),
@@ -133,12 +196,8 @@ impl TimestampConverter {
         })
     }
 
-    fn target_schema(&self, optional: bool) -> Schema {
-        target_schema(self.target, optional)
-    }
-
     /// Applies the transform.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(schema) = self.side.schema(&r).cloned() else {
             // Schemaless: only Kafka nulls reach here, and they stay null.
             return Ok(Some(r));
@@ -196,60 +255,8 @@ impl TimestampConverter {
         Ok(Some(r))
     }
 
-    /// `v` (shaped by `s`) in the target form.
-    fn convert(&self, s: &Schema, v: &Value) -> std::result::Result<Value, String> {
-        if v.is_null() {
-            return Ok(Value::Null);
-        }
-        let source = match (s.name.as_deref(), s.ty) {
-            (Some(TIMESTAMP), _) => Form::Timestamp,
-            (Some(DATE), _) => Form::Date,
-            (Some(TIME), _) => Form::Time,
-            (_, SchemaType::String) => Form::Text,
-            (_, SchemaType::Int64) => Form::Unix,
-            _ => {
-                return Err(format!(
-                    "schema {} {} does not correspond to a known timestamp type format",
-                    s.ty.json_name(),
-                    s.name.as_deref().unwrap_or("")
-                ))
-            }
-        };
-        let ms = match (source, v) {
-            (Form::Date, Value::Int(d)) => d * DAY_MS,
-            (Form::Time | Form::Timestamp, Value::Int(ms)) => *ms,
-            (Form::Unix, Value::Int(x)) => match self.precision {
-                Precision::Seconds => x.saturating_mul(1000),
-                Precision::Millis => *x,
-                Precision::Micros => x / 1000,
-                Precision::Nanos => x / 1_000_000,
-            },
-            (Form::Text, v) => {
-                let f = self
-                    .format
-                    .as_ref()
-                    .ok_or("a string timestamp needs the format option to be parsed")?;
-                f.parse(v.as_str().unwrap_or_default())?
-            }
-            _ => return Err("the value does not match its schema".into()),
-        };
-        Ok(match self.target {
-            Form::Text => Value::String(
-                self.format
-                    .as_ref()
-                    .map(|f| f.format(ms))
-                    .unwrap_or_default(),
-            ),
-            Form::Unix => Value::Int(match self.precision {
-                Precision::Seconds => ms / 1000,
-                Precision::Millis => ms,
-                Precision::Micros => ms.saturating_mul(1000),
-                Precision::Nanos => ms.saturating_mul(1_000_000),
-            }),
-            Form::Date => Value::Int(ms.div_euclid(DAY_MS)),
-            Form::Time => Value::Int(ms.rem_euclid(DAY_MS)),
-            Form::Timestamp => Value::Int(ms),
-        })
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 
@@ -272,9 +279,10 @@ pub struct TimestampRouter {
     format: DateFormat,
 }
 
-impl TimestampRouter {
+impl Transformation for TimestampRouter {
     /// Parses the options; `None` when a problem was recorded.
-    pub fn parse(alias: &str, o: &mut Options<'_>) -> Option<Self> {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        let alias = d.alias;
         let topic_format = o.string("topic.format", "${topic}-${timestamp}");
         let pattern = o.string("timestamp.format", "yyyyMMdd");
         match DateFormat::new(&pattern) {
@@ -291,7 +299,7 @@ impl TimestampRouter {
     }
 
     /// Applies the transform.
-    pub fn apply(&self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         let Some(ts) = r.timestamp else {
             return Err(data_error(
                 "TimestampRouter",
@@ -308,6 +316,10 @@ impl TimestampRouter {
             .replace("${timestamp}", &self.format.format(ts));
         r.topic = Arc::from(topic.as_str());
         Ok(Some(r))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::ALL
     }
 }
 

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{field, is_envelope, Options};
+use super::{field, is_envelope, Declared, Options, RecordKind, Transformation};
 use crate::error::{Error, Result};
 use crate::event::{ConnectRecord, Field, Header, Schema, SchemaType, Value};
 
@@ -286,9 +286,19 @@ impl ExtractNewRecordState {
             self.alias
         ))
     }
+}
+
+impl Transformation for ExtractNewRecordState {
+    fn parse(d: &Declared<'_>, o: &mut Options<'_>) -> Option<Self> {
+        UnwrapOptions::parse(o).map(|options| ExtractNewRecordState::new(d.alias, options))
+    }
+
+    fn touches(&self) -> &'static [RecordKind] {
+        RecordKind::CHANGES
+    }
 
     /// Unwraps one record; `Ok(None)` drops it.
-    pub fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
+    fn apply(&mut self, mut r: ConnectRecord) -> Result<Option<ConnectRecord>> {
         if r.value.as_ref().is_none_or(|v| v.is_null()) {
             return Ok(self.tombstone(r));
         }
@@ -311,7 +321,9 @@ impl ExtractNewRecordState {
         }
         self.row(r, &env_schema, &env, &op, after.clone()).map(Some)
     }
+}
 
+impl ExtractNewRecordState {
     /// The tombstone `r` when `rewrite-with-tombstone` keeps it, given header `"d"` per
     /// `add.headers` entry naming `op`; `None` (dropped) in the other modes.
     fn tombstone(&self, mut r: ConnectRecord) -> Option<ConnectRecord> {
