@@ -40,8 +40,12 @@ pub enum ErrorKind {
     Transform,
     /// A SQL statement failed on a regular connection for a reason the server gave. Fatal.
     Sql,
-    /// Kafka refused or failed to deliver a record, or could not be configured. Fatal.
+    /// Kafka refused a record (too large, not authorized) or could not be configured. Fatal.
+    /// (A broker that is unreachable or times a record out is [`ErrorKind::Connection`].)
     Kafka,
+    /// Another producer took over this connector's `transactional.id` (exactly-once): this
+    /// instance stops without writing more. Fatal.
+    Fenced,
     /// The schema registry refused a schema (incompatible, invalid, not registered). Fatal.
     Registry,
     /// Local I/O (the offset file). Fatal.
@@ -110,6 +114,10 @@ impl ErrorKind {
             ErrorKind::Kafka => (
                 false,
                 "fix what Kafka reports (topic limits, ACLs, producer settings); nothing past the last acknowledged record was confirmed",
+            ),
+            ErrorKind::Fenced => (
+                false,
+                "another pgcdc instance (or Kafka Connect task) with the same transactional.id is running: keep one of them (restarting this one would fence the other in turn)",
             ),
             ErrorKind::Registry => (
                 false,
@@ -314,6 +322,44 @@ pub const KAFKA_CLIENT_RULES: &[(i32, ErrorKind, &str)] = &[
         "check ssl.truststore.location (a PEM file with ssl.truststore.type=PEM) names the CA that signed the brokers' certificates, that the certificates name the host in bootstrap.servers (ssl.endpoint.identification.algorithm= turns that check off), and, when the brokers require one, the client certificate (ssl.keystore.*)",
     ),
 ];
+
+/// The kind of a record's failed delivery, by librdkafka error code (the delivery report's).
+/// A broker that is unreachable, has no leader for the partition or let the record time out
+/// (`delivery.timeout.ms`) is a connection failure: the connector restarts and sends again
+/// from the slot, since nothing unacknowledged was confirmed. Records purged when a Kafka
+/// transaction is aborted are sent again the same way. A fenced producer stops. Every other
+/// refusal (a record too large, a topic the principal may not write) is [`ErrorKind::Kafka`].
+pub const KAFKA_DELIVERY_RULES: &[(i32, ErrorKind)] = &[
+    // RD_KAFKA_RESP_ERR__MSG_TIMED_OUT: delivery.timeout.ms (message.timeout.ms) passed.
+    (-192, ErrorKind::Connection),
+    // __TRANSPORT, __ALL_BROKERS_DOWN, __TIMED_OUT.
+    (-195, ErrorKind::Connection),
+    (-187, ErrorKind::Connection),
+    (-185, ErrorKind::Connection),
+    // LEADER_NOT_AVAILABLE, NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
+    // NOT_ENOUGH_REPLICAS(_AFTER_APPEND), KAFKA_STORAGE_ERROR: the broker's retriable errors.
+    (5, ErrorKind::Connection),
+    (6, ErrorKind::Connection),
+    (7, ErrorKind::Connection),
+    (13, ErrorKind::Connection),
+    (19, ErrorKind::Connection),
+    (20, ErrorKind::Connection),
+    (56, ErrorKind::Connection),
+    // __PURGE_QUEUE, __PURGE_INFLIGHT: purged by an aborted Kafka transaction.
+    (-152, ErrorKind::Connection),
+    (-151, ErrorKind::Connection),
+    // PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, __FENCED.
+    (90, ErrorKind::Fenced),
+    (47, ErrorKind::Fenced),
+    (-144, ErrorKind::Fenced),
+];
+
+/// The kind of a record's failed delivery with librdkafka code `code` (see
+/// [`KAFKA_DELIVERY_RULES`]); [`ErrorKind::Kafka`] for any other code, or none.
+pub fn classify_kafka_delivery(code: Option<i32>) -> ErrorKind {
+    code.and_then(|code| KAFKA_DELIVERY_RULES.iter().find(|(c, _)| *c == code))
+        .map_or(ErrorKind::Kafka, |(_, kind)| *kind)
+}
 
 const KAFKA_AUTH_FIX: &str =
     "check the username and password in sasl.jaas.config and sasl.mechanism, and that the user exists on the brokers with that mechanism";
@@ -566,6 +612,12 @@ impl Error {
         out
     }
 
+    /// A copy of this error: the same kind, with [`Error::report`] as its message (the causes
+    /// become text). For a failure kept where several readers see it (the ack tracker).
+    pub fn copy(&self) -> Error {
+        Error::new(self.kind, self.report())
+    }
+
     /// The message followed by every cause, on one line (for the CLI's exit message).
     pub fn one_line(&self) -> String {
         self.report().replace('\n', " ")
@@ -604,6 +656,48 @@ impl From<tokio_postgres::Error> for Error {
             None => ErrorKind::Connection,
         };
         Error::new(kind, "PostgreSQL connection error").with_source(e)
+    }
+}
+
+#[cfg(test)]
+mod delivery_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_delivery_is_retried_stopped_with_a_fix_or_fenced_by_its_code() {
+        // A broker that let the record time out, or had no leader: restart and resend.
+        for code in [-192, -195, -187, 6, 7, 19] {
+            assert_eq!(
+                classify_kafka_delivery(Some(code)),
+                ErrorKind::Connection,
+                "{code}"
+            );
+        }
+        // MSG_SIZE_TOO_LARGE, TOPIC_AUTHORIZATION_FAILED, unknown codes: fatal with the fix.
+        for code in [Some(10), Some(29), Some(12345), None] {
+            assert_eq!(classify_kafka_delivery(code), ErrorKind::Kafka, "{code:?}");
+        }
+        for code in [90, 47, -144] {
+            assert_eq!(
+                classify_kafka_delivery(Some(code)),
+                ErrorKind::Fenced,
+                "{code}"
+            );
+        }
+        assert!(ErrorKind::Connection.policy().retriable);
+        assert!(!ErrorKind::Kafka.policy().retriable);
+        let fenced = ErrorKind::Fenced.policy();
+        assert!(!fenced.retriable && fenced.fix.contains("transactional.id"));
+    }
+
+    #[test]
+    fn a_copy_keeps_the_kind_and_the_causes_as_text() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let e = Error::network_io(io);
+        let copy = e.copy();
+        assert_eq!(copy.kind(), e.kind());
+        assert_eq!(copy.report(), e.report());
+        assert!(copy.report().contains("reset by peer"));
     }
 }
 

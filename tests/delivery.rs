@@ -583,7 +583,9 @@ async fn records_sent_to_just_created_topics_all_arrive() {
         },
     );
     assert!(sink.flush(T).await, "delivery reports did not all arrive");
-    assert_eq!(tracker.failure(), None);
+    if let Some(f) = tracker.failure() {
+        panic!("a delivery failed: {}", f.report());
+    }
     let brokers = e.kafka.clone();
     let short: Vec<(String, i64)> = tokio::task::spawn_blocking(move || {
         let c: BaseConsumer = rdkafka::ClientConfig::new()

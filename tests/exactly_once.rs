@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pgcdc::config::{ExactlyOnceConfig, KafkaConfig, RawConfig, TransactionBoundary};
 use pgcdc::convert::KafkaRecord;
+use pgcdc::error::ErrorKind;
 use pgcdc::lsn::Lsn;
 use pgcdc::offsets::ack::{AckTracker, CommitInfo};
 use pgcdc::sink::kafka::KafkaSink;
@@ -189,10 +190,18 @@ async fn a_zombie_is_fenced_and_its_open_transaction_never_becomes_visible() {
     let mut second = sink(&id, &offsets).await;
     assert!(!first.flush(T).await, "a fenced producer cannot commit");
     let failure = first.failure().expect("the failure is reported");
-    assert!(
-        failure.contains("fenced") && failure.contains(&id),
-        "{failure}"
+    assert_eq!(
+        failure.kind(),
+        ErrorKind::Fenced,
+        "a fenced producer stops: {}",
+        failure.report()
     );
+    assert!(
+        !failure.is_retriable(),
+        "a restart would fence the other instance"
+    );
+    let text = failure.report();
+    assert!(text.contains("fenced") && text.contains(&id), "{text}");
     assert_eq!(
         first.tracker().flushable(),
         Lsn(10),

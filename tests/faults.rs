@@ -770,3 +770,63 @@ async fn kafka_stalled(exactly_once: bool) {
     c.stop().await.unwrap();
     db.cleanup().await;
 }
+
+/// A record whose delivery times out (`delivery.timeout.ms` passes while the broker is
+/// stalled) is a connection failure, not a refused record: the connector restarts, sends
+/// again from the slot once the broker is back, and loses nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_timeout_restarts_the_connector_and_loses_nothing() {
+    let _lock = fault_broker_lock().await;
+    let db = TestDb::create("dlvtimeout").await;
+    db.exec("CREATE TABLE public.k (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("dlvtimeout");
+    let mut raw = base_config(&db, &prefix, &env().kafka_fault, dir.path());
+    raw.insert(
+        "producer.override.delivery.timeout.ms".into(),
+        "3000".into(),
+    );
+    raw.insert("errors.max.retries".into(), "-1".into());
+    let mut c = connector(&raw);
+    c.start().unwrap();
+    db.wait_for_slot(&prefix).await;
+    let topic = format!("{prefix}.public.k");
+    db.exec("INSERT INTO k VALUES (0)").await;
+    read_n(&env().kafka_fault, &topic, 1, T).await;
+
+    let paused = PausedBroker::pause();
+    for id in 1..=20 {
+        db.exec(&format!("INSERT INTO k VALUES ({id})")).await;
+    }
+    let committed = db.current_lsn().await;
+    let restarting = wait_for("a restart after the delivery timeout", T, || async {
+        let s = c.status();
+        (s.restarts >= 1).then_some(s)
+    })
+    .await;
+    let why = restarting.last_error.unwrap_or_default();
+    assert!(
+        why.contains("did not accept a record") && why.contains("restarts"),
+        "the restart names the timed-out record: {why}"
+    );
+    let confirmed = db.confirmed_flush(&prefix).await;
+    assert!(
+        confirmed < committed,
+        "confirmed {confirmed} past rows Kafka never acknowledged"
+    );
+    drop(paused);
+
+    read_until(&env().kafka_fault, &topic, T, |r| {
+        let ids: std::collections::HashSet<i64> = r
+            .iter()
+            .filter_map(|x| x.payload()["after"]["id"].as_i64())
+            .collect();
+        ids.len() == 21
+    })
+    .await;
+    db.wait_confirmed(&prefix, committed, "every row confirmed after the restart")
+        .await;
+    assert_ne!(c.status().state, pgcdc::pipeline::ConnectorState::Failed);
+    c.stop().await.unwrap();
+    db.cleanup().await;
+}

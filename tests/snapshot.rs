@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use pgcdc::error::ErrorKind;
 use serde_json::json;
 
 use crate::harness::*;
@@ -218,6 +219,17 @@ async fn a_snapshot_with_a_refused_record_is_not_recorded_as_complete() {
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
     let err = c.expect_error(T).await;
     assert!(err.one_line().contains(&topic), "{}", err.one_line());
+    assert_eq!(
+        err.kind(),
+        ErrorKind::Kafka,
+        "a record too large for the topic is fatal, with the fix: {}",
+        err.one_line()
+    );
+    assert!(
+        err.one_line().contains("max.message.bytes"),
+        "{}",
+        err.one_line()
+    );
     let offsets = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap_or_default();
     assert!(
         !offsets.contains("lsn_commit") && !offsets.contains("\"snapshot_completed\": true"),

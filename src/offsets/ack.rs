@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::error::Error;
 use crate::lsn::Lsn;
 
 /// The token of a tracked unit (a transaction, the snapshot, a heartbeat): its sequence
@@ -69,7 +70,7 @@ struct Inner {
     front_seq: u64,
     txs: VecDeque<Tx>,
     last_completed: Option<CommitInfo>,
-    failure: Option<String>,
+    failure: Option<Arc<Error>>,
     in_flight: u64,
     /// Delivery reports received, ever.
     acked_total: u64,
@@ -282,16 +283,17 @@ impl AckTracker {
     }
 
     /// Records a failed delivery: the tracker stops advancing for good and
-    /// [`AckTracker::failure`] reports `reason`.
-    pub fn fail(&self, reason: String) {
+    /// [`AckTracker::failure`] reports `error`, with its kind, unless an earlier failure was
+    /// recorded (the first one is the cause; later ones are its consequences).
+    pub fn fail(&self, error: Error) {
         let mut g = self.lock();
         if g.failure.is_none() {
-            g.failure = Some(reason);
+            g.failure = Some(Arc::new(error));
         }
     }
 
     /// The first delivery failure, if any.
-    pub fn failure(&self) -> Option<String> {
+    pub fn failure(&self) -> Option<Arc<Error>> {
         self.lock().failure.clone()
     }
 
@@ -541,11 +543,18 @@ mod tests {
         let a = t.begin();
         t.add(a);
         t.commit(a, info(100));
-        t.fail("broker said no".into());
+        t.fail(Error::kafka("broker said no"));
+        t.fail(Error::connection("a consequence"));
         t.ack(a);
         assert_eq!(t.flushable(), Lsn(0));
         assert!(!t.idle(Lsn(200)));
-        assert_eq!(t.failure().as_deref(), Some("broker said no"));
+        let failure = t.failure().expect("the failure is kept");
+        assert_eq!(
+            failure.message(),
+            "broker said no",
+            "the first failure is the cause"
+        );
+        assert_eq!(failure.kind(), crate::error::ErrorKind::Kafka);
     }
 
     #[test]

@@ -469,7 +469,7 @@ async fn store_published_prefix(started: &mut Started) -> Result<()> {
     let processor = &mut started.processor;
     if !processor.sink().flush(PREFIX_STORE_TIMEOUT).await {
         if let Some(f) = processor.sink().failure() {
-            return Err(Error::kafka(f));
+            return Err(f.copy());
         }
         tracing::info!(
             "Kafka has not acknowledged everything pass 1 published yet: reading the tables now; it is confirmed later"

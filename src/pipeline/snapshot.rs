@@ -174,9 +174,10 @@ pub(super) async fn wait_acknowledged(
     };
     if !acked {
         let reason = processor.sink().failure();
-        return Err(Error::kafka(reason.unwrap_or_else(|| {
-            "snapshot records were not acknowledged".into()
-        })));
+        return Err(match reason {
+            Some(f) => f.copy(),
+            None => Error::kafka("snapshot records were not acknowledged"),
+        });
     }
     Ok(true)
 }

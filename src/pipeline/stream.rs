@@ -307,7 +307,7 @@ pub async fn run(
             return Ok(StreamEnd::Stopped);
         }
         if let Some(f) = processor.sink().failure() {
-            return Err(Error::kafka(f));
+            return Err(f.copy());
         }
     }
 }

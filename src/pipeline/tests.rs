@@ -500,28 +500,40 @@ async fn changes_out_of_place_are_protocol_errors_never_skipped() {
     );
 }
 
+/// A failed delivery stops progress and later records, and the pipeline's error keeps the
+/// failure's kind, which the supervisor's policy reads: a record Kafka refuses is fatal, a
+/// record that timed out restarts the connector, a fenced producer stops it.
 #[tokio::test]
-async fn a_refused_record_stops_progress_and_later_records() {
-    let mut p = processor(&[], AckMode::Immediate);
-    let msgs = decoded();
-    for (frame, msg) in &msgs[..5] {
-        p.handle(frame.lsn, msg.clone()).await.unwrap();
+async fn a_failed_delivery_stops_progress_and_later_records_and_keeps_its_kind() {
+    use crate::error::Error;
+    for failure in [
+        Error::kafka("broker said no"),
+        Error::connection("broker timed out"),
+        Error::new(ErrorKind::Fenced, "producer fenced"),
+    ] {
+        let (kind, text) = (failure.kind(), failure.message().to_string());
+        let mut p = processor(&[], AckMode::Immediate);
+        let msgs = decoded();
+        for (frame, msg) in &msgs[..5] {
+            p.handle(frame.lsn, msg.clone()).await.unwrap();
+        }
+        p.sink().fail_next(failure);
+        p.handle(msgs[5].0.lsn, msgs[5].1.clone()).await.unwrap();
+        p.handle(msgs[6].0.lsn, msgs[6].1.clone()).await.unwrap();
+        let err = p
+            .handle(msgs[7].0.lsn, msgs[7].1.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), kind, "{err}");
+        assert_eq!(err.is_retriable(), kind == ErrorKind::Connection);
+        assert!(err.message().contains(&text), "{err}");
+        assert_eq!(
+            p.sink().records.len(),
+            3,
+            "nothing was sent after the failed record"
+        );
+        assert_eq!(p.tracker().flushable(), Lsn::ZERO);
     }
-    p.sink().fail_next("broker said no");
-    p.handle(msgs[5].0.lsn, msgs[5].1.clone()).await.unwrap();
-    p.handle(msgs[6].0.lsn, msgs[6].1.clone()).await.unwrap();
-    let err = p
-        .handle(msgs[7].0.lsn, msgs[7].1.clone())
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Kafka);
-    assert!(err.message().contains("broker said no"), "{err}");
-    assert_eq!(
-        p.sink().records.len(),
-        3,
-        "nothing was sent after the refused record"
-    );
-    assert_eq!(p.tracker().flushable(), Lsn::ZERO);
 }
 
 /// Resuming inside the third transaction, after its first change, as Kafka Connect stores

@@ -39,7 +39,7 @@ use tokio::sync::Notify;
 
 use crate::config::{KafkaConfig, DEFAULT_TRANSACTION_TIMEOUT_MS};
 use crate::convert::KafkaRecord;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{classify_kafka_delivery, Error, ErrorKind, Result};
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo, ErrorStage};
 
 use super::transactions::{KafkaTransaction, TransactionSettings};
@@ -267,8 +267,14 @@ impl ProducerContext for SinkContext {
                     _ => "",
                 };
                 let size = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
+                let kind = classify_kafka_delivery(e.rdkafka_error_code().map(|c| c as i32));
+                let then = if kind == ErrorKind::Connection {
+                    "; the connector restarts and sends it again from the slot"
+                } else {
+                    ""
+                };
                 let reason = format!(
-                    "Kafka did not accept a record for topic {} with key {} ({size} bytes): {e}{hint}",
+                    "Kafka did not accept a record for topic {} with key {} ({size} bytes): {e}{hint}{then}",
                     msg.topic(),
                     describe_key(msg.key())
                 );
@@ -276,7 +282,7 @@ impl ProducerContext for SinkContext {
                     .stats()
                     .count_error(ErrorStage::Delivery, &error_name(e));
                 tracing::error!(topic = msg.topic(), error = %e, "delivery failed; progress stops here");
-                self.tracker.fail(reason);
+                self.tracker.fail(Error::new(kind, reason));
             }
         }
         self.delivered.notify_waiters();
@@ -578,7 +584,7 @@ impl KafkaSink {
         if !self.wait_delivered(COMMIT_ATTEMPT * 5).await {
             if let Some(failure) = Sink::failure(self) {
                 self.abort_transaction();
-                return Err(Error::kafka(failure));
+                return Err(failure.copy());
             }
             tracing::debug!(transactional_id = %id,
                 "committing the Kafka transaction: records not delivered yet; the commit waits for them");
@@ -840,7 +846,7 @@ impl KafkaSink {
         if let Some(f) = Sink::failure(self) {
             self.producer
                 .purge(rdkafka::producer::PurgeConfig::default().queue());
-            return Err(Error::kafka(f));
+            return Err(f.copy());
         }
         self.ensure_topic(record.topic).await?;
         let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
@@ -901,7 +907,7 @@ impl KafkaSink {
                     if let Some(w) = waiter.take() {
                         let _ = tokio::time::timeout(Duration::from_millis(100), w).await;
                         if let Some(f) = Sink::failure(self) {
-                            return Err(Error::kafka(f));
+                            return Err(f.copy());
                         }
                     }
                     // Register, then retry: on the first refusal at once, as room may have
@@ -995,7 +1001,7 @@ impl Sink for KafkaSink {
             match r {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    self.tracker.fail(e.report());
+                    self.tracker.fail(e);
                     return false;
                 }
                 Err(_) => return false,
@@ -1017,15 +1023,13 @@ impl Sink for KafkaSink {
 
     /// The first delivery failure; exactly-once, a fatal producer error first (fenced by
     /// another instance: the records purged with it are only its consequence).
-    fn failure(&self) -> Option<String> {
+    fn failure(&self) -> Option<Arc<Error>> {
         let failure = self.tracker.failure()?;
         if let Some(txn) = &self.txn {
             if let Some((code, reason)) = self.producer.client().fatal_error() {
                 let id = &txn.settings().config.transactional_id;
-                return Some(
-                    transaction_error(id, "Kafka stopped the producer", Some(code), &reason)
-                        .report(),
-                );
+                let what = "Kafka stopped the producer";
+                return Some(Arc::new(transaction_error(id, what, Some(code), &reason)));
             }
         }
         Some(failure)
@@ -1045,7 +1049,7 @@ fn transaction_error(id: &str, what: &str, code: Option<RDKafkaErrorCode>, reaso
             RDKafkaErrorCode::ProducerFenced
             | RDKafkaErrorCode::InvalidProducerEpoch
             | RDKafkaErrorCode::Fenced,
-        ) => Error::kafka(format!(
+        ) => Error::new(ErrorKind::Fenced, format!(
             "{what}: this producer was fenced: another pgcdc instance (or Kafka Connect task) with transactional.id {id} took over, so this one stops without writing anything more; its open transaction was aborted"
         )),
         Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => Error::kafka(format!(

@@ -52,7 +52,7 @@ pub struct MemorySink {
     pub records: Vec<SentRecord>,
     /// Indices into `records` not yet acknowledged (manual mode).
     unacked: VecDeque<usize>,
-    fail_next: Option<String>,
+    fail_next: Option<Error>,
 }
 
 impl MemorySink {
@@ -90,9 +90,10 @@ impl MemorySink {
         self.unacked.iter().copied().collect()
     }
 
-    /// Makes the next record's delivery fail with `reason`, as a broker refusing it would.
-    pub fn fail_next(&mut self, reason: &str) {
-        self.fail_next = Some(reason.to_string());
+    /// Makes the next record's delivery fail with `error`, as a broker refusing it (or
+    /// timing it out) would.
+    pub fn fail_next(&mut self, error: Error) {
+        self.fail_next = Some(error);
     }
 }
 
@@ -103,7 +104,7 @@ impl Sink for MemorySink {
 
     async fn send(&mut self, record: &KafkaRecord<'_>, token: AckToken) -> Result<()> {
         if let Some(f) = self.tracker.failure() {
-            return Err(Error::kafka(f));
+            return Err(f.copy());
         }
         self.tracker.add(token);
         self.records.push(SentRecord {
@@ -138,7 +139,7 @@ impl Sink for MemorySink {
         self.unacked.is_empty() && self.tracker.failure().is_none()
     }
 
-    fn failure(&self) -> Option<String> {
+    fn failure(&self) -> Option<Arc<Error>> {
         self.tracker.failure()
     }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::convert::KafkaRecord;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
 pub mod config_topic;
@@ -67,8 +67,9 @@ pub trait Sink: Send {
         async { Ok(()) }
     }
 
-    /// The first delivery failure, if any.
-    fn failure(&self) -> Option<String>;
+    /// The first delivery failure, if any, with its kind (which decides whether the connector
+    /// restarts, stops with a fix, or stops because it was fenced).
+    fn failure(&self) -> Option<Arc<Error>>;
 
     /// The ack tracker this sink reports to (whose flushable LSN is confirmed to PostgreSQL).
     fn tracker(&self) -> &Arc<AckTracker>;
