@@ -1,6 +1,6 @@
 -- The transactional outbox table, in the shape Debezium's EventRouter reads with its default
 -- options. Create it in your application's schema; applications insert one row per event in
--- the same transaction as the data change it describes (see README, "Outbox").
+-- the same transaction as the data change it describes (see docs/transforms.md, "Outbox").
 --
 --   id             event id            -> header "id"
 --   aggregatetype  routing value       -> topic outbox.event.<aggregatetype>

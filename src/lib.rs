@@ -69,5 +69,7 @@ pub mod worker;
 
 #[cfg(test)]
 mod architecture;
+#[cfg(test)]
+mod docs_links;
 
 pub use error::{Error, ErrorKind, Result};

@@ -1,6 +1,6 @@
 //! The catalog of configuration keys and how each is treated.
 //!
-//! Policy (see the README, "Configuration"):
+//! Policy (see `docs/configuration.md`):
 //! - a key pgcdc implements is used ([`KeyStatus::Implemented`]);
 //! - a key that only means something inside Kafka Connect is accepted and has no effect
 //!   ([`KeyStatus::Framework`]);
@@ -80,7 +80,7 @@ registry! {
         TOPIC_CREATION_DEFAULT_PARTITIONS = "topic.creation.default.partitions" => Implemented,
         TOPIC_CREATION_DEFAULT_REPLICATION_FACTOR = "topic.creation.default.replication.factor"
             => Implemented,
-        // pgcdc's own (documented in the README)
+        // pgcdc's own (documented in docs/configuration.md)
         BOOTSTRAP_SERVERS = "bootstrap.servers" => Implemented,
         OFFSET_STORAGE_FILE_FILENAME = "offset.storage.file.filename" => Implemented,
         OFFSET_STORAGE_TOPIC = "offset.storage.topic" => Implemented,

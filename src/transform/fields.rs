@@ -6,7 +6,7 @@
 //! Records here always carry schemas, except Kafka nulls (a null key, a tombstone). Where
 //! Connect passes a null through, so does pgcdc. Where Connect fails the task on a null
 //! (`MaskField`, `ValueToKey`, `HeaderFrom` require a map when there is no schema), pgcdc passes
-//! the null through unchanged: a deliberate difference, listed in the README. `HoistField`
+//! the null through unchanged: a deliberate difference, listed in `docs/differences.md`. `HoistField`
 //! wraps a null into a schemaless map, as Connect does.
 //!
 //! A derived struct schema takes the name, version, doc and parameters of its input and is

@@ -9,7 +9,7 @@
 //! startup (pgcdc does not reproduce that parser).
 //!
 //! `HeaderFrom` on a Kafka null (a tombstone, a null key) passes the record through, where
-//! Connect fails the task: a deliberate difference, listed in the README.
+//! Connect fails the task: a deliberate difference, listed in `docs/differences.md`.
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! `io.debezium.transforms.outbox.EventRouter`: every option and processing rule of Debezium
-//! 3.6.1 (see the README's outbox section for the user view).
+//! 3.6.1 (see `docs/transforms.md`, "Outbox", for the user view).
 //!
 //! Per record, in Debezium's order:
 //! 1. a tombstone (null value) is dropped;

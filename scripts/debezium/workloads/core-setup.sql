@@ -1,6 +1,6 @@
 -- Differential harness, workload "core", part 1: schema and the rows the initial snapshot reads.
 -- Applied to a fresh database before either connector starts. Only types pgcdc supports today
--- (README "Types handled"). Every table here must also get a row in core-sentinel.sql.
+-- (docs/configuration.md, "Types handled"). Every table here must also get a row in core-sentinel.sql.
 CREATE EXTENSION IF NOT EXISTS pgcrypto;
 
 -- One column per scalar type, all nullable.
