@@ -12,7 +12,8 @@
 //!   appears only in the registry (`src/config/keys.rs`); parsers, messages and other layers
 //!   use its constants, so renaming or retiring a key is one edit there.
 //!
-//! Test code (files named `tests.rs`, `*_tests.rs`, `testutil.rs` and `fixture.rs`,
+//! Test code (files named `tests.rs`, `*_tests.rs`, `testutil.rs` and `fixture.rs`, files
+//! under a `tests/` directory of a module,
 //! `#[cfg(test)]` modules, this file and `docs_links.rs`) is not checked: tests may reach across layers to
 //! build their inputs.
 
@@ -120,7 +121,9 @@ fn library_sources() -> Vec<(String, String, String)> {
             .to_string_lossy()
             .replace('\\', "/");
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        let test_only = stem.ends_with("tests") || matches!(stem, "testutil" | "fixture");
+        let test_only = stem.ends_with("tests")
+            || matches!(stem, "testutil" | "fixture")
+            || rel.contains("/tests/");
         if test_only || stem == "architecture" || stem == "docs_links" {
             continue;
         }

@@ -345,7 +345,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
 /// replication connection in `started` for pass 3, which the run streams next (see the
 /// module docs). Returns `false` when a stop request ended it (the next start takes the
 /// snapshot again).
-pub async fn run(started: &mut Started, shutdown: &mut watch::Receiver<bool>) -> Result<bool> {
+pub async fn run<S: Sink>(
+    started: &mut Started<S>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<bool> {
     let position = started.start_lsn;
     snapshot::save_in_progress(started, position).await?;
     let config = started.processor.config.clone();
@@ -427,8 +430,8 @@ pub fn record_boundary(insert: Lsn, block_size: u64, segment_size: u64) -> Lsn {
 
 /// Pass 1: streams until the fence is reached, then ends the stream (the slot stays at its
 /// position). `false`: a stop request came first.
-async fn stream_first_pass(
-    started: &mut Started,
+async fn stream_first_pass<S: Sink>(
+    started: &mut Started<S>,
     config: &ConnectorConfig,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
@@ -465,7 +468,7 @@ async fn stream_first_pass(
 /// transactions pass 1 published ahead of the snapshot (exactly-once: commits their Kafka
 /// transaction) and stores them, so that the final status update confirms them to the slot
 /// and a crash while the tables are read resumes after them.
-async fn store_published_prefix(started: &mut Started) -> Result<()> {
+async fn store_published_prefix<S: Sink>(started: &mut Started<S>) -> Result<()> {
     let processor = &mut started.processor;
     if !processor.sink().flush(PREFIX_STORE_TIMEOUT).await {
         if let Some(f) = processor.sink().failure() {
@@ -479,7 +482,10 @@ async fn store_published_prefix(started: &mut Started) -> Result<()> {
 }
 
 /// A new replication connection for pass 3, once pass 1's walsender has released the slot.
-async fn reopen_replication(started: &Started, config: &ConnectorConfig) -> Result<WireConnection> {
+async fn reopen_replication<S: Sink>(
+    started: &Started<S>,
+    config: &ConnectorConfig,
+) -> Result<WireConnection> {
     let sql = started.processor.catalog();
     let version = started.server.version_num;
     let deadline = tokio::time::Instant::now() + SLOT_RELEASE_TIMEOUT;

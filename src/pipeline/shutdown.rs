@@ -17,9 +17,9 @@ use super::stream::Streaming;
 use super::SHUTDOWN_FLUSH_TIMEOUT;
 
 /// Ends a streaming run whose main loop returned `result`.
-pub async fn finish(
+pub async fn finish<S: Sink>(
     config: &ConnectorConfig,
-    started: &mut Started,
+    started: &mut Started<S>,
     streaming: Streaming,
     result: Result<()>,
 ) -> Result<()> {
@@ -57,7 +57,10 @@ pub async fn finish(
 /// `slot.drop.on.stop`: the position the offsets hold is gone with the slot, so the entry
 /// goes too, and the next start begins again with a snapshot instead of refusing to stream
 /// from a new slot.
-async fn drop_slot_and_offsets(config: &ConnectorConfig, started: &Started) -> Result<()> {
+async fn drop_slot_and_offsets<S: Sink>(
+    config: &ConnectorConfig,
+    started: &Started<S>,
+) -> Result<()> {
     setup::drop_slot(started.processor.catalog(), &config.slot_name, 50).await?;
     let storage = started.offsets.storage();
     storage.clear().await?;

@@ -35,8 +35,8 @@ use super::{SHUTDOWN_FLUSH_TIMEOUT, SNAPSHOT_BATCH_BYTES};
 /// On a slot that already existed and will be streamed, the snapshot is fenced (see
 /// [`super::fence`]) and is recorded complete later, by the stream. The isolation modes that
 /// give each statement its own snapshot cannot be fenced: they keep the old way, and say so.
-pub async fn run(
-    started: &mut Started,
+pub async fn run<S: Sink>(
+    started: &mut Started<S>,
     job: &SnapshotJob,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
@@ -59,7 +59,10 @@ fn one_snapshot(mode: SnapshotIsolationMode) -> bool {
 }
 
 /// Records in the offsets that a snapshot at `position` is in progress.
-pub(super) async fn save_in_progress(started: &mut Started, position: Lsn) -> Result<()> {
+pub(super) async fn save_in_progress<S: Sink>(
+    started: &mut Started<S>,
+    position: Lsn,
+) -> Result<()> {
     started
         .offsets
         .save(&Offsets {
@@ -72,8 +75,8 @@ pub(super) async fn save_in_progress(started: &mut Started, position: Lsn) -> Re
 }
 
 /// The snapshot on a slot this run created (or that is not streamed afterwards).
-async fn run_initial(
-    started: &mut Started,
+async fn run_initial<S: Sink>(
+    started: &mut Started<S>,
     job: &SnapshotJob,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
@@ -105,8 +108,8 @@ async fn run_initial(
 /// request comes first (`None`: the offsets still say the snapshot is in progress, so the
 /// next start redoes it). `completes`: the unit of the tables completes the snapshot (not
 /// when a later marker does, see [`super::fence`]).
-pub(super) async fn read_tables(
-    started: &mut Started,
+pub(super) async fn read_tables<S: Sink>(
+    started: &mut Started<S>,
     snap_sql: &Client,
     tx: (i64, i64),
     position: Lsn,
@@ -137,7 +140,7 @@ pub(super) async fn read_tables(
 /// After a fatal snapshot error: a slot this run created would only retain WAL until someone
 /// runs pgcdc again, so it is dropped; the next start creates a new one and takes the
 /// snapshot again. (Retriable errors restart and reuse it.)
-async fn drop_created_slot(started: &mut Started, job: &SnapshotJob, e: &Error) {
+async fn drop_created_slot<S: Sink>(started: &mut Started<S>, job: &SnapshotJob, e: &Error) {
     if !job.created_slot || e.is_retriable() {
         return;
     }
@@ -158,8 +161,8 @@ async fn drop_created_slot(started: &mut Started, job: &SnapshotJob, e: &Error) 
 
 /// Waits, without limit, until Kafka has acknowledged every snapshot record. `Ok(false)`: a
 /// stop request came first.
-pub(super) async fn wait_acknowledged(
-    started: &mut Started,
+pub(super) async fn wait_acknowledged<S: Sink>(
+    started: &mut Started<S>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
     let processor = &mut started.processor;
@@ -184,7 +187,7 @@ pub(super) async fn wait_acknowledged(
 
 /// Records the completed snapshot in the offsets and sends the heartbeat Debezium sends (and
 /// runs the action query) as soon as a snapshot is complete, whatever the interval.
-async fn complete(started: &mut Started, position: Lsn) -> Result<()> {
+async fn complete<S: Sink>(started: &mut Started<S>, position: Lsn) -> Result<()> {
     started
         .offsets
         .save(&Offsets::snapshot_completed_at(position))

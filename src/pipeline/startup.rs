@@ -22,12 +22,14 @@ use crate::pg::setup::{self, ServerInfo, SlotInfo};
 use crate::pg::wire::WireConnection;
 use crate::sink::kafka::{transaction_timeout, KafkaSink};
 use crate::sink::transactions::TransactionSettings;
+use crate::sink::Sink;
 
 use super::offsets::{OffsetSaver, OffsetStorage};
 use super::plan::{
     check_slot_position, plan_start, OffsetsState, SlotPosition, SlotState, StartPlan, StartRefusal,
 };
 use super::processor::{Processor, ProcessorStart};
+use super::relations::Catalog;
 use super::resume::ResumeFilter;
 use super::watchdog::{self, Watchdog};
 use super::xmin::SlotXmin;
@@ -54,11 +56,12 @@ pub struct SnapshotJob {
     pub created_slot: bool,
 }
 
-/// A started run: the processor with its Kafka sink, the replication connection when it
-/// streams, and what remains to do.
-pub struct Started {
-    /// The processor (its catalog is the SQL connection of this run).
-    pub processor: Processor<KafkaSink, Client>,
+/// A started run: the processor with its sink (Kafka, in a connector; the memory sink in the
+/// main loop's unit tests), the replication connection when it streams, and what remains to
+/// do.
+pub struct Started<S: Sink = KafkaSink, C: Catalog = Client> {
+    /// The processor (in a connector, its catalog is the SQL connection of this run).
+    pub processor: Processor<S, C>,
     /// The server's version and settings.
     pub server: ServerInfo,
     /// The offsets store and what was last written to it.
@@ -425,12 +428,12 @@ fn snapshot_mode_name(mode: crate::config::SnapshotMode) -> &'static str {
 
 /// Builds the processor on `sink`, and opens the replication connection (creating the slot)
 /// when the plan streams.
-pub async fn start(
+pub async fn start<S: Sink>(
     config: &Arc<ConnectorConfig>,
     prepared: Prepared,
-    sink: KafkaSink,
+    sink: S,
     counters: Arc<Counters>,
-) -> Result<Started> {
+) -> Result<Started<S>> {
     let resume_lsn = prepared.resume_lsn();
     let Prepared {
         sql,

@@ -95,6 +95,27 @@ impl Streaming {
         self.chunk.is_empty() && self.input.is_empty()
     }
 
+    /// A stream fed by `input` instead of a replication reader, for the main loop's tests:
+    /// the loop ends when `input` closes, as it does when the reader ends.
+    #[cfg(test)]
+    pub(super) fn from_channel(
+        input: mpsc::Receiver<Vec<StreamEvent>>,
+        counters: Arc<super::Counters>,
+    ) -> Streaming {
+        let (reader_shutdown, _) = watch::channel(false);
+        let (drained, _) = watch::channel(false);
+        Streaming {
+            input,
+            chunk: VecDeque::new(),
+            bytes: Arc::new(QueueBytes::new(usize::MAX)),
+            reader_shutdown,
+            drained,
+            reader: tokio::spawn(async { Ok(()) }),
+            chunk_len: 1,
+            counters,
+        }
+    }
+
     /// Waits for the reader to end and returns its result.
     pub async fn join_reader(self) -> Result<()> {
         self.reader.await.map_err(|e| {
@@ -105,9 +126,9 @@ impl Streaming {
 }
 
 /// Starts replication from the slot at the run's start position and spawns the reader.
-pub async fn start(
+pub async fn start<S: Sink, C: Catalog>(
     config: &ConnectorConfig,
-    started: &mut Started,
+    started: &mut Started<S, C>,
     mut repl: WireConnection,
 ) -> Result<Streaming> {
     let timing = reader_timing(config, &mut repl).await?;
@@ -258,8 +279,8 @@ enum Turn {
 
 /// The main loop (see the module docs for its branches). Returns when a stop is requested,
 /// the reader ends or a fence is reached; errors are the processor's and the sink's.
-pub async fn run(
-    started: &mut Started,
+pub async fn run<S: Sink, C: Catalog>(
+    started: &mut Started<S, C>,
     streaming: &mut Streaming,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<StreamEnd> {

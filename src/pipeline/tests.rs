@@ -98,6 +98,8 @@ impl Catalog for FixtureCatalog {
 
 type TestProcessor = Processor<MemorySink, FixtureCatalog>;
 
+mod main_loop;
+
 /// A processor with the test defaults plus `extra` settings (schemas off, so records read as
 /// plain JSON), acknowledging per `mode`.
 fn processor(extra: &[(&str, &str)], mode: AckMode) -> TestProcessor {
@@ -106,6 +108,20 @@ fn processor(extra: &[(&str, &str)], mode: AckMode) -> TestProcessor {
 
 /// [`processor`], starting from `start`.
 fn processor_with(extra: &[(&str, &str)], mode: AckMode, start: ProcessorStart) -> TestProcessor {
+    let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
+    let sink = MemorySink::new(tracker, mode);
+    Processor::new(
+        test_config(extra),
+        FixtureCatalog::new(),
+        sink,
+        Arc::new(Counters::default()),
+        start,
+    )
+    .expect("processor")
+}
+
+/// The test defaults plus `extra` settings (schemas off, so records read as plain JSON).
+fn test_config(extra: &[(&str, &str)]) -> Arc<ConnectorConfig> {
     let mut raw = RawConfig::new();
     for (k, v) in [
         ("database.hostname", "localhost"),
@@ -122,17 +138,7 @@ fn processor_with(extra: &[(&str, &str)], mode: AckMode, start: ProcessorStart) 
         raw.insert(k.to_string(), v.to_string());
     }
     let (config, _) = super::validate_config(&raw).expect("test config");
-    let config: Arc<ConnectorConfig> = Arc::new(config);
-    let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
-    let sink = MemorySink::new(tracker, mode);
-    Processor::new(
-        config,
-        FixtureCatalog::new(),
-        sink,
-        Arc::new(Counters::default()),
-        start,
-    )
-    .expect("processor")
+    Arc::new(config)
 }
 
 /// Feeds the captured messages to `p`, in order; returns each message with its LSN.

@@ -509,20 +509,6 @@ impl KafkaSink {
         }
     }
 
-    /// Exactly-once: the offsets store's position, raised after each commit, and the commit
-    /// position of the offsets loaded at start (no offsets record goes below it).
-    pub fn attach_offsets(&mut self, stored: Arc<AtomicU64>, floor: Option<Lsn>) {
-        if let Some(txn) = self.txn.as_mut() {
-            txn.set_floor(floor);
-            self.stored = Some(stored);
-        }
-    }
-
-    /// Whether this sink writes in Kafka transactions (exactly-once).
-    pub fn is_transactional(&self) -> bool {
-        self.txn.is_some()
-    }
-
     /// Exactly-once: opens a Kafka transaction unless one is open, and stops one that has
     /// been open too close to `transaction.timeout.ms` (the broker would abort it).
     fn ensure_transaction(&mut self) -> Result<()> {
@@ -962,6 +948,20 @@ impl KafkaSink {
 }
 
 impl Sink for KafkaSink {
+    /// Whether this sink writes in Kafka transactions (exactly-once).
+    fn is_transactional(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Exactly-once: the offsets store's position, raised after each commit, and the commit
+    /// position of the offsets loaded at start (no offsets record goes below it).
+    fn attach_offsets(&mut self, stored: Arc<AtomicU64>, floor: Option<Lsn>) {
+        if let Some(txn) = self.txn.as_mut() {
+            txn.set_floor(floor);
+            self.stored = Some(stored);
+        }
+    }
+
     fn begin(&mut self) -> AckToken {
         if let Some(txn) = self.txn.as_mut() {
             txn.unit_opened();

@@ -4,9 +4,12 @@
 //! It honours the sink contract: a record is counted at the tracker before it is "delivered",
 //! each delivery is reported once, and after [`MemorySink::fail_next`] no later record is
 //! accepted.
+//!
+//! A [`MemoryRemote`] sees what was sent and acknowledges records while the pipeline owns the
+//! sink (a test of the main loop, which runs in a task of its own).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::convert::KafkaRecord;
@@ -50,9 +53,61 @@ pub struct MemorySink {
     mode: AckMode,
     /// Every record sent, in order.
     pub records: Vec<SentRecord>,
-    /// Indices into `records` not yet acknowledged (manual mode).
-    unacked: VecDeque<usize>,
+    shared: Arc<Mutex<Shared>>,
     fail_next: Option<Error>,
+}
+
+/// What a [`MemoryRemote`] shares with its sink.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Topic and unit of every record sent, in order (indices as in `records`).
+    sent: Vec<(String, AckToken)>,
+    /// Indices of the records not yet acknowledged (manual mode), oldest first.
+    unacked: VecDeque<usize>,
+}
+
+/// A handle on a [`MemorySink`] for another task: what was sent, and acknowledgements in any
+/// order. Indices are those of [`MemorySink::records`].
+#[derive(Debug, Clone)]
+pub struct MemoryRemote {
+    tracker: Arc<AckTracker>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl MemoryRemote {
+    /// The topic and unit of every record sent so far, in order.
+    pub fn sent(&self) -> Vec<(String, AckToken)> {
+        lock(&self.shared).sent.clone()
+    }
+
+    /// Acknowledges the record at `index` (manual mode). Returns `false` when it is not
+    /// waiting for an acknowledgement.
+    pub fn ack(&self, index: usize) -> bool {
+        let mut g = lock(&self.shared);
+        let Some(pos) = g.unacked.iter().position(|&i| i == index) else {
+            return false;
+        };
+        g.unacked.remove(pos);
+        self.tracker.ack(g.sent[index].1);
+        true
+    }
+
+    /// Acknowledges every waiting record, oldest first.
+    pub fn ack_all(&self) {
+        let mut g = lock(&self.shared);
+        while let Some(i) = g.unacked.pop_front() {
+            self.tracker.ack(g.sent[i].1);
+        }
+    }
+
+    /// Indices of the records still waiting for an acknowledgement.
+    pub fn unacked(&self) -> Vec<usize> {
+        lock(&self.shared).unacked.iter().copied().collect()
+    }
 }
 
 impl MemorySink {
@@ -62,32 +117,33 @@ impl MemorySink {
             tracker,
             mode,
             records: Vec::new(),
-            unacked: VecDeque::new(),
+            shared: Arc::default(),
             fail_next: None,
+        }
+    }
+
+    /// A handle that sees and acknowledges this sink's records from another task.
+    pub fn remote(&self) -> MemoryRemote {
+        MemoryRemote {
+            tracker: self.tracker.clone(),
+            shared: self.shared.clone(),
         }
     }
 
     /// Acknowledges the record at `index` in [`MemorySink::records`] (manual mode). Returns
     /// `false` when it is not waiting for an acknowledgement.
     pub fn ack(&mut self, index: usize) -> bool {
-        let Some(pos) = self.unacked.iter().position(|&i| i == index) else {
-            return false;
-        };
-        self.unacked.remove(pos);
-        self.tracker.ack(self.records[index].token);
-        true
+        self.remote().ack(index)
     }
 
     /// Acknowledges every waiting record, oldest first.
     pub fn ack_all(&mut self) {
-        while let Some(i) = self.unacked.pop_front() {
-            self.tracker.ack(self.records[i].token);
-        }
+        self.remote().ack_all()
     }
 
     /// Indices of the records still waiting for an acknowledgement.
     pub fn unacked(&self) -> Vec<usize> {
-        self.unacked.iter().copied().collect()
+        self.remote().unacked()
     }
 
     /// Makes the next record's delivery fail with `error`, as a broker refusing it (or
@@ -120,12 +176,14 @@ impl Sink for MemorySink {
             timestamp: record.timestamp,
             token,
         });
+        let mut shared = lock(&self.shared);
+        shared.sent.push((record.topic.to_string(), token));
         if let Some(reason) = self.fail_next.take() {
             self.tracker.fail(reason);
         } else {
             match self.mode {
                 AckMode::Immediate => self.tracker.ack(token),
-                AckMode::Manual => self.unacked.push_back(self.records.len() - 1),
+                AckMode::Manual => shared.unacked.push_back(self.records.len() - 1),
             }
         }
         Ok(())
@@ -136,7 +194,7 @@ impl Sink for MemorySink {
     }
 
     async fn flush(&mut self, _timeout: Duration) -> bool {
-        self.unacked.is_empty() && self.tracker.failure().is_none()
+        lock(&self.shared).unacked.is_empty() && self.tracker.failure().is_none()
     }
 
     fn failure(&self) -> Option<Arc<Error>> {

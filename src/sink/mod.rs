@@ -19,11 +19,13 @@
 //! configs ([`config_topic`]), in the records Kafka Connect writes.
 
 use std::future::Future;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::convert::KafkaRecord;
 use crate::error::{Error, Result};
+use crate::lsn::Lsn;
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
 pub mod config_topic;
@@ -65,6 +67,19 @@ pub trait Sink: Send {
     fn boundary(&mut self, idle: bool) -> impl Future<Output = Result<()>> + Send {
         let _ = idle;
         async { Ok(()) }
+    }
+
+    /// Whether this sink writes in transactions that hold the offsets record too
+    /// (exactly-once): the offsets saver then writes nothing itself.
+    fn is_transactional(&self) -> bool {
+        false
+    }
+
+    /// Exactly-once: `stored`, the offsets store's position (raised by the sink after each
+    /// commit), and `floor`, the commit position of the offsets loaded at start (no offsets
+    /// record goes below it). Other sinks ignore both.
+    fn attach_offsets(&mut self, stored: Arc<AtomicU64>, floor: Option<Lsn>) {
+        let _ = (stored, floor);
     }
 
     /// The first delivery failure, if any, with its kind (which decides whether the connector
