@@ -218,7 +218,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// Sends a streamed change event in the open transaction's unit and counts it.
     async fn emit_change(&mut self, ev: ChangeEvent) -> Result<()> {
         let tx = self.open_tx()?;
-        let (token, commit_time_us) = (tx.token, tx.commit_time_us);
+        let (token, commit_time_us) = (tx.unit.token(), tx.commit_time_us);
         let op = ev.op;
         self.emit(ev, token).await?;
         self.counters.add_change_event(Some(op), commit_time_us);

@@ -49,7 +49,7 @@ use crate::offsets::ack::{AckToken, CommitInfo};
 use crate::pg::setup;
 use crate::pg::snapshot as cursor;
 use crate::pg::wire::WireConnection;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 
 use super::processor::Processor;
 use super::relations::Catalog;
@@ -326,7 +326,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return;
         };
         let position = fence.position();
-        let marker = self.sink.begin();
+        let marker = Unit::open(&mut self.sink);
         let info = CommitInfo {
             end_lsn: position,
             completes_snapshot: true,
@@ -334,7 +334,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             before_snapshot: false,
             ..self.progress.last_commit
         };
-        self.sink.commit(marker, info);
+        let marker = marker.commit(&mut self.sink, info);
         tracing::info!(lsn = %position, skipped_transactions = fence.skipped(),
             "streamed past the snapshot's position: every transaction before it is published once");
         self.fence.event = Some(FenceEvent::Passed { marker, position });

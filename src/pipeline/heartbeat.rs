@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind, HeartbeatAction, Result};
 use crate::event::envelope::now_nanos;
 use crate::event::{meta, sanitize_topic};
 use crate::offsets::ack::CommitInfo;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 
 use super::processor::Processor;
 use super::relations::Catalog;
@@ -161,12 +161,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             &self.config.topic_prefix,
             now_nanos() / 1_000_000,
         );
-        match self.tx.as_ref().map(|t| t.token) {
+        match self.tx.as_ref().map(|t| t.unit.token()) {
             Some(token) => self.send_record(record, token).await?,
             None => {
-                let token = self.sink.begin();
-                self.send_record(record, token).await?;
-                self.sink.commit(token, self.idle_unit_info());
+                let unit = Unit::open(&mut self.sink);
+                self.send_record(record, unit.token()).await?;
+                let info = self.idle_unit_info();
+                unit.commit(&mut self.sink, info);
             }
         }
         tracing::debug!(lsn = %self.progress.idle_position, in_transaction = self.tx.is_some(), "heartbeat");

@@ -15,7 +15,7 @@ use crate::event::{meta, Value};
 use crate::lsn::Lsn;
 use crate::offsets::ack::CommitInfo;
 use crate::pg::types::encode_binary;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 
 use super::processor::Processor;
 use super::relations::Catalog;
@@ -39,13 +39,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             self.progress.last_commit_lsn = Some(lsn);
         }
         let (token, own_unit) = match (&self.tx, transactional) {
-            (Some(tx), true) => (tx.token, false),
+            (Some(tx), true) => (tx.unit.token(), None),
             (None, true) => {
                 return Err(Error::protocol(
                     "transactional logical message outside a transaction",
                 ))
             }
-            (_, false) => (self.sink.begin(), true),
+            (_, false) => {
+                let unit = Unit::open(&mut self.sink);
+                (unit.token(), Some(unit))
+            }
         };
         let ts_us = self.message_time(transactional);
         let tx_id = match (&self.tx, transactional) {
@@ -66,8 +69,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             self.count_message(&mut record, lsn);
         }
         self.send_record(record, token).await?;
-        if own_unit {
-            self.complete_own_unit(token, message_lsn.max(lsn), ts_us);
+        if let Some(unit) = own_unit {
+            self.complete_own_unit(unit, message_lsn.max(lsn), ts_us);
         }
         self.counters.add_change_event(None, ts_us);
         Ok(())
@@ -99,14 +102,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     /// Completes the unit of a non-transactional message at `end_lsn`.
-    fn complete_own_unit(
-        &mut self,
-        token: crate::offsets::ack::AckToken,
-        end_lsn: Lsn,
-        ts_us: i64,
-    ) {
-        self.sink.commit(
-            token,
+    fn complete_own_unit(&mut self, unit: Unit, end_lsn: Lsn, ts_us: i64) {
+        unit.commit(
+            &mut self.sink,
             CommitInfo {
                 end_lsn,
                 xid: 0,

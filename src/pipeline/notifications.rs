@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::event::meta::Notification;
 use crate::offsets::ack::AckToken;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
 use super::processor::Processor;
@@ -93,10 +93,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if !self.config.records.notifications.any() {
             return Ok(());
         }
-        let token = self.sink.begin();
-        self.notify("SKIPPED", Vec::new(), token).await?;
+        let unit = Unit::open(&mut self.sink);
+        self.notify("SKIPPED", Vec::new(), unit.token()).await?;
         let info = self.idle_unit_info();
-        self.sink.commit(token, info);
+        unit.commit(&mut self.sink, info);
         Ok(())
     }
 }

@@ -36,7 +36,7 @@ use crate::pg::pgoutput::Message;
 use crate::pg::relation::RelationCache;
 use crate::pg::PG_EPOCH_OFFSET_MICROS;
 use crate::registry::Registries;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 use crate::transform::{apply_chain, build_chain, Stage};
 
 use super::fence::{FenceState, FenceStep};
@@ -50,7 +50,7 @@ use super::Counters;
 #[derive(Debug)]
 pub(super) struct OpenTx {
     /// Its unit at the sink.
-    pub(super) token: AckToken,
+    pub(super) unit: Unit,
     pub(super) xid: u32,
     /// Commit time, µs since the Unix epoch.
     pub(super) commit_time_us: i64,
@@ -383,9 +383,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             FenceStep::Keep | FenceStep::Passed => self.resume.on_begin(final_lsn, xid),
         };
         let before_snapshot = step == FenceStep::Keep && self.fence_prefix_unbroken();
-        let token = self.sink.begin();
+        let unit = Unit::open(&mut self.sink);
+        let token = unit.token();
         self.tx = Some(OpenTx {
-            token,
+            unit,
             xid,
             commit_time_us,
             origin: None,
@@ -415,7 +416,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 tx.commit_time_us.div_euclid(1000),
                 &tx.counters,
             );
-            self.send_record(record, tx.token).await?;
+            self.send_record(record, tx.unit.token()).await?;
         }
         let info = CommitInfo {
             end_lsn,
@@ -429,7 +430,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             // Published ahead of the snapshot with all before it: confirmable once acknowledged.
             self.sink.tracker().raise_hold(end_lsn);
         }
-        self.sink.commit(tx.token, info);
+        tx.unit.commit(&mut self.sink, info);
         self.resume.on_commit(end_lsn);
         self.progress.last_commit_lsn = Some(end_lsn);
         self.progress.last_commit_time_us = Some(tx.commit_time_us);

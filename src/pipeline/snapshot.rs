@@ -20,7 +20,7 @@ use crate::offsets::store::Offsets;
 use crate::pg::relation::{self, TableSchema};
 use crate::pg::setup::{self, CatalogTable};
 use crate::pg::snapshot as cursor;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 
 use super::notifications;
 use super::processor::Processor;
@@ -262,7 +262,8 @@ struct SnapshotTx {
     xid: i64,
     start_us: i64,
     position: Lsn,
-    token: crate::offsets::ack::AckToken,
+    /// Its unit at the sink: every snapshot record.
+    unit: Unit,
 }
 
 /// The captured tables a snapshot reads, in the order it reads them:
@@ -340,7 +341,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             xid,
             start_us,
             position,
-            token: self.sink.begin(),
+            unit: Unit::open(&mut self.sink),
         };
         let names: Vec<String> = tables
             .iter()
@@ -348,7 +349,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .collect();
         let in_progress = notifications::hash_set_list(&names);
         let captured = captured_order(&tables, &self.config).join(",");
-        self.notify("STARTED", Vec::new(), tx.token).await?;
+        self.notify("STARTED", Vec::new(), tx.unit.token()).await?;
         let mut held = HeldBack::default();
         for (index, t) in tables.iter().enumerate() {
             let name = names[index].clone();
@@ -356,7 +357,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 ("current_collection_in_progress", name.clone()),
                 ("data_collections", in_progress.clone()),
             ];
-            self.notify("IN_PROGRESS", progress, tx.token).await?;
+            self.notify("IN_PROGRESS", progress, tx.unit.token())
+                .await?;
             let rows = self
                 .snapshot_table(snap_sql, t, index, &tx, &mut held)
                 .await?;
@@ -368,12 +370,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 ("status", "SUCCEEDED".to_string()),
                 ("data_collections", captured.clone()),
             ];
-            self.notify("TABLE_SCAN_COMPLETED", done, tx.token).await?;
+            self.notify("TABLE_SCAN_COMPLETED", done, tx.unit.token())
+                .await?;
         }
         if let Some(last) = held.finish() {
-            self.emit(last, tx.token).await?;
+            self.emit(last, tx.unit.token()).await?;
         }
-        self.notify("COMPLETED", Vec::new(), tx.token).await?;
+        self.notify("COMPLETED", Vec::new(), tx.unit.token())
+            .await?;
         snap_sql.batch_execute("COMMIT").await?;
         let info = CommitInfo {
             end_lsn: position,
@@ -383,7 +387,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             idle: false,
             before_snapshot: false,
         };
-        self.sink.commit(tx.token, info);
+        tx.unit.commit(&mut self.sink, info);
         Ok(())
     }
 
@@ -434,7 +438,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             for row in rows {
                 let ev = self.snapshot_event(&table, &row, tx)?;
                 if let Some(ready) = held.push(ev, rows_in_table == 0, index) {
-                    self.emit(ready, tx.token).await?;
+                    self.emit(ready, tx.unit.token()).await?;
                 }
                 rows_in_table += 1;
                 self.counters.add_snapshot_row();

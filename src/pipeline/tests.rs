@@ -426,7 +426,7 @@ async fn a_heartbeat_between_transactions_is_a_unit_that_completes_at_the_idle_p
     let (begin_lsn, begin) = (msgs[9].0.lsn, msgs[9].1.clone());
     p.handle(begin_lsn, begin).await.unwrap();
     p.heartbeat(true).await.unwrap();
-    let token = p.tx.as_ref().unwrap().token;
+    let token = p.tx.as_ref().unwrap().unit.token();
     assert_eq!(p.sink().records.last().unwrap().token, token);
 }
 

@@ -8,6 +8,10 @@
 //! outcome to the shared [`AckTracker`], which turns completed units into the LSN that may be
 //! confirmed to PostgreSQL (invariant 1: an enqueued record is not an acknowledged one).
 //!
+//! The pipeline holds each open unit as a [`Unit`]: a guard that is committed exactly once,
+//! and whose drop while open is a failure the ack tracker records (the unit could never
+//! complete, so nothing after it could be confirmed) rather than a silent stall.
+//!
 //! Unit boundaries pass through the sink so that a transactional sink can map them onto Kafka
 //! transactions (begin at the first record of a unit, commit the Kafka transaction before
 //! completing the unit, abort it when the pipeline fails), without the pipeline changing.
@@ -33,6 +37,57 @@ pub mod kafka;
 pub mod memory;
 pub mod offsets_topic;
 pub mod transactions;
+
+/// An open unit at a sink (see the module documentation). Records are sent with its
+/// [`Unit::token`]; [`Unit::commit`] closes it, exactly once. Dropped while open (an error or
+/// a cancelled future ended its work half way), it records a failure at the ack tracker, so
+/// that nothing after it is confirmed and the run's end says why; the records it sent are
+/// never confirmed and are sent again after a restart.
+#[derive(Debug)]
+#[must_use = "a unit is committed with Unit::commit; dropping it open fails the tracker"]
+pub struct Unit {
+    token: AckToken,
+    tracker: Arc<AckTracker>,
+    open: bool,
+}
+
+impl Unit {
+    /// Opens a unit at `sink` (units complete in the order they were opened).
+    pub fn open<S: Sink>(sink: &mut S) -> Unit {
+        Unit {
+            token: sink.begin(),
+            tracker: sink.tracker().clone(),
+            open: true,
+        }
+    }
+
+    /// The token its records are sent with.
+    pub fn token(&self) -> AckToken {
+        self.token
+    }
+
+    /// Closes the unit at `sink`: every record of it has been sent; it completes, at
+    /// `info.end_lsn`, once all of them are acknowledged. Returns its token.
+    pub fn commit<S: Sink>(mut self, sink: &mut S, info: CommitInfo) -> AckToken {
+        self.open = false;
+        sink.commit(self.token, info);
+        self.token
+    }
+}
+
+impl Drop for Unit {
+    fn drop(&mut self) {
+        if self.open {
+            self.tracker.fail(Error::new(
+                crate::error::ErrorKind::Internal,
+                format!(
+                    "unit {} was left open (neither committed nor completed): nothing after it can be confirmed",
+                    self.token.0
+                ),
+            ));
+        }
+    }
+}
 
 /// Where records go. See the module documentation for the unit protocol.
 ///
@@ -88,4 +143,56 @@ pub trait Sink: Send {
 
     /// The ack tracker this sink reports to (whose flushable LSN is confirmed to PostgreSQL).
     fn tracker(&self) -> &Arc<AckTracker>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memory::{AckMode, MemorySink};
+    use super::*;
+    use crate::convert::KafkaRecord;
+
+    fn record() -> KafkaRecord<'static> {
+        KafkaRecord {
+            topic: "t",
+            partition: None,
+            key: Some(b"k"),
+            value: Some(b"v"),
+            headers: Vec::new(),
+            timestamp: None,
+        }
+    }
+
+    fn info(end: u64) -> CommitInfo {
+        CommitInfo {
+            end_lsn: Lsn(end),
+            ..CommitInfo::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_committed_unit_completes_and_a_dropped_open_one_fails_the_tracker() {
+        let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
+        let mut sink = MemorySink::new(tracker.clone(), AckMode::Immediate);
+        let first = Unit::open(&mut sink);
+        sink.send(&record(), first.token()).await.unwrap();
+        first.commit(&mut sink, info(100));
+        assert_eq!(tracker.flushable(), Lsn(100));
+        assert!(tracker.failure().is_none());
+
+        let forgotten = Unit::open(&mut sink);
+        sink.send(&record(), forgotten.token()).await.unwrap();
+        drop(forgotten);
+        let failure = tracker.failure().expect("a unit dropped open is a failure");
+        assert_eq!(failure.kind(), crate::error::ErrorKind::Internal);
+        assert!(failure.message().contains("left open"), "{failure}");
+        assert!(
+            sink.send(&record(), AckToken(99)).await.is_err(),
+            "later records are refused"
+        );
+        assert_eq!(
+            tracker.flushable(),
+            Lsn(100),
+            "nothing after it is confirmed"
+        );
+    }
 }
