@@ -532,14 +532,59 @@ fn long_code_lines(code: &str) -> Vec<usize> {
     for (first, text) in string_literals(code) {
         inside.extend(first + 1..=first + text.matches('\n').count());
     }
-    let text_start = ["\"", "r\"", "r#", "b\"", "br\"", "br#", "//"];
     code.lines()
         .enumerate()
         .map(|(i, l)| (i + 1, l))
         .filter(|&(n, l)| l.chars().count() > MAX_CODE_LINE && !inside.contains(&n))
-        .filter(|(_, l)| !text_start.iter().any(|p| l.trim_start().starts_with(p)))
+        .filter(|(_, l)| !is_text(l.trim_start()))
         .map(|(n, _)| n)
         .collect()
+}
+
+/// Whether a (trimmed) line is text, not code: a comment, or string literals (each maybe
+/// followed by `.into()`, `.to_string()` or `.to_owned()`) separated by nothing but `,` `;`
+/// `=>` and closing brackets, the last of which may go on to the next line.
+fn is_text(line: &str) -> bool {
+    let mut rest = line;
+    loop {
+        if rest.is_empty() || rest.starts_with("//") {
+            return true;
+        }
+        let Some(after) = after_literal(rest) else {
+            return false;
+        };
+        let Some(mut after) = after else {
+            return true;
+        };
+        for suffix in [".into()", ".to_string()", ".to_owned()"] {
+            after = after.strip_prefix(suffix).unwrap_or(after);
+        }
+        rest = after.trim_start_matches(|c: char| c.is_whitespace() || ",;)]}=>".contains(c));
+    }
+}
+
+/// The text after the string literal that `line` starts with: `None` when it starts with
+/// something else, `Some(None)` when the literal goes on to the next line.
+fn after_literal(line: &str) -> Option<Option<&str>> {
+    let rest = line.strip_prefix('b').unwrap_or(line);
+    if let Some(raw) = rest.strip_prefix('r') {
+        let hashes = raw.chars().take_while(|&c| c == '#').count();
+        let body = raw[hashes..].strip_prefix('"')?;
+        let close = format!("\"{}", "#".repeat(hashes));
+        return Some(body.find(&close).map(|i| &body[i + close.len()..]));
+    }
+    let body = rest.strip_prefix('"')?;
+    let mut chars = body.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '"' => return Some(Some(&body[i + 1..])),
+            _ => {}
+        }
+    }
+    Some(None)
 }
 
 #[test]
@@ -584,6 +629,10 @@ fn the_checks_see_what_they_check() {
         imported_modules("use crate::{\n    event::{A, B},\n    lsn, offsets::x };"),
         ["event", "lsn", "offsets"]
     );
+    assert!(is_text("\"a \\\" b\"),") && is_text("r#\"x\"#;") && is_text("\"goes on"));
+    assert!(!is_text("\"k\" => out.push(x),") && !is_text("call(\"x\")"));
+    assert!(is_text("\"a\", \"b\".into()),") && is_text("\"k\" => \"v\","));
+    assert!(!is_text("\"a\".into(), x)") && !is_text("return \"a\";") && !is_text("br"));
     let long = format!("    call({});\n", "x".repeat(MAX_CODE_LINE));
     let text = format!("    \"{}\",\n", "x".repeat(MAX_CODE_LINE));
     let code = format!("{long}{text}let s = \"a\n{text}\";\n{long}");

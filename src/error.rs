@@ -40,8 +40,8 @@ pub enum ErrorKind {
     Transform,
     /// A SQL statement failed on a regular connection for a reason the server gave. Fatal.
     Sql,
-    /// Kafka refused a record (too large, not authorized) or could not be configured. Fatal.
-    /// (A broker that is unreachable or times a record out is [`ErrorKind::Connection`].)
+    /// Kafka refused or failed to deliver a record (too large, not authorized, timed out), or
+    /// could not be configured. Fatal.
     Kafka,
     /// Another producer took over this connector's `transactional.id` (exactly-once): this
     /// instance stops without writing more. Fatal.
@@ -323,42 +323,22 @@ pub const KAFKA_CLIENT_RULES: &[(i32, ErrorKind, &str)] = &[
     ),
 ];
 
-/// The kind of a record's failed delivery, by librdkafka error code (the delivery report's).
-/// A broker that is unreachable, has no leader for the partition or let the record time out
-/// (`delivery.timeout.ms`) is a connection failure: the connector restarts and sends again
-/// from the slot, since nothing unacknowledged was confirmed. Records purged when a Kafka
-/// transaction is aborted are sent again the same way. A fenced producer stops. Every other
-/// refusal (a record too large, a topic the principal may not write) is [`ErrorKind::Kafka`].
-pub const KAFKA_DELIVERY_RULES: &[(i32, ErrorKind)] = &[
-    // RD_KAFKA_RESP_ERR__MSG_TIMED_OUT: delivery.timeout.ms (message.timeout.ms) passed.
-    (-192, ErrorKind::Connection),
-    // __TRANSPORT, __ALL_BROKERS_DOWN, __TIMED_OUT.
-    (-195, ErrorKind::Connection),
-    (-187, ErrorKind::Connection),
-    (-185, ErrorKind::Connection),
-    // LEADER_NOT_AVAILABLE, NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
-    // NOT_ENOUGH_REPLICAS(_AFTER_APPEND), KAFKA_STORAGE_ERROR: the broker's retriable errors.
-    (5, ErrorKind::Connection),
-    (6, ErrorKind::Connection),
-    (7, ErrorKind::Connection),
-    (13, ErrorKind::Connection),
-    (19, ErrorKind::Connection),
-    (20, ErrorKind::Connection),
-    (56, ErrorKind::Connection),
-    // __PURGE_QUEUE, __PURGE_INFLIGHT: purged by an aborted Kafka transaction.
-    (-152, ErrorKind::Connection),
-    (-151, ErrorKind::Connection),
-    // PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, __FENCED.
-    (90, ErrorKind::Fenced),
-    (47, ErrorKind::Fenced),
-    (-144, ErrorKind::Fenced),
-];
+/// librdkafka codes of a fenced transactional producer: PRODUCER_FENCED, INVALID_PRODUCER_EPOCH
+/// and the client's own __FENCED.
+pub const KAFKA_FENCED_CODES: &[i32] = &[90, 47, -144];
 
-/// The kind of a record's failed delivery with librdkafka code `code` (see
-/// [`KAFKA_DELIVERY_RULES`]); [`ErrorKind::Kafka`] for any other code, or none.
-pub fn classify_kafka_delivery(code: Option<i32>) -> ErrorKind {
-    code.and_then(|code| KAFKA_DELIVERY_RULES.iter().find(|(c, _)| *c == code))
-        .map_or(ErrorKind::Kafka, |(_, kind)| *kind)
+/// The kind of a record's failed delivery with librdkafka code `code`. librdkafka retries
+/// whatever a broker reports as retriable for as long as `delivery.timeout.ms` allows (for
+/// ever, by pgcdc's default), so a failed delivery is final: [`ErrorKind::Kafka`], which stops
+/// the connector with the fix, as Kafka Connect fails the task (a restart while the old
+/// producer's requests may still sit in a stalled broker could land them after newer ones,
+/// out of per-key order). The one exception: a `transactional` producer that was fenced is
+/// [`ErrorKind::Fenced`] (another instance took over its `transactional.id`).
+pub fn classify_kafka_delivery(code: Option<i32>, transactional: bool) -> ErrorKind {
+    match code {
+        Some(c) if transactional && KAFKA_FENCED_CODES.contains(&c) => ErrorKind::Fenced,
+        _ => ErrorKind::Kafka,
+    }
 }
 
 const KAFKA_AUTH_FIX: &str =
@@ -664,27 +644,26 @@ mod delivery_tests {
     use super::*;
 
     #[test]
-    fn a_failed_delivery_is_retried_stopped_with_a_fix_or_fenced_by_its_code() {
-        // A broker that let the record time out, or had no leader: restart and resend.
-        for code in [-192, -195, -187, 6, 7, 19] {
+    fn a_failed_delivery_stops_with_the_fix_or_as_fenced_by_its_code() {
+        // MSG_TIMED_OUT, MSG_SIZE_TOO_LARGE, TOPIC_AUTHORIZATION_FAILED, a retriable broker
+        // code that outlived the retries, unknown codes: final, fatal with the fix.
+        for code in [Some(-192), Some(10), Some(29), Some(6), Some(12345), None] {
             assert_eq!(
-                classify_kafka_delivery(Some(code)),
-                ErrorKind::Connection,
-                "{code}"
+                classify_kafka_delivery(code, false),
+                ErrorKind::Kafka,
+                "{code:?}"
             );
-        }
-        // MSG_SIZE_TOO_LARGE, TOPIC_AUTHORIZATION_FAILED, unknown codes: fatal with the fix.
-        for code in [Some(10), Some(29), Some(12345), None] {
-            assert_eq!(classify_kafka_delivery(code), ErrorKind::Kafka, "{code:?}");
+            assert_eq!(
+                classify_kafka_delivery(code, true),
+                ErrorKind::Kafka,
+                "{code:?}"
+            );
         }
         for code in [90, 47, -144] {
-            assert_eq!(
-                classify_kafka_delivery(Some(code)),
-                ErrorKind::Fenced,
-                "{code}"
-            );
+            assert_eq!(classify_kafka_delivery(Some(code), true), ErrorKind::Fenced);
+            // No transactional.id to be fenced on: an idempotent producer's epoch error.
+            assert_eq!(classify_kafka_delivery(Some(code), false), ErrorKind::Kafka);
         }
-        assert!(ErrorKind::Connection.policy().retriable);
         assert!(!ErrorKind::Kafka.policy().retriable);
         let fenced = ErrorKind::Fenced.policy();
         assert!(!fenced.retriable && fenced.fix.contains("transactional.id"));

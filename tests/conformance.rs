@@ -1241,14 +1241,17 @@ fn conformance_fixture_notation_is_understood() {
     match_type(
         "array<bytes? org.apache.kafka.connect.data.Decimal scale=2 precision=10>",
         &json!({
-            "type":"array","items":{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2","connect.decimal.precision":"10"}}}),
+            "type":"array","items":{"type":"bytes","optional":true,
+            "name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2",
+            "connect.decimal.precision":"10"}}}),
         "x",
         &mut out,
     );
     match_type(
         "struct{wkb:bytes,srid:int32?}",
         &json!({
-            "type":"struct","fields":[{"field":"wkb","type":"bytes","optional":false},{"field":"srid","type":"int32","optional":true}]}),
+            "type":"struct","fields":[{"field":"wkb","type":"bytes","optional":false},
+            {"field":"srid","type":"int32","optional":true}]}),
         "x",
         &mut out,
     );

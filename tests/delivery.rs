@@ -272,7 +272,8 @@ async fn keyed_records_land_on_the_partition_kafkas_java_client_would_choose() {
 async fn an_idle_slot_advances_while_unpublished_tables_are_busy() {
     let db = TestDb::create("idle").await;
     db.exec(
-        "CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
+        "CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)",
+    ).await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("idle");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());

@@ -75,11 +75,13 @@ async fn dbz_t_143_snapshot_and_streamed_outbox_rows_are_routed_with_key_value_a
     let db = TestDb::create("obx143").await;
     db.exec(OUTBOX_DDL).await;
     db.exec(
-        "INSERT INTO outboxsmtit.outbox VALUES ('11111111-b015-44a9-9dde-cb36d9002425', 'User', 'snap', 'UserCreated', '{\"n\": 1}'::jsonb)").await;
+        "INSERT INTO outboxsmtit.outbox VALUES ('11111111-b015-44a9-9dde-cb36d9002425', 'User', 'snap', 'UserCreated', '{\"n\": 1}'::jsonb)",
+    ).await;
     let dir = tempfile::tempdir().unwrap();
     let (c, prefix) = start_router(&db, "obx143", "initial", &[], dir.path()).await;
     db.exec(
-        "INSERT INTO outboxsmtit.outbox VALUES ('59a42efd-b015-44a9-9dde-cb36d9002425', 'User', '10711fa5', 'UserCreated', '{}'::jsonb)").await;
+        "INSERT INTO outboxsmtit.outbox VALUES ('59a42efd-b015-44a9-9dde-cb36d9002425', 'User', '10711fa5', 'UserCreated', '{}'::jsonb)",
+    ).await;
     let topic = format!("{prefix}.outbox.event.User");
     let recs = read_n(&env().kafka, &topic, 2, T).await;
     assert_eq!(
@@ -135,7 +137,8 @@ async fn dbz_t_145_event_type_in_the_envelope_makes_the_value_a_struct() {
     )
     .await;
     db.exec(
-        "INSERT INTO outboxsmtit.outbox VALUES ('d4da2428-8b19-11ea-bc55-0242ac130003', 'User', '9948fcad', 'UserCreated', '{\"email\": \"gh@mefi.in\"}'::jsonb)").await;
+        "INSERT INTO outboxsmtit.outbox VALUES ('d4da2428-8b19-11ea-bc55-0242ac130003', 'User', '9948fcad', 'UserCreated', '{\"email\": \"gh@mefi.in\"}'::jsonb)",
+    ).await;
     let recs = read_n(&env().kafka, &format!("{prefix}.outbox.event.User"), 1, T).await;
     assert_eq!(recs[0].key_json().unwrap()["payload"], json!("9948fcad"));
     assert_eq!(
@@ -164,7 +167,8 @@ async fn dbz_t_146_all_features_schema_version_timestamp_headers_and_defaults() 
     ];
     let (c, prefix) = start_router(&db, "obx146", "no_data", &opts, dir.path()).await;
     db.exec(
-        "INSERT INTO outboxsmtit.outbox VALUES ('f9171eb6-19f3-4579-9206-0e179d2ebad7', 'UserEmail', '7bdf2e9e', 'UserUpdated', '{\"email\": \"gh@mefi.in\"}'::jsonb, 1, true, TIMESTAMP(3) '2019-03-24 20:52:59')").await;
+        "INSERT INTO outboxsmtit.outbox VALUES ('f9171eb6-19f3-4579-9206-0e179d2ebad7', 'UserEmail', '7bdf2e9e', 'UserUpdated', '{\"email\": \"gh@mefi.in\"}'::jsonb, 1, true, TIMESTAMP(3) '2019-03-24 20:52:59')",
+    ).await;
     let recs = read_n(
         &env().kafka,
         &format!("{prefix}.outbox.event.UserEmail"),
@@ -216,7 +220,8 @@ async fn dbz_t_148_and_149_null_payload_gives_a_null_payload_struct_or_a_tombsto
     o149.push(("route.tombstone.on.empty.payload", "true"));
     let (c149, p149) = start_router(&db, "obx149", "no_data", &o149, dir149.path()).await;
     db.exec(
-        "INSERT INTO outboxsmtit.outbox VALUES ('a9d76f78-bda6-48d3-97ed-13a146163218', 'UserEmail', 'a9d76f78', 'UserUpdated', null::jsonb, 1, true, TIMESTAMP(3) '2019-03-24 20:52:59', true)").await;
+        "INSERT INTO outboxsmtit.outbox VALUES ('a9d76f78-bda6-48d3-97ed-13a146163218', 'UserEmail', 'a9d76f78', 'UserUpdated', null::jsonb, 1, true, TIMESTAMP(3) '2019-03-24 20:52:59', true)",
+    ).await;
 
     let e = &read_n(
         &env().kafka,

@@ -120,7 +120,10 @@ async fn transaction_metadata_brackets_each_transaction_and_orders_its_events() 
     assert_eq!(
         schema,
         json!({
-            "type":"struct","fields":[{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":false,"field":"total_order"},{"type":"int64","optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block","version":1,"field":"transaction"})
+            "type":"struct","fields":[{"type":"string","optional":false,"field":"id"},
+            {"type":"int64","optional":false,"field":"total_order"},{"type":"int64",
+            "optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block",
+            "version":1,"field":"transaction"})
     );
 
     // Second transaction: pk change (delete + tombstone + create) and delete (+ tombstone):
@@ -331,7 +334,8 @@ async fn a_heartbeat_follows_the_snapshot_at_once_and_honours_the_topic_settings
 async fn heartbeats_confirm_an_idle_slot_without_writing_idle_positions_to_the_offsets() {
     let db = TestDb::create("hbidle").await;
     db.exec(
-        "CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)").await;
+        "CREATE TABLE public.captured (id int PRIMARY KEY); CREATE TABLE public.busy (id bigserial PRIMARY KEY, pad text)",
+    ).await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("hbidle");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());

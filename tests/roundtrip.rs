@@ -37,7 +37,8 @@ fn envelope(
     op: &str,
 ) -> serde_json::Value {
     json!({
-        "before":before,"after":after,"source":source,"transaction":null,"op":op,"ts_ms":"<ts>","ts_us":"<ts>","ts_ns":"<ts>"})
+        "before":before,"after":after,"source":source,"transaction":null,"op":op,"ts_ms":"<ts>",
+        "ts_us":"<ts>","ts_ns":"<ts>"})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,7 +135,8 @@ async fn every_core_type_is_emitted_with_debeziums_schema_and_value() {
 async fn update_delete_and_primary_key_change_follow_debezium_record_shapes() {
     let db = TestDb::create("upd").await;
     db.exec(
-        "CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL DEFAULT 1, note text)").await;
+        "CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL DEFAULT 1, note text)",
+    ).await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique("upd");
     let c = start(&base_config(&db, &prefix, &env().kafka, dir.path()));
@@ -394,7 +396,8 @@ async fn logical_decoding_messages_are_published_on_the_message_topic() {
     db.exec("SELECT pg_logical_emit_message(false, 'skipped', 'not published')")
         .await;
     db.exec(
-        "BEGIN; INSERT INTO m VALUES (1); SELECT pg_logical_emit_message(true, 'audit', '\\x00ff'::bytea); COMMIT").await;
+        "BEGIN; INSERT INTO m VALUES (1); SELECT pg_logical_emit_message(true, 'audit', '\\x00ff'::bytea); COMMIT",
+    ).await;
     let recs = read_n(&env().kafka, &format!("{prefix}.message"), 2, T).await;
     assert_eq!(recs.len(), 2, "the excluded prefix is not published");
     assert_eq!(
@@ -506,12 +509,14 @@ async fn enums_domains_money_intervals_bits_network_and_extension_types_are_emit
     assert_eq!(
         field("md"),
         json!({
-            "type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"sad,ok,happy"},"field":"md"})
+            "type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,
+            "parameters":{"allowed":"sad,ok,happy"},"field":"md"})
     );
     assert_eq!(
         field("m"),
         json!({
-            "type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"m"})
+            "type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal",
+            "version":1,"parameters":{"scale":"2"},"field":"m"})
     );
     assert_eq!(
         field("p")["parameters"],

@@ -101,7 +101,10 @@ registry! {
         DATABASE_SSLKEY = "database.sslkey" => Implemented,
         DATABASE_SSLPASSWORD = "database.sslpassword" => Implemented,
         DATABASE_SSLFACTORY =
-            "database.sslfactory" => JavaCode(None, "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"),
+            "database.sslfactory" => JavaCode(
+                None,
+                "use database.sslmode with database.sslrootcert, database.sslcert and database.sslkey"
+            ),
         DATABASE_TCP_KEEP_ALIVE = "database.tcpKeepAlive" => Implemented,
         DATABASE_INITIAL_STATEMENTS = "database.initial.statements" => Implemented,
         DATABASE_QUERY_TIMEOUT_MS = "database.query.timeout.ms" => Implemented,
@@ -175,7 +178,10 @@ registry! {
             "snapshot.mode.configuration.based.snapshot.on.data.error"
             => NotImplemented(Some("false")),
         SNAPSHOT_MODE_CUSTOM_NAME =
-            "snapshot.mode.custom.name" => JavaCode(None, "use a built-in snapshot.mode (initial, always, no_data, initial_only, when_needed, never)"),
+            "snapshot.mode.custom.name" => JavaCode(
+                None,
+                "use a built-in snapshot.mode (initial, always, no_data, initial_only, when_needed, never)"
+            ),
         SNAPSHOT_ISOLATION_MODE = "snapshot.isolation.mode" => Implemented,
         SNAPSHOT_LOCKING_MODE = "snapshot.locking.mode" => NotImplemented(Some("none")),
         SNAPSHOT_LOCKING_MODE_CUSTOM_NAME = "snapshot.locking.mode.custom.name"
@@ -183,7 +189,10 @@ registry! {
         SNAPSHOT_LOCK_TIMEOUT_MS = "snapshot.lock.timeout.ms" => NotImplemented(Some("10000")),
         SNAPSHOT_QUERY_MODE = "snapshot.query.mode" => NotImplemented(Some("select_all")),
         SNAPSHOT_QUERY_MODE_CUSTOM_NAME =
-            "snapshot.query.mode.custom.name" => JavaCode(None, "remove it and use snapshot.select.statement.overrides for per-table queries"),
+            "snapshot.query.mode.custom.name" => JavaCode(
+                None,
+                "remove it and use snapshot.select.statement.overrides for per-table queries"
+            ),
         SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list" => Implemented,
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides" => Implemented,
         SNAPSHOT_FETCH_SIZE = "snapshot.fetch.size" => Implemented,
@@ -217,7 +226,10 @@ registry! {
         COLUMN_PROPAGATE_SOURCE_TYPE = "column.propagate.source.type" => Implemented,
         DATATYPE_PROPAGATE_SOURCE_TYPE = "datatype.propagate.source.type" => Implemented,
         CONVERTERS =
-            "converters" => JavaCode(None, "use pgcdc's built-in mappings (decimal.handling.mode, time.precision.mode, binary.handling.mode, hstore.handling.mode, interval.handling.mode, column.propagate.source.type) or a transform"),
+            "converters" => JavaCode(
+                None,
+                "use pgcdc's built-in mappings (decimal.handling.mode, time.precision.mode, binary.handling.mode, hstore.handling.mode, interval.handling.mode, column.propagate.source.type) or a transform"
+            ),
         POST_PROCESSORS = "post.processors" => Implemented,
         SCHEMA_REFRESH_MODE = "schema.refresh.mode" => Implemented,
         SOURCEINFO_STRUCT_MAKER = "sourceinfo.struct.maker"
@@ -234,7 +246,10 @@ registry! {
         MAX_QUEUE_SIZE_IN_BYTES = "max.queue.size.in.bytes" => Implemented,
         POLL_INTERVAL_MS = "poll.interval.ms" => Framework,
         QUEUE_PROVIDER_TYPE =
-            "queue.provider.type" => JavaCode(Some("memory"), "remove it: pgcdc's queue is in memory and bounded by max.queue.size and max.queue.size.in.bytes"),
+            "queue.provider.type" => JavaCode(
+                Some("memory"),
+                "remove it: pgcdc's queue is in memory and bounded by max.queue.size and max.queue.size.in.bytes"
+            ),
         QUERY_FETCH_SIZE = "query.fetch.size" => Framework,
         HEARTBEAT_INTERVAL_MS = "heartbeat.interval.ms" => Implemented,
         HEARTBEAT_ACTION_QUERY = "heartbeat.action.query" => Implemented,

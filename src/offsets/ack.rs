@@ -71,6 +71,8 @@ struct Inner {
     txs: VecDeque<Tx>,
     last_completed: Option<CommitInfo>,
     failure: Option<Arc<Error>>,
+    /// The first unit dropped while open (see [`AckTracker::abandon`]).
+    abandoned: Option<AckToken>,
     in_flight: u64,
     /// Delivery reports received, ever.
     acked_total: u64,
@@ -295,6 +297,23 @@ impl AckTracker {
     /// The first delivery failure, if any.
     pub fn failure(&self) -> Option<Arc<Error>> {
         self.lock().failure.clone()
+    }
+
+    /// Records that unit `seq` was dropped while open: it will never complete, so nothing
+    /// from it on can be confirmed, while the units before it still complete as their
+    /// acknowledgements arrive. On a stop (a cancelled send) that is expected: what was sent
+    /// of the unit is sent again after a restart. Anywhere else it is a defect, which the
+    /// main loop reports as an error ([`AckTracker::abandoned`]) instead of stalling.
+    pub fn abandon(&self, seq: AckToken) {
+        let mut g = self.lock();
+        if g.abandoned.is_none() {
+            g.abandoned = Some(seq);
+        }
+    }
+
+    /// The first unit dropped while open, if any.
+    pub fn abandoned(&self) -> Option<AckToken> {
+        self.lock().abandoned
     }
 
     /// Marks transaction `seq` committed at `info.end_lsn`; it completes once all its records

@@ -316,7 +316,8 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             let want = captured_tables(client, config).await?;
             let have = client
                 .query(
-                    "SELECT schemaname::text, tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", &[name])
+                    "SELECT schemaname::text, tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2",
+                    &[name])
                 .await?;
             let have: Vec<(String, String)> = have.iter().map(|r| (r.get(0), r.get(1))).collect();
             let want_names: Vec<(String, String)> = want.iter().map(|t| (t.schema.clone(), t.table.clone())).collect();

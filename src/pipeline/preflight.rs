@@ -166,9 +166,12 @@ fn server_findings(s: &ServerFacts, out: &mut Vec<Finding>) {
         ok("max_replication_slots", format!("{used} of {max} replication slots used"))
     } else {
         bad(
-            "max_replication_slots", Severity::Error, format!("all {max} replication slots are used: a new slot cannot be created"),
+            "max_replication_slots",
+            Severity::Error,
+            format!("all {max} replication slots are used: a new slot cannot be created"),
             format!(
-                "ALTER SYSTEM SET max_replication_slots = {}; then restart PostgreSQL (or drop an unused slot)", max + 4))
+                "ALTER SYSTEM SET max_replication_slots = {}; then restart PostgreSQL (or drop an unused slot)",
+                max + 4))
     });
     let (max, used) = s.wal_senders;
     out.push(if used < max {
@@ -286,8 +289,44 @@ fn table_findings(role: &str, tables: &[TableFacts], out: &mut Vec<Finding>) {
         };
         out.push(bad("replica_identity", Severity::Warning,
             format!(
-                "{} {what}: PostgreSQL refuses UPDATE and DELETE on it in the application while the publication publishes them", t.name),
+                "{} {what}: PostgreSQL refuses UPDATE and DELETE on it in the application while the publication publishes them",
+                t.name),
             fix));
+    }
+}
+
+/// What to do about a publication that does not exist, when pgcdc cannot create it in `mode`
+/// with `role`'s rights (`not_owned`: the captured tables the role does not own).
+fn missing_publication_fix(
+    name: &str,
+    mode: PublicationAutocreateMode,
+    role: &facts::RoleFacts,
+    not_owned: &[&str],
+) -> Option<String> {
+    match mode {
+        PublicationAutocreateMode::Disabled => Some(format!(
+            "CREATE PUBLICATION {} FOR TABLE ... (the captured tables); publication.autocreate.mode=disabled does not create it",
+            quote_ident(name)
+        )),
+        PublicationAutocreateMode::AllTables if !role.superuser => Some(format!(
+            "CREATE PUBLICATION {} FOR ALL TABLES; as a superuser (pgcdc's role cannot: FOR ALL TABLES needs one), or use publication.autocreate.mode=filtered",
+            quote_ident(name)
+        )),
+        PublicationAutocreateMode::Filtered
+            if !role.superuser && (!role.create_on_database || !not_owned.is_empty()) =>
+        {
+            let not_owned = if not_owned.is_empty() {
+                "none".to_string()
+            } else {
+                not_owned.join(", ")
+            };
+            Some(format!(
+                "creating the publication needs CREATE on the database and ownership of every captured table; not owned: {}. Create it as the owner: CREATE PUBLICATION {} FOR TABLE ...",
+                not_owned,
+                quote_ident(name)
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -306,35 +345,20 @@ fn publication_findings(
         .map(|t| t.name.as_str())
         .collect();
     let Some((all_tables, published)) = publication else {
-        let problem = match mode {
-            PublicationAutocreateMode::Disabled => Some(format!(
-                "CREATE PUBLICATION {} FOR TABLE ... (the captured tables); publication.autocreate.mode=disabled does not create it", quote_ident(name))),
-            PublicationAutocreateMode::AllTables if !role.superuser => Some(format!(
-                "CREATE PUBLICATION {} FOR ALL TABLES; as a superuser (pgcdc's role cannot: FOR ALL TABLES needs one), or use publication.autocreate.mode=filtered", quote_ident(name))),
-            PublicationAutocreateMode::Filtered
-                if !role.superuser && (!role.create_on_database || !not_owned.is_empty()) =>
-            {
-                let not_owned = if not_owned.is_empty() { "none".to_string() } else { not_owned.join(", ") };
-                Some(format!(
-                    "creating the publication needs CREATE on the database and ownership of every captured table; not owned: {}. Create it as the owner: CREATE PUBLICATION {} FOR TABLE ...",
-                    not_owned,
-                    quote_ident(name)
-                ))
-            }
-            _ => None,
-        };
-        out.push(match problem {
-            Some(fix) => bad(
-                "publication",
-                Severity::Error,
-                format!("publication {name} does not exist and pgcdc cannot create it"),
-                fix,
-            ),
-            None => ok(
-                "publication",
-                format!("publication {name} does not exist; pgcdc creates it at start"),
-            ),
-        });
+        out.push(
+            match missing_publication_fix(name, mode, role, &not_owned) {
+                Some(fix) => bad(
+                    "publication",
+                    Severity::Error,
+                    format!("publication {name} does not exist and pgcdc cannot create it"),
+                    fix,
+                ),
+                None => ok(
+                    "publication",
+                    format!("publication {name} does not exist; pgcdc creates it at start"),
+                ),
+            },
+        );
         return;
     };
     if all_tables {
@@ -358,18 +382,31 @@ fn publication_findings(
         let realigned = mode == PublicationAutocreateMode::Filtered;
         out.push(if realigned && (role.superuser || not_owned.is_empty()) {
             ok(
-                "publication", format!("publication {name} lacks {}; pgcdc adds them at start (filtered)", missing.join(", ")))
+                "publication",
+                format!("publication {name} lacks {}; pgcdc adds them at start (filtered)", missing.join(", ")))
         } else {
             bad(
-                "publication", Severity::Error, format!("publication {name} does not publish captured tables {}: their changes would never arrive", missing.join(", ")),
+                "publication",
+                Severity::Error,
+                format!(
+                    "publication {name} does not publish captured tables {}: their changes would never arrive",
+                    missing.join(", ")
+                ),
                 format!("ALTER PUBLICATION {} ADD TABLE {};", quote_ident(name), sql_names(tables, &missing)))
         });
     }
     if !extra.is_empty() {
         out.push(bad(
-            "publication", Severity::Warning, format!("publication {name} also publishes {}, which the include lists leave out: the server decodes and sends their changes for nothing", extra.join(", ")),
+            "publication",
+            Severity::Warning,
             format!(
-                "ALTER PUBLICATION {} DROP TABLE {}; (or widen the include lists)", quote_ident(name), extra.join(", "))));
+                "publication {name} also publishes {}, which the include lists leave out: the server decodes and sends their changes for nothing",
+                extra.join(", ")
+            ),
+            format!(
+                "ALTER PUBLICATION {} DROP TABLE {}; (or widen the include lists)",
+                quote_ident(name),
+                extra.join(", "))));
     }
     if missing.is_empty() && extra.is_empty() {
         out.push(ok(
@@ -388,7 +425,8 @@ async fn slot_findings(
     let name = &config.slot_name;
     let Some(slot) = setup::find_slot(sql, name, server.version_num).await? else {
         out.push(ok(
-            "slot", format!("slot {name} does not exist; pgcdc creates it at start (snapshot.mode decides the snapshot)")));
+            "slot",
+            format!("slot {name} does not exist; pgcdc creates it at start (snapshot.mode decides the snapshot)")));
         return Ok(());
     };
     let drop_it = format!(
@@ -421,15 +459,31 @@ async fn slot_findings(
     }
     if slot.active {
         out.push(bad(
-            "slot", Severity::Warning, format!("slot {name} is in use by walsender pid {}: another pgcdc or Debezium streams from it, and this connector waits for it (slot.max.retries)", slot.active_pid.unwrap_or(0)),
+            "slot",
+            Severity::Warning,
+            format!(
+                "slot {name} is in use by walsender pid {}: another pgcdc or Debezium streams from it, and this connector waits for it (slot.max.retries)",
+                slot.active_pid.unwrap_or(0)
+            ),
             "stop the other connector, or give this one its own slot.name".into()));
     }
     match slot.wal_status.as_deref() {
-        Some(
-            "lost") => out.push(bad("slot", Severity::Error, format!("slot {name} was invalidated (wal_status = lost): the changes since its position are gone"), drop_it.clone())),
-        Some(
-            "unreserved") => out.push(bad("slot", Severity::Warning, format!("slot {name} is about to lose WAL it needs (wal_status = unreserved, past max_slot_wal_keep_size)"),
-            "start the connector now so it catches up, or raise max_slot_wal_keep_size".into())),
+        Some("lost") => out.push(bad(
+            "slot",
+            Severity::Error,
+            format!(
+                "slot {name} was invalidated (wal_status = lost): the changes since its position are gone"
+            ),
+            drop_it.clone(),
+        )),
+        Some("unreserved") => out.push(bad(
+            "slot",
+            Severity::Warning,
+            format!(
+                "slot {name} is about to lose WAL it needs (wal_status = unreserved, past max_slot_wal_keep_size)"
+            ),
+            "start the connector now so it catches up, or raise max_slot_wal_keep_size".into(),
+        )),
         _ => {}
     }
     if let Some(reason) = facts::slot_invalidation(sql, name, server.version_num).await? {
@@ -564,7 +618,11 @@ fn topic_findings(
             .unwrap_or(topic);
         if policy.contains("compact") && keyless.iter().any(|k| k == table) {
             out.push(bad(
-                "topics", Severity::Warning, format!("topic {topic} is compacted (cleanup.policy={policy}) but table {table} has no key: Kafka refuses its records and tombstones without a key"),
+                "topics",
+                Severity::Warning,
+                format!(
+                    "topic {topic} is compacted (cleanup.policy={policy}) but table {table} has no key: Kafka refuses its records and tombstones without a key"
+                ),
                 format!(
                     "give {table} a primary key (or message.key.columns), or set cleanup.policy=delete on {topic}")));
         }

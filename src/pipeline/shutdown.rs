@@ -12,14 +12,31 @@ use crate::error::Result;
 use crate::pg::setup;
 use crate::sink::Sink;
 
+use super::relations::Catalog;
 use super::startup::Started;
 use super::stream::Streaming;
 use super::SHUTDOWN_FLUSH_TIMEOUT;
 
-/// Ends a streaming run whose main loop returned `result`.
+/// Ends a streaming run whose main loop returned `result`: [`drain`], then with
+/// `slot.drop.on.stop` drops the slot and this connector's offsets.
 pub async fn finish<S: Sink>(
     config: &ConnectorConfig,
     started: &mut Started<S>,
+    streaming: Streaming,
+    result: Result<()>,
+) -> Result<()> {
+    drain(started, streaming, result).await?;
+    if config.slot_drop_on_stop {
+        drop_slot_and_offsets(config, started).await?;
+    }
+    Ok(())
+}
+
+/// Stops the reader, waits for outstanding acknowledgements, stores the offsets and lets the
+/// reader send the final status update. Errors: `result`'s, then the offsets store's and the
+/// reader's.
+pub async fn drain<S: Sink, C: Catalog>(
+    started: &mut Started<S, C>,
     streaming: Streaming,
     result: Result<()>,
 ) -> Result<()> {
@@ -47,11 +64,7 @@ pub async fn finish<S: Sink>(
         "stopped"
     );
     result?;
-    reader_result?;
-    if config.slot_drop_on_stop {
-        drop_slot_and_offsets(config, started).await?;
-    }
-    Ok(())
+    reader_result
 }
 
 /// `slot.drop.on.stop`: the position the offsets hold is gone with the slot, so the entry

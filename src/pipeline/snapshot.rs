@@ -421,7 +421,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .map(|o| o.query.as_str());
         if query.is_some() {
             tracing::info!(table = %format!(
-                "{}.{}", t.schema, t.table), "snapshot reads the table with its snapshot.select.statement.overrides query");
+                "{}.{}",
+                t.schema,
+                t.table),
+                "snapshot reads the table with its snapshot.select.statement.overrides query");
         }
         cursor::open_cursor(snap_sql, &t.schema, &t.table, &names, query).await?;
         let mut rows_in_table = 0u64;

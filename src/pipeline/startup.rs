@@ -254,7 +254,8 @@ fn wal_gone(
 async fn advance_slot(config: &ConnectorConfig, sql: &Client, to: Lsn) {
     if let Err(e) = setup::advance_slot(sql, &config.slot_name, to).await {
         tracing::warn!(slot = %config.slot_name, lsn = %to, error = %e.one_line(),
-            "could not advance the replication slot to the stored offsets (offset.mismatch.strategy={}); streaming from the slot's own position, skipping what the offsets say was published", config.offset_mismatch.name());
+            "could not advance the replication slot to the stored offsets (offset.mismatch.strategy={}); streaming from the slot's own position, skipping what the offsets say was published",
+            config.offset_mismatch.name());
     }
 }
 

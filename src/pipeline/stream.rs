@@ -16,7 +16,8 @@
 //!    confirmed, so it is sent again after a restart).
 //!
 //! After each turn the loop sends a heartbeat if one is due (Debezium checks after every
-//! event) and stops at the first delivery failure.
+//! event) and stops at the first delivery failure, or at a unit left open (see
+//! [`crate::sink::Unit`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -330,7 +331,23 @@ pub async fn run<S: Sink, C: Catalog>(
         if let Some(f) = processor.sink().failure() {
             return Err(f.copy());
         }
+        if let Some(unit) = processor.tracker().abandoned() {
+            return Err(left_open(unit));
+        }
     }
+}
+
+/// The error when a unit was dropped open while the stream went on (a stop or an error ends
+/// the loop before this is checked, so this is a defect): nothing from it on could ever be
+/// confirmed, so the run ends instead of stalling.
+fn left_open(unit: crate::offsets::ack::AckToken) -> Error {
+    Error::new(
+        crate::error::ErrorKind::Internal,
+        format!(
+            "unit {} was left open (neither committed nor completed) while the stream went on: nothing from it on could be confirmed; a restart sends it again",
+            unit.0
+        ),
+    )
 }
 
 /// Sleeps until `at` (`None`: for ever; the branch is disabled then anyway).

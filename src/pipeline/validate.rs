@@ -72,6 +72,8 @@ mod tests {
         assert_eq!(chain.len(), 1);
         assert_eq!(chain[0].alias, "outbox");
         assert_eq!(chain[0].class(), crate::transform::EVENT_ROUTER);
+        let built = format!("{:?}", chain[0]);
+        assert!(built.contains("transform: EventRouter {"), "{built}");
     }
 
     #[test]

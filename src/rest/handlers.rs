@@ -468,7 +468,9 @@ async fn ready(State(app): State<App>) -> Response {
             "RUNNING" => {
                 if let Some(w) = waited {
                     reasons.insert(name.clone(), json!(format!(
-                        "records have waited {} s for Kafka to acknowledge them, more than pgcdc.health.unacknowledged.max.ms ({} ms): a broker is down, stalled or unreachable", w.as_secs(), app.unacknowledged_max.as_millis())));
+                        "records have waited {} s for Kafka to acknowledge them, more than pgcdc.health.unacknowledged.max.ms ({} ms): a broker is down, stalled or unreachable",
+                        w.as_secs(),
+                        app.unacknowledged_max.as_millis())));
                     not_ready.insert(name, json!("WAITING_FOR_KAFKA"));
                 }
             }

@@ -161,7 +161,9 @@ fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::f
         &x.counters
     }
     gauges(e, samples,
-        "debezium_metrics_TotalNumberOfEventsSeen", "Change events seen while streaming, since the connector was created (JMX TotalNumberOfEventsSeen).", |x| Some((s(x), stats(x).change_events as i64)))?;
+        "debezium_metrics_TotalNumberOfEventsSeen",
+        "Change events seen while streaming, since the connector was created (JMX TotalNumberOfEventsSeen).",
+        |x| Some((s(x), stats(x).change_events as i64)))?;
     gauges(
         e,
         samples,
@@ -191,9 +193,13 @@ fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::f
         |x| Some((s(x), stats(x).transactions as i64)),
     )?;
     gauges(e, samples,
-        "debezium_metrics_MilliSecondsBehindSource", "Ms between the last event's commit and its processing; -1 before the first event (JMX MilliSecondsBehindSource).", |x| Some((s(x), c(x).behind_source_ms().unwrap_or(-1))))?;
+        "debezium_metrics_MilliSecondsBehindSource",
+        "Ms between the last event's commit and its processing; -1 before the first event (JMX MilliSecondsBehindSource).",
+        |x| Some((s(x), c(x).behind_source_ms().unwrap_or(-1))))?;
     gauges(e, samples,
-        "debezium_metrics_MilliSecondsSinceLastEvent", "Ms since the last event was processed; -1 before the first event (JMX MilliSecondsSinceLastEvent).", |x| {
+        "debezium_metrics_MilliSecondsSinceLastEvent",
+        "Ms since the last event was processed; -1 before the first event (JMX MilliSecondsSinceLastEvent).",
+        |x| {
         let since = c(x).last_event_ms().map(|t| (now_ms() - t).max(0)).unwrap_or(-1);
         Some((s(x), since))
     })?;
@@ -205,9 +211,13 @@ fn streaming(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::f
         |x| Some((s(x), c(x).connected() as i64)),
     )?;
     gauges(e, samples,
-        "debezium_metrics_QueueTotalCapacity", "Capacity of the queue between the replication reader and the pipeline, in events (JMX QueueTotalCapacity; max.queue.size).", |x| Some((s(x), x.queue_capacity)))?;
+        "debezium_metrics_QueueTotalCapacity",
+        "Capacity of the queue between the replication reader and the pipeline, in events (JMX QueueTotalCapacity; max.queue.size).",
+        |x| Some((s(x), x.queue_capacity)))?;
     gauges(e, samples,
-        "debezium_metrics_QueueRemainingCapacity", "Free room in that queue, in events (JMX QueueRemainingCapacity; waiting chunks are counted full).", |x| Some((s(x), (x.queue_capacity - c(x).queued() as i64).max(0))))
+        "debezium_metrics_QueueRemainingCapacity",
+        "Free room in that queue, in events (JMX QueueRemainingCapacity; waiting chunks are counted full).",
+        |x| Some((s(x), (x.queue_capacity - c(x).queued() as i64).max(0))))
 }
 
 fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Error> {
@@ -318,7 +328,9 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         |x| x.counters.processed_lsn().map(|l| (o(x), l.0 as i64)),
     )?;
     gauges(e, samples,
-        "pgcdc_confirmed_lsn", "The LSN last reported to PostgreSQL as flushed (the slot's confirmed_flush_lsn follows it), as a number.", |x| x.counters.confirmed_lsn().map(|l| (o(x), l.0 as i64)))?;
+        "pgcdc_confirmed_lsn",
+        "The LSN last reported to PostgreSQL as flushed (the slot's confirmed_flush_lsn follows it), as a number.",
+        |x| x.counters.confirmed_lsn().map(|l| (o(x), l.0 as i64)))?;
     gauges(
         e,
         samples,
@@ -364,7 +376,9 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
     )?;
     let slot = |x: &Sample| x.counters.slot();
     gauges(e, samples,
-        "pgcdc_server_wal_lsn", "The server's current WAL position (pg_current_wal_lsn()), as a number, read every 5 s once the connector has streamed or came back paused or stopped with its worker (also while it is paused or stopped).", |x| slot(x).map(|s| (o(x), s.current_wal.0 as i64)))?;
+        "pgcdc_server_wal_lsn",
+        "The server's current WAL position (pg_current_wal_lsn()), as a number, read every 5 s once the connector has streamed or came back paused or stopped with its worker (also while it is paused or stopped).",
+        |x| slot(x).map(|s| (o(x), s.current_wal.0 as i64)))?;
     gauges(
         e,
         samples,
@@ -380,20 +394,29 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         |x| slot(x).map(|s| (o(x), s.retained_bytes as i64)),
     )?;
     gauges(e, samples,
-        "pgcdc_unacknowledged_seconds", "Seconds records have waited for Kafka's acknowledgement without progress: over the transactions with records not acknowledged yet, the longest time one has gone without an acknowledgement (since its first waiting record was sent, or its last acknowledgement); 0 when none waits. GET /health/ready answers 503 past pgcdc.health.unacknowledged.max.ms (60 s).", |x| {
+        "pgcdc_unacknowledged_seconds",
+        "Seconds records have waited for Kafka's acknowledgement without progress: over the transactions with records not acknowledged yet, the longest time one has gone without an acknowledgement (since its first waiting record was sent, or its last acknowledgement); 0 when none waits. GET /health/ready answers 503 past pgcdc.health.unacknowledged.max.ms (60 s).",
+        |x| {
         let wait = x.counters.unacknowledged_wait().unwrap_or_default();
         Some((o(x), wait.as_secs() as i64))
     })?;
     gauges(e, samples,
-        "pgcdc_slot_stalled_seconds", "Seconds the slot's confirmed position has not moved while WAL was written after it; 0 while it moves or nothing is written. Alert on it before the disk fills.", |x| slot(x).map(|s| (o(x), s.stalled_seconds as i64)))?;
+        "pgcdc_slot_stalled_seconds",
+        "Seconds the slot's confirmed position has not moved while WAL was written after it; 0 while it moves or nothing is written. Alert on it before the disk fills.",
+        |x| slot(x).map(|s| (o(x), s.stalled_seconds as i64)))?;
     let latency = samples
         .iter()
         .filter_map(|x| x.counters.ack_latency().map(|l| (o(x), Latency(l))))
         .collect();
     family(e,
-        "pgcdc_commit_to_ack_seconds", "Seconds from a transaction's commit in PostgreSQL until Kafka acknowledged all its records (this run; wall clocks of both hosts).", MetricType::Histogram, latency)?;
+        "pgcdc_commit_to_ack_seconds",
+        "Seconds from a transaction's commit in PostgreSQL until Kafka acknowledged all its records (this run; wall clocks of both hosts).",
+        MetricType::Histogram,
+        latency)?;
     gauges(e, samples,
-        "pgcdc_task_running", "1 while the connector's task runs (RUNNING); 0 when paused, stopped, failed or restarting.", |x| {
+        "pgcdc_task_running",
+        "1 while the connector's task runs (RUNNING); 0 when paused, stopped, failed or restarting.",
+        |x| {
         let running = x.target == TargetState::Started && x.status.state == ConnectorState::Running;
         Some((o(x), running as i64))
     })?;
@@ -409,7 +432,9 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         },
     )?;
     gauges(e, samples,
-        "pgcdc_task_down_seconds", "Seconds the task of a started connector has been neither streaming nor taking its snapshot (connecting to PostgreSQL or Kafka, or waiting to retry), across retries; 0 while it works; absent when paused, stopped or failed. Alert on it: a connector that cannot reach Kafka alternates RUNNING and RESTARTING, this keeps growing.", |x| {
+        "pgcdc_task_down_seconds",
+        "Seconds the task of a started connector has been neither streaming nor taking its snapshot (connecting to PostgreSQL or Kafka, or waiting to retry), across retries; 0 while it works; absent when paused, stopped or failed. Alert on it: a connector that cannot reach Kafka alternates RUNNING and RESTARTING, this keeps growing.",
+        |x| {
         let down = x.down_seconds.filter(|_| x.target == TargetState::Started)?;
         Some((o(x), down as i64))
     })?;

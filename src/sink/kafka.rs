@@ -105,6 +105,8 @@ pub struct SinkContext {
     tracker: Arc<AckTracker>,
     delivered: Arc<Notify>,
     client_log: Arc<ClientLog>,
+    /// Whether the producer is transactional (a fenced one stops as [`ErrorKind::Fenced`]).
+    transactional: bool,
 }
 
 /// Rate-limited logging of librdkafka's own log lines and global errors: a broker that is down
@@ -264,17 +266,16 @@ impl ProducerContext for SinkContext {
                         " (the broker or topic limit is lower: raise the topic's max.message.bytes or the broker's message.max.bytes, or exclude the table)"
                     }
                     Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (grant pgcdc's principal WRITE on the topic)",
+                    Some(RDKafkaErrorCode::MessageTimedOut) => {
+                        " (it waited longer than delivery.timeout.ms: leave delivery.timeout.ms unset, so pgcdc waits for Kafka for ever, or raise it; a restart sends it again)"
+                    }
                     _ => "",
                 };
                 let size = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
-                let kind = classify_kafka_delivery(e.rdkafka_error_code().map(|c| c as i32));
-                let then = if kind == ErrorKind::Connection {
-                    "; the connector restarts and sends it again from the slot"
-                } else {
-                    ""
-                };
+                let code = e.rdkafka_error_code().map(|c| c as i32);
+                let kind = classify_kafka_delivery(code, self.transactional);
                 let reason = format!(
-                    "Kafka did not accept a record for topic {} with key {} ({size} bytes): {e}{hint}{then}",
+                    "Kafka did not accept a record for topic {} with key {} ({size} bytes): {e}{hint}",
                     msg.topic(),
                     describe_key(msg.key())
                 );
@@ -406,6 +407,7 @@ impl KafkaSink {
             tracker: tracker.clone(),
             delivered: delivered.clone(),
             client_log: client_log.clone(),
+            transactional: transactions.is_some(),
         };
         let client = client_config(config, transactions.as_ref());
         let queue_max_bytes = client
@@ -519,12 +521,12 @@ impl KafkaSink {
         if let Some(open) = txn.overdue(now) {
             let timeout = txn.settings().timeout;
             let records = txn.records();
-            self.abort_transaction();
-            return Err(Error::kafka(format!(
+            let cause = Error::kafka(format!(
                 "a Kafka transaction has been open for {} s with {records} records, too close to transaction.timeout.ms ({} ms): a PostgreSQL transaction (or the snapshot, which is one Kafka transaction in exactly-once mode) takes longer to publish than the brokers let a transaction stay open. It was aborted: read_committed consumers see none of it, and nothing past the last committed transaction is confirmed to PostgreSQL. Raise producer.override.transaction.timeout.ms (up to the brokers' transaction.max.timeout.ms, 15 minutes by default, which can be raised too), or run at-least-once (exactly.once.source.support=disabled)",
                 open.as_secs(),
                 timeout.as_millis()
-            )));
+            ));
+            return Err(self.abort_transaction(cause));
         }
         if txn.is_open() {
             return Ok(());
@@ -569,8 +571,7 @@ impl KafkaSink {
         // (and its records queued until then), which only a commit attempt reports.
         if !self.wait_delivered(COMMIT_ATTEMPT * 5).await {
             if let Some(failure) = Sink::failure(self) {
-                self.abort_transaction();
-                return Err(failure.copy());
+                return Err(self.abort_transaction(failure.copy()));
             }
             tracing::debug!(transactional_id = %id,
                 "committing the Kafka transaction: records not delivered yet; the commit waits for them");
@@ -592,12 +593,8 @@ impl KafkaSink {
                 Err(e) => {
                     tracing::error!(transactional_id = %id, error = %e,
                         "the Kafka transaction could not commit; aborting it");
-                    self.abort_transaction();
-                    return Err(transaction_failure(
-                        &id,
-                        "the Kafka transaction could not commit",
-                        &e,
-                    ));
+                    let what = "the Kafka transaction could not commit";
+                    return Err(self.abort_transaction(transaction_failure(&id, what, &e)));
                 }
             }
         }
@@ -617,9 +614,19 @@ impl KafkaSink {
         Ok(())
     }
 
-    /// Aborts the open Kafka transaction, if any: nothing of it becomes visible to
-    /// `read_committed` consumers, and its units never complete.
-    fn abort_transaction(&mut self) {
+    /// Aborts the open Kafka transaction, if any, because of `cause`, which the ack tracker
+    /// records first: the abort purges the records in flight, and their failed deliveries
+    /// are its consequences, not the cause the connector must act on. Nothing of the
+    /// transaction becomes visible to `read_committed` consumers, and its units never
+    /// complete. Returns `cause`.
+    fn abort_transaction(&mut self, cause: Error) -> Error {
+        self.tracker.fail(cause.copy());
+        self.abort_open_transaction();
+        cause
+    }
+
+    /// Aborts the open Kafka transaction, if any (see [`KafkaSink::abort_transaction`]).
+    fn abort_open_transaction(&mut self) {
         let Some(txn) = self.txn.as_mut() else {
             return;
         };

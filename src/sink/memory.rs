@@ -10,7 +10,9 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
+
 use std::time::Duration;
+use tokio::sync::watch;
 
 use crate::convert::KafkaRecord;
 use crate::error::{Error, Result};
@@ -54,6 +56,7 @@ pub struct MemorySink {
     /// Every record sent, in order.
     pub records: Vec<SentRecord>,
     shared: Arc<Mutex<Shared>>,
+    paused: Arc<watch::Sender<bool>>,
     fail_next: Option<Error>,
 }
 
@@ -64,6 +67,8 @@ struct Shared {
     sent: Vec<(String, AckToken)>,
     /// Indices of the records not yet acknowledged (manual mode), oldest first.
     unacked: VecDeque<usize>,
+    /// Sends waiting while the sink is paused.
+    waiting: usize,
 }
 
 /// A handle on a [`MemorySink`] for another task: what was sent, and acknowledgements in any
@@ -72,6 +77,7 @@ struct Shared {
 pub struct MemoryRemote {
     tracker: Arc<AckTracker>,
     shared: Arc<Mutex<Shared>>,
+    paused: Arc<watch::Sender<bool>>,
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -108,6 +114,21 @@ impl MemoryRemote {
     pub fn unacked(&self) -> Vec<usize> {
         lock(&self.shared).unacked.iter().copied().collect()
     }
+
+    /// Makes every send wait until [`MemoryRemote::resume`], as a full producer queue does.
+    pub fn pause(&self) {
+        self.paused.send_replace(true);
+    }
+
+    /// Lets waiting and later sends through.
+    pub fn resume(&self) {
+        self.paused.send_replace(false);
+    }
+
+    /// How many sends wait while the sink is paused.
+    pub fn waiting(&self) -> usize {
+        lock(&self.shared).waiting
+    }
 }
 
 impl MemorySink {
@@ -118,6 +139,7 @@ impl MemorySink {
             mode,
             records: Vec::new(),
             shared: Arc::default(),
+            paused: Arc::new(watch::Sender::new(false)),
             fail_next: None,
         }
     }
@@ -127,6 +149,7 @@ impl MemorySink {
         MemoryRemote {
             tracker: self.tracker.clone(),
             shared: self.shared.clone(),
+            paused: self.paused.clone(),
         }
     }
 
@@ -153,12 +176,36 @@ impl MemorySink {
     }
 }
 
+impl MemorySink {
+    /// Waits while a [`MemoryRemote`] has paused the sink (cancel-safe: nothing is sent yet).
+    async fn wait_while_paused(&self) {
+        let mut paused = self.paused.subscribe();
+        if !*paused.borrow_and_update() {
+            return;
+        }
+        lock(&self.shared).waiting += 1;
+        let _counted = Waiting(&self.shared);
+        let _ = paused.wait_for(|p| !*p).await;
+    }
+}
+
+/// Counts one send in [`Shared::waiting`] until it is dropped (also when the send is
+/// cancelled).
+struct Waiting<'a>(&'a Mutex<Shared>);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        lock(self.0).waiting -= 1;
+    }
+}
+
 impl Sink for MemorySink {
     fn begin(&mut self) -> AckToken {
         self.tracker.begin()
     }
 
     async fn send(&mut self, record: &KafkaRecord<'_>, token: AckToken) -> Result<()> {
+        self.wait_while_paused().await;
         if let Some(f) = self.tracker.failure() {
             return Err(f.copy());
         }

@@ -9,8 +9,9 @@
 //! confirmed to PostgreSQL (invariant 1: an enqueued record is not an acknowledged one).
 //!
 //! The pipeline holds each open unit as a [`Unit`]: a guard that is committed exactly once,
-//! and whose drop while open is a failure the ack tracker records (the unit could never
-//! complete, so nothing after it could be confirmed) rather than a silent stall.
+//! and whose drop while open the ack tracker records ([`AckTracker::abandon`]): the unit can
+//! never complete, so nothing from it on is confirmed, and the main loop turns that into an
+//! error unless the run is stopping, rather than a silent stall.
 //!
 //! Unit boundaries pass through the sink so that a transactional sink can map them onto Kafka
 //! transactions (begin at the first record of a unit, commit the Kafka transaction before
@@ -39,12 +40,12 @@ pub mod offsets_topic;
 pub mod transactions;
 
 /// An open unit at a sink (see the module documentation). Records are sent with its
-/// [`Unit::token`]; [`Unit::commit`] closes it, exactly once. Dropped while open (an error or
-/// a cancelled future ended its work half way), it records a failure at the ack tracker, so
-/// that nothing after it is confirmed and the run's end says why; the records it sent are
-/// never confirmed and are sent again after a restart.
+/// [`Unit::token`]; [`Unit::commit`] closes it, exactly once. Dropped while open (a stop
+/// request cancelled its send, or an error ended its work half way), it tells the ack tracker
+/// ([`AckTracker::abandon`]): the units before it still complete, nothing from it on is
+/// confirmed, and its records are sent again after a restart.
 #[derive(Debug)]
-#[must_use = "a unit is committed with Unit::commit; dropping it open fails the tracker"]
+#[must_use = "a unit is committed with Unit::commit; dropping it open abandons it"]
 pub struct Unit {
     token: AckToken,
     tracker: Arc<AckTracker>,
@@ -78,13 +79,7 @@ impl Unit {
 impl Drop for Unit {
     fn drop(&mut self) {
         if self.open {
-            self.tracker.fail(Error::new(
-                crate::error::ErrorKind::Internal,
-                format!(
-                    "unit {} was left open (neither committed nor completed): nothing after it can be confirmed",
-                    self.token.0
-                ),
-            ));
+            self.tracker.abandon(self.token);
         }
     }
 }
@@ -169,30 +164,35 @@ mod tests {
         }
     }
 
+    /// A unit dropped open (as a stop request's cancelled send leaves it) never completes:
+    /// the units before it still do when their acknowledgements arrive, nothing from it on
+    /// is confirmed, and the tracker names it.
     #[tokio::test]
-    async fn a_committed_unit_completes_and_a_dropped_open_one_fails_the_tracker() {
+    async fn a_unit_dropped_open_is_abandoned_without_holding_back_the_units_before_it() {
         let tracker = Arc::new(AckTracker::new(Lsn::ZERO));
-        let mut sink = MemorySink::new(tracker.clone(), AckMode::Immediate);
+        let mut sink = MemorySink::new(tracker.clone(), AckMode::Manual);
         let first = Unit::open(&mut sink);
         sink.send(&record(), first.token()).await.unwrap();
         first.commit(&mut sink, info(100));
-        assert_eq!(tracker.flushable(), Lsn(100));
-        assert!(tracker.failure().is_none());
+        assert_eq!(tracker.flushable(), Lsn::ZERO, "not acknowledged yet");
 
         let forgotten = Unit::open(&mut sink);
-        sink.send(&record(), forgotten.token()).await.unwrap();
+        let token = forgotten.token();
+        sink.send(&record(), token).await.unwrap();
         drop(forgotten);
-        let failure = tracker.failure().expect("a unit dropped open is a failure");
-        assert_eq!(failure.kind(), crate::error::ErrorKind::Internal);
-        assert!(failure.message().contains("left open"), "{failure}");
+        let after = Unit::open(&mut sink);
+        sink.send(&record(), after.token()).await.unwrap();
+        after.commit(&mut sink, info(300));
+        sink.ack_all();
+        assert_eq!(tracker.abandoned(), Some(token));
         assert!(
-            sink.send(&record(), AckToken(99)).await.is_err(),
-            "later records are refused"
+            tracker.failure().is_none(),
+            "abandoning is not a delivery failure"
         );
         assert_eq!(
             tracker.flushable(),
             Lsn(100),
-            "nothing after it is confirmed"
+            "the unit before completes; nothing from the abandoned one on is confirmed"
         );
     }
 }

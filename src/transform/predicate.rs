@@ -54,7 +54,10 @@ impl Predicate {
                         Ok(re) => Some(Predicate::TopicNameMatches(re)),
                         Err(e) => {
                             o.problem(
-                                "pattern", format!("={p} is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}"));
+                                "pattern",
+                                format!(
+                                    "={p} is not a regular expression pgcdc can compile (Java look-around and back-references are not supported): {e}"
+                                ));
                             None
                         }
                     },

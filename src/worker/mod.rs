@@ -639,7 +639,8 @@ fn validate(raw: &RawConfig) -> WorkerResult<Connector> {
             return Err(WorkerError::new(
                 400,
                 format!(
-                    "connector name {name:?} cannot be used over REST (a name needs a visible character, no '/', no control character or surrounding blank, and at most {} bytes once letters, digits, - and _ are kept and other bytes written as %XX): choose another name", store::MAX_STEM_BYTES),
+                    "connector name {name:?} cannot be used over REST (a name needs a visible character, no '/', no control character or surrounding blank, and at most {} bytes once letters, digits, - and _ are kept and other bytes written as %XX): choose another name",
+                    store::MAX_STEM_BYTES),
             ));
         }
     }

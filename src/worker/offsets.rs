@@ -120,6 +120,7 @@ fn require_stopped(entry: &Entry, run: ConnectorState) -> WorkerResult<()> {
         Ok(())
     } else {
         Err(WorkerError::new(400, format!(
-            "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{}/stop' endpoint", entry.name)))
+            "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{}/stop' endpoint",
+            entry.name)))
     }
 }

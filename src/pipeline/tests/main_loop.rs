@@ -16,6 +16,7 @@ use crate::pg::pgoutput::Relation;
 use crate::pg::setup::ServerInfo;
 use crate::pg::stream::StreamEvent;
 use crate::pipeline::offsets::{OffsetSaver, OffsetStorage};
+use crate::pipeline::shutdown;
 use crate::pipeline::startup::Started;
 use crate::pipeline::stream::{self, StreamEnd, Streaming};
 use crate::sink::memory::MemoryRemote;
@@ -33,7 +34,7 @@ const REL: u32 = 16_384;
 struct Run {
     input: mpsc::Sender<Vec<StreamEvent>>,
     stop: watch::Sender<bool>,
-    task: JoinHandle<(Result<StreamEnd>, TestStarted)>,
+    task: JoinHandle<Ended>,
     remote: MemoryRemote,
     tracker: Arc<AckTracker>,
     stored: Arc<std::sync::atomic::AtomicU64>,
@@ -106,26 +107,39 @@ impl Run {
 
     /// Requests a stop and returns how the loop ended and the run it leaves.
     async fn stop(self) -> (Result<StreamEnd>, TestStarted) {
-        self.stop.send(true).expect("the loop listens");
-        self.end().await
+        let (end, started, _) = self.stop_with_stream().await;
+        (end, started)
     }
 
-    /// Waits for the loop to end by itself.
-    async fn end(self) -> (Result<StreamEnd>, TestStarted) {
+    /// Requests a stop and returns how the loop ended, the run and its stream (to finish).
+    async fn stop_with_stream(self) -> Ended {
+        self.stop.send(true).expect("the loop listens");
         tokio::time::timeout(WAIT, self.task)
             .await
             .expect("the loop ends in time")
             .expect("the loop task")
     }
+
+    /// Waits for the loop to end by itself.
+    async fn end(self) -> (Result<StreamEnd>, TestStarted) {
+        let (end, started, _) = tokio::time::timeout(WAIT, self.task)
+            .await
+            .expect("the loop ends in time")
+            .expect("the loop task");
+        (end, started)
+    }
 }
+
+/// How the loop ended, the run it leaves, and its stream.
+type Ended = (Result<StreamEnd>, TestStarted, Streaming);
 
 async fn run_loop(
     mut started: TestStarted,
     mut streaming: Streaming,
     mut stop: watch::Receiver<bool>,
-) -> (Result<StreamEnd>, TestStarted) {
+) -> Ended {
     let end = stream::run(&mut started, &mut streaming, &mut stop).await;
-    (end, started)
+    (end, started, streaming)
 }
 
 /// Waits until `f` holds, naming `what` when it does not within [`WAIT`].
@@ -240,32 +254,93 @@ async fn committed_transactions_go_out_in_order_and_the_offsets_timer_stores_the
     assert_eq!(ids, [10, 11, 20, 21, 30, 31]);
 }
 
+/// A stop while a transaction is half sent: the run's end (the shutdown that follows the loop)
+/// stores and confirms the transactions before it, and nothing of the open one.
 #[tokio::test]
-async fn a_stop_while_a_transaction_is_half_sent_confirms_nothing_of_it() {
-    let run = Run::start(
-        &[("offset.flush.interval.ms", "50")],
-        AckMode::Immediate,
-        None,
-    )
-    .await;
+async fn a_stop_while_a_transaction_is_half_sent_stores_only_what_came_before() {
+    let run = Run::start(&[], AckMode::Manual, None).await;
     run.feed(transaction(1, &[1], true)).await;
     run.feed(transaction(2, &[2, 3], false)).await;
     until("the half transaction's records to be sent", || {
         run.remote.sent().len() == 3
     })
     .await;
-    until("the first transaction to be stored", || {
-        run.stored() == end_of(1)
-    })
-    .await;
-    let tracker = run.tracker.clone();
-    let (end, _) = run.stop().await;
-    assert_eq!(end.expect("a stop"), StreamEnd::Stopped);
+    let (tracker, remote) = (run.tracker.clone(), run.remote.clone());
+    let stored = run.stored.clone();
+    let (end, mut started, streaming) = run.stop_with_stream().await;
+    assert_eq!(end.as_ref().expect("a stop"), &StreamEnd::Stopped);
+    remote.ack_all();
+    shutdown::drain(&mut started, streaming, Ok(()))
+        .await
+        .expect("a clean stop");
+    assert_eq!(
+        Lsn(stored.load(Ordering::Acquire)),
+        end_of(1),
+        "stored at the stop"
+    );
     assert_eq!(
         tracker.flushable(),
         end_of(1),
         "the open transaction's records were acknowledged, but it never committed"
     );
+    assert!(tracker.failure().is_none());
+}
+
+/// A stop request that cancels a send blocked on a full sink (here a heartbeat's) abandons
+/// that unit: the transaction before it still completes when its acknowledgement arrives, and
+/// the shutdown stores it; the stop is clean.
+#[tokio::test]
+async fn a_stop_that_cancels_a_blocked_send_still_confirms_the_units_before_it() {
+    let run = Run::start(&[("heartbeat.interval.ms", "50")], AckMode::Manual, None).await;
+    run.feed(transaction(1, &[1], true)).await;
+    until("the first transaction's record", || {
+        !run.remote.sent().is_empty()
+    })
+    .await;
+    run.remote.pause();
+    until("a heartbeat blocked on the sink", || {
+        run.remote.waiting() == 1
+    })
+    .await;
+    let (tracker, remote) = (run.tracker.clone(), run.remote.clone());
+    let stored = run.stored.clone();
+    let (end, mut started, streaming) = run.stop_with_stream().await;
+    assert_eq!(end.as_ref().expect("a stop"), &StreamEnd::Stopped);
+    assert!(
+        tracker.abandoned().is_some(),
+        "the heartbeat's unit was left open"
+    );
+    remote.resume();
+    assert!(
+        remote.ack(0),
+        "the first transaction's record waits for its acknowledgement"
+    );
+    assert_eq!(tracker.flushable(), end_of(1));
+    shutdown::drain(&mut started, streaming, Ok(()))
+        .await
+        .expect("a clean stop");
+    assert_eq!(
+        Lsn(stored.load(Ordering::Acquire)),
+        end_of(1),
+        "stored at the stop"
+    );
+    assert!(
+        tracker.failure().is_none(),
+        "abandoning a unit is not a failure"
+    );
+}
+
+/// A unit left open while the stream goes on (a defect: only a stop or an error may leave
+/// one) ends the loop with an error naming it, instead of stalling the confirmed position.
+#[tokio::test]
+async fn a_unit_left_open_while_the_stream_goes_on_ends_the_loop() {
+    let run = Run::start(&[], AckMode::Immediate, None).await;
+    run.tracker.abandon(crate::offsets::ack::AckToken(0));
+    run.feed(transaction(1, &[1], true)).await;
+    let (end, _) = run.end().await;
+    let e = end.expect_err("the loop ends with an error");
+    assert_eq!(e.kind(), ErrorKind::Internal);
+    assert!(e.message().contains("left open"), "{e}");
 }
 
 #[tokio::test]
@@ -401,7 +476,7 @@ async fn the_loop_ends_when_the_reader_ends_after_taking_everything_queued() {
         ..
     } = run;
     drop(input);
-    let (end, mut started) = tokio::time::timeout(WAIT, task)
+    let (end, mut started, _) = tokio::time::timeout(WAIT, task)
         .await
         .expect("the loop ends in time")
         .expect("the loop task");

@@ -115,8 +115,11 @@ fn delete_tombstone_handling_modes() {
         ]
     );
     assert_eq!(
-        values(&mut unwrap(&[(
-            "delete.tombstone.handling.mode", "rewrite")]), records(&t(), Op::Create, None, Some(row(2, "b")), 1), true),
+        values(
+            &mut unwrap(&[("delete.tombstone.handling.mode", "rewrite")]),
+            records(&t(), Op::Create, None, Some(row(2, "b")), 1),
+            true,
+        ),
         [Some(
             r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"},{"type":"string","optional":true,"field":"__deleted"}],"optional":false,"name":"db.public.customers.Value"},"payload":{"id":2,"name":"b","__deleted":"false"}}"#.into())]
     );
