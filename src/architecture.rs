@@ -446,6 +446,7 @@ const NOT_KEYS: &[(&str, &str)] = &[
     ("src/config/runtime.rs", "name"),
     // librdkafka's own property of that name, set on the clients.
     ("src/sink/kafka.rs", "bootstrap.servers"),
+    ("src/sink/kafka_admin.rs", "bootstrap.servers"),
 ];
 
 /// The string literals of Rust source `code` with their line numbers; comments, character

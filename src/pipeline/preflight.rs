@@ -553,7 +553,7 @@ async fn kafka(config: &ConnectorConfig, tables: Option<&[TableFacts]>, out: &mu
         .iter()
         .map(|t| format!("{}.{}", config.topic_prefix, t.name))
         .collect();
-    let policies = match sink.topic_cleanup_policies(&topics).await {
+    let policies = match sink.admin().topic_cleanup_policies(&topics).await {
         Ok(p) => p,
         Err(e) => {
             out.push(bad(
@@ -565,7 +565,13 @@ async fn kafka(config: &ConnectorConfig, tables: Option<&[TableFacts]>, out: &mu
             return;
         }
     };
-    topic_findings(&policies, &keyless, config, sink.creates_topics(), out);
+    topic_findings(
+        &policies,
+        &keyless,
+        config,
+        sink.admin().creates_topics(),
+        out,
+    );
 }
 
 /// The SQL names of the tables among `tables` named in `names`, comma separated.

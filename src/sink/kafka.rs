@@ -25,11 +25,10 @@
 //! delivery callback reports it to the [`AckTracker`].
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, Headers, OwnedHeaders};
@@ -42,6 +41,7 @@ use crate::convert::KafkaRecord;
 use crate::error::{classify_kafka_delivery, Error, ErrorKind, Result};
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo, ErrorStage};
 
+use super::kafka_admin::KafkaAdmin;
 use super::transactions::{KafkaTransaction, TransactionSettings};
 use super::Sink;
 use crate::lsn::Lsn;
@@ -152,7 +152,7 @@ impl ClientLog {
         }
     }
 
-    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
+    pub(super) fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
         // librdkafka's debug lines only come when its `debug` property asks for them: all of
         // them are wanted then.
         if matches!(level, RDKafkaLogLevel::Info | RDKafkaLogLevel::Debug) {
@@ -187,7 +187,7 @@ impl ClientLog {
         }
     }
 
-    fn error(&self, error: KafkaError, reason: &str) {
+    pub(super) fn error(&self, error: KafkaError, reason: &str) {
         let code = error.rdkafka_error_code().map(|c| c as i32).unwrap_or(0);
         if let Some((kind, fix)) = crate::error::classify_kafka_client(code) {
             let mut fatal = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
@@ -225,21 +225,6 @@ fn error_name(e: &KafkaError) -> String {
 /// `queue.buffering.max.kbytes`.
 fn record_bytes(key: Option<&[u8]>, value: Option<&[u8]>, headers: usize) -> u64 {
     (key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len) + headers) as u64
-}
-
-/// Context of the admin client: the same rate-limited logging.
-#[derive(Default)]
-pub struct AdminContext {
-    client_log: Arc<ClientLog>,
-}
-
-impl ClientContext for AdminContext {
-    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
-        self.client_log.log(level, fac, log_message);
-    }
-    fn error(&self, error: KafkaError, reason: &str) {
-        self.client_log.error(error, reason);
-    }
 }
 
 impl ProducerContext for SinkContext {
@@ -293,7 +278,7 @@ impl ProducerContext for SinkContext {
 /// The Kafka sink.
 pub struct KafkaSink {
     producer: ThreadedProducer<SinkContext>,
-    admin: AdminClient<AdminContext>,
+    admin: KafkaAdmin,
     config: KafkaConfig,
     known_topics: HashSet<String>,
     tracker: Arc<AckTracker>,
@@ -302,11 +287,6 @@ pub struct KafkaSink {
     queue_max_bytes: usize,
     /// The clients' log, which also keeps the last client error retrying cannot fix.
     client_log: Arc<ClientLog>,
-    /// The smallest `socket.request.max.bytes` of the brokers (0: unknown). A broker closes
-    /// the connection on a larger request, which librdkafka would retry for ever.
-    request_limit: AtomicUsize,
-    /// The brokers' `auto.create.topics.enable`: [`AUTO_CREATE_OFF`], on, or unknown.
-    broker_auto_create: AtomicUsize,
     /// Exactly-once: the open Kafka transaction (`None`: at-least-once).
     txn: Option<KafkaTransaction>,
     /// Exactly-once: the commit position the offsets store holds, raised after each Kafka
@@ -314,11 +294,6 @@ pub struct KafkaSink {
     /// [`AckTracker::confirmable`]).
     stored: Option<Arc<AtomicU64>>,
 }
-
-/// `broker_auto_create` when every broker read has `auto.create.topics.enable=false`.
-const AUTO_CREATE_OFF: usize = 1;
-/// `broker_auto_create` when a broker creates topics on first use.
-const AUTO_CREATE_ON: usize = 2;
 
 fn client_config(config: &KafkaConfig, transactions: Option<&TransactionSettings>) -> ClientConfig {
     let mut c = ClientConfig::new();
@@ -385,7 +360,7 @@ pub fn invalid_producer_settings(settings: &[(String, String)]) -> Vec<(String, 
         .collect()
 }
 
-fn producer_error(e: KafkaError) -> Error {
+pub(super) fn producer_error(e: KafkaError) -> Error {
     Error::kafka(format!(
         "invalid Kafka producer setting (producer.* / producer.override.*): {e}"
     ))
@@ -418,26 +393,7 @@ impl KafkaSink {
         let producer: ThreadedProducer<SinkContext> = client
             .create_with_context(context)
             .map_err(producer_error)?;
-        let mut admin_config = ClientConfig::new();
-        admin_config.set("bootstrap.servers", &config.bootstrap_servers);
-        admin_config.set("client.id", "pgcdc-admin");
-        // The admin client only creates topics; its failures come back in the request's
-        // result, so its own log lines (which librdkafka would print raw) are switched off.
-        admin_config.set_log_level(RDKafkaLogLevel::Emerg);
-        for (k, v) in &config.producer {
-            if k.starts_with("security.")
-                || k.starts_with("sasl.")
-                || k.starts_with("ssl.")
-                || k == "client.id"
-            {
-                admin_config.set(k, v);
-            }
-        }
-        let admin = admin_config
-            .create_with_context(AdminContext {
-                client_log: client_log.clone(),
-            })
-            .map_err(producer_error)?;
+        let admin = KafkaAdmin::new(config, client_log.clone())?;
         Ok(KafkaSink {
             producer,
             admin,
@@ -447,8 +403,6 @@ impl KafkaSink {
             delivered,
             queue_max_bytes,
             client_log,
-            request_limit: AtomicUsize::new(0),
-            broker_auto_create: AtomicUsize::new(0),
             txn: transactions.map(KafkaTransaction::new),
             stored: None,
         })
@@ -467,7 +421,7 @@ impl KafkaSink {
             let e = match md {
                 Ok(md) => {
                     let brokers: Vec<i32> = md.brokers().iter().map(|b| b.id()).collect();
-                    self.read_request_limit(&brokers).await;
+                    self.admin.read_broker_configs(&brokers).await;
                     return self.init_transactions(timeout);
                 }
                 Err(e) => e,
@@ -486,6 +440,11 @@ impl KafkaSink {
                 .with_source(e));
             }
         }
+    }
+
+    /// The admin client next to this sink: topic creation and policies, the brokers' limits.
+    pub fn admin(&self) -> &KafkaAdmin {
+        &self.admin
     }
 
     /// Exactly-once: registers the `transactional.id` with the brokers, which fences any
@@ -645,50 +604,10 @@ impl KafkaSink {
         }
     }
 
-    /// Reads the brokers' `socket.request.max.bytes` (the smallest) and
-    /// `auto.create.topics.enable`, when the principal may describe broker configs; otherwise
-    /// they stay unknown and are not checked.
-    async fn read_request_limit(&self, brokers: &[i32]) {
-        let resources: Vec<ResourceSpecifier<'_>> = brokers
-            .iter()
-            .take(16)
-            .map(|id| ResourceSpecifier::Broker(*id))
-            .collect();
-        let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(10)));
-        let Ok(results) = self.admin.describe_configs(&resources, &opts).await else {
-            tracing::debug!(
-                "cannot describe the brokers' configs; their request limit is not checked"
-            );
-            return;
-        };
-        let configs: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-        let limit = configs
-            .iter()
-            .filter_map(|r| r.get("socket.request.max.bytes"))
-            .filter_map(|e| e.value.as_deref()?.parse::<usize>().ok())
-            .min();
-        if let Some(limit) = limit {
-            self.request_limit.store(limit, Ordering::Relaxed);
-        }
-        let auto_create: Vec<bool> = configs
-            .iter()
-            .filter_map(|r| r.get("auto.create.topics.enable"))
-            .filter_map(|e| e.value.as_deref()?.parse::<bool>().ok())
-            .collect();
-        if !auto_create.is_empty() {
-            let state = if auto_create.iter().any(|on| *on) {
-                AUTO_CREATE_ON
-            } else {
-                AUTO_CREATE_OFF
-            };
-            self.broker_auto_create.store(state, Ordering::Relaxed);
-        }
-    }
-
     /// Refuses a record of `size` bytes over the brokers' request limit, naming its topic
     /// and key: the broker would close the connection on every attempt.
     fn check_request_limit(&self, record: &KafkaRecord<'_>, size: usize) -> Result<()> {
-        let limit = self.request_limit.load(Ordering::Relaxed);
+        let limit = self.admin.request_limit();
         if limit == 0 || size + REQUEST_OVERHEAD <= limit {
             return Ok(());
         }
@@ -715,118 +634,6 @@ impl KafkaSink {
             ),
         ))
     }
-
-    /// Makes sure `topic` exists: creates it (broker defaults for partitions and replication
-    /// unless `topic.creation.default.*` say otherwise) when `topic.creation.enable` is on.
-    /// An existing topic is fine. A topic that cannot be created and does not exist is an
-    /// error naming it and the fix.
-    pub async fn ensure_topic(&mut self, topic: &str) -> Result<()> {
-        if self.known_topics.contains(topic) {
-            return Ok(());
-        }
-        if self.config.topic_creation_enable {
-            let new = NewTopic::new(
-                topic,
-                self.config.topic_partitions,
-                TopicReplication::Fixed(self.config.topic_replication_factor),
-            );
-            let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-            match self.admin.create_topics([&new], &opts).await {
-                Ok(results) => {
-                    for r in results {
-                        match r {
-                            Ok(_) => tracing::info!(topic, "created topic"),
-                            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
-                            Err((_, code)) => {
-                                if !self.topic_exists(topic).await? {
-                                    return Err(Error::kafka(format!(
-                                        "topic {topic} does not exist and pgcdc could not create it: {code} (create it, allow topic creation for pgcdc's principal, or set topic.creation.default.partitions/replication.factor)"
-                                    )));
-                                }
-                            }
-                        }
-                    }
-                }
-                Err(e) => {
-                    return Err(Error::connection(format!(
-                        "cannot create topic {topic}: Kafka admin request failed"
-                    ))
-                    .with_source(e))
-                }
-            }
-        } else if !self.topic_exists(topic).await? {
-            if self.broker_auto_create.load(Ordering::Relaxed) == AUTO_CREATE_OFF {
-                return Err(Error::kafka(format!(
-                    "topic {topic} does not exist, topic.creation.enable=false and the brokers do not create topics (auto.create.topics.enable=false): create the topic, or set topic.creation.enable=true (pgcdc then creates it with topic.creation.default.partitions and replication.factor)"
-                )));
-            }
-            tracing::warn!(topic,
-                "topic does not exist and topic.creation.enable=false; relying on broker auto-creation");
-        }
-        self.known_topics.insert(topic.to_string());
-        Ok(())
-    }
-
-    /// For `pgcdc validate`: each topic's `cleanup.policy` (`None` when it does not exist, or
-    /// when the principal may not describe it: `Some("")`). Errors: metadata cannot be read.
-    pub async fn topic_cleanup_policies(
-        &self,
-        topics: &[String],
-    ) -> Result<Vec<(String, Option<String>)>> {
-        // Metadata of every topic: asking for one by name lets a broker with
-        // auto.create.topics.enable create it, and a preflight creates nothing.
-        let client = self.producer.client();
-        let md =
-            tokio::task::block_in_place(|| client.fetch_metadata(None, Duration::from_secs(10)))
-                .map_err(|e| {
-                    Error::connection("cannot read the topics' metadata").with_source(e)
-                })?;
-        let existing: HashSet<String> = md
-            .topics()
-            .iter()
-            .filter(|t| t.error().is_none() && !t.partitions().is_empty())
-            .map(|t| t.name().to_string())
-            .collect();
-        let mut out = Vec::new();
-        for topic in topics {
-            if !existing.contains(topic) {
-                out.push((topic.clone(), None));
-                continue;
-            }
-            let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(10)));
-            let policy = self
-                .admin
-                .describe_configs(&[ResourceSpecifier::Topic(topic)], &opts)
-                .await
-                .ok()
-                .and_then(|r| r.into_iter().next()?.ok())
-                .and_then(|c| c.get("cleanup.policy")?.value.clone())
-                .unwrap_or_default();
-            out.push((topic.clone(), Some(policy)));
-        }
-        Ok(out)
-    }
-
-    /// `true` when a missing topic would be created: by pgcdc (`topic.creation.enable`) or,
-    /// as far as the brokers said at the connection check, by the brokers.
-    pub fn creates_topics(&self) -> bool {
-        self.config.topic_creation_enable
-            || self.broker_auto_create.load(Ordering::Relaxed) == AUTO_CREATE_ON
-    }
-
-    async fn topic_exists(&self, topic: &str) -> Result<bool> {
-        let client = self.producer.client();
-        let md = tokio::task::block_in_place(|| {
-            client.fetch_metadata(Some(topic), Duration::from_secs(10))
-        })
-        .map_err(|e| {
-            Error::connection(format!("cannot read metadata of topic {topic}")).with_source(e)
-        })?;
-        Ok(md
-            .topics()
-            .iter()
-            .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()))
-    }
 }
 
 impl KafkaSink {
@@ -841,7 +648,10 @@ impl KafkaSink {
                 .purge(rdkafka::producer::PurgeConfig::default().queue());
             return Err(f.copy());
         }
-        self.ensure_topic(record.topic).await?;
+        if !self.known_topics.contains(record.topic) {
+            self.admin.ensure_topic(record.topic).await?;
+            self.known_topics.insert(record.topic.to_string());
+        }
         let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
         for (k, v) in &record.headers {
             headers = headers.insert(Header {

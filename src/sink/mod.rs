@@ -17,6 +17,9 @@
 //! transactions (begin at the first record of a unit, commit the Kafka transaction before
 //! completing the unit, abort it when the pipeline fails), without the pipeline changing.
 //!
+//! What only Kafka's admin API answers (topic creation and policies, the brokers' limits) is
+//! [`kafka_admin::KafkaAdmin`], next to the Kafka sink.
+//!
 //! Implementations: [`kafka::KafkaSink`] (librdkafka, at-least-once) and [`memory::MemorySink`]
 //! (records kept in memory, acknowledgements under the test's control) for unit tests.
 //!
@@ -35,6 +38,7 @@ use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
 
 pub mod config_topic;
 pub mod kafka;
+pub mod kafka_admin;
 pub mod memory;
 pub mod offsets_topic;
 pub mod transactions;
