@@ -199,7 +199,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let source = self.source.info(
             tx.commit_time_us,
             None,
-            self.progress.last_commit_lsn,
+            self.progress.last_commit_lsn(),
             lsn,
             Some(tx.xid as i64),
             tx.origin.as_ref(),

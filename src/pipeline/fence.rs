@@ -332,7 +332,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             completes_snapshot: true,
             idle: false,
             before_snapshot: false,
-            ..self.progress.last_commit
+            ..self.progress.last_commit()
         };
         let marker = marker.commit(&mut self.sink, info);
         tracing::info!(lsn = %position, skipped_transactions = fence.skipped(),
@@ -376,6 +376,7 @@ pub async fn run<S: Sink>(
     // record it once the stream passes its position).
     started.processor.counters.snapshot_ended(true);
     started.processor.set_fence(Some(fence.after()));
+    started.processor.stream_restarted();
     started.replication = Some(reopen_replication(started, &config).await?);
     Ok(true)
 }

@@ -139,11 +139,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// idle position, as an idle unit (confirmed, never written to the offsets).
     pub(super) fn idle_unit_info(&self) -> CommitInfo {
         CommitInfo {
-            end_lsn: self.progress.idle_position,
+            end_lsn: self.progress.idle_position(),
             completes_snapshot: false,
             idle: true,
             before_snapshot: false,
-            ..self.progress.last_commit
+            ..self.progress.last_commit()
         }
     }
 
@@ -170,7 +170,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 unit.commit(&mut self.sink, info);
             }
         }
-        tracing::debug!(lsn = %self.progress.idle_position, in_transaction = self.tx.is_some(), "heartbeat");
+        tracing::debug!(lsn = %self.progress.idle_position(), in_transaction = self.tx.is_some(), "heartbeat");
         match self.heartbeat.as_mut().and_then(|h| h.action.as_mut()) {
             Some(action) => action.run().await,
             None => Ok(()),

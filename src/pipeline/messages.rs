@@ -36,7 +36,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         let content = encode_binary(content.to_vec(), self.config.values.binary);
         if !transactional {
-            self.progress.last_commit_lsn = Some(lsn);
+            self.progress.message_unit(lsn);
         }
         let (token, own_unit) = match (&self.tx, transactional) {
             (Some(tx), true) => (tx.unit.token(), None),
@@ -55,9 +55,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             (Some(tx), true) => Some(tx.xid as i64),
             _ => None,
         };
-        let source = self
-            .source
-            .info(ts_us, None, self.progress.last_commit_lsn, lsn, tx_id, None);
+        let source = self.source.info(
+            ts_us,
+            None,
+            self.progress.last_commit_lsn(),
+            lsn,
+            tx_id,
+            None,
+        );
         let mut record = message_record(
             &self.config.topic_prefix,
             &source,
@@ -83,7 +88,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             (Some(tx), true) => tx.commit_time_us,
             _ => self
                 .progress
-                .last_commit_time_us
+                .last_commit_time_us()
                 .unwrap_or_else(|| crate::event::envelope::now_nanos() / 1000),
         }
     }

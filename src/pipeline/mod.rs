@@ -40,6 +40,7 @@ pub mod offsets;
 pub mod plan;
 pub mod preflight;
 pub mod processor;
+mod progress;
 pub mod relations;
 pub mod reselect;
 pub mod resume;

@@ -41,6 +41,7 @@ use crate::transform::{apply_chain, build_chain, Stage};
 
 use super::fence::{FenceState, FenceStep};
 use super::heartbeat::Heartbeat;
+use super::progress::Progress;
 use super::relations::Catalog;
 use super::resume::{ResumeFilter, TxSkip};
 use super::xmin::SlotXmin;
@@ -67,24 +68,6 @@ pub(super) struct OpenTx {
     /// confirmed position, as an idle unit (see [`CommitInfo::idle`]), and its end is never
     /// written to the offsets.
     pub(super) fenced_out: bool,
-}
-
-/// What the processor remembers between transactions.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Progress {
-    /// End LSN of the last completed unit, the first element of `source.sequence`.
-    pub(super) last_commit_lsn: Option<Lsn>,
-    /// Commit time of the last transaction, µs since the Unix epoch.
-    pub(super) last_commit_time_us: Option<i64>,
-    /// The newest position up to which everything was processed with no transaction open (a
-    /// commit's end, or a keepalive's `wal_end` seen while idle): what an idle heartbeat may
-    /// confirm.
-    pub(super) idle_position: Lsn,
-    /// The last committed transaction, for the offsets of an idle heartbeat's unit.
-    pub(super) last_commit: CommitInfo,
-    /// Table size of Debezium's per-transaction collection map, which only grows during a run
-    /// (it decides the order of `data_collections`).
-    pub(super) tx_map_capacity: usize,
 }
 
 /// The `source` block's connector-wide fields, and the one place that builds source blocks.
@@ -236,16 +219,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 xmin: None,
             },
             tx: None,
-            progress: Progress {
-                last_commit_lsn: start.last_commit_lsn,
-                last_commit_time_us: None,
-                idle_position: start.resume_lsn,
-                last_commit: CommitInfo {
-                    end_lsn: start.resume_lsn,
-                    ..Default::default()
-                },
-                tx_map_capacity: crate::util::JAVA_HASH_MAP_INITIAL_CAPACITY,
-            },
+            progress: Progress::new(start.resume_lsn, start.last_commit_lsn),
             transaction_topic: records
                 .transaction_metadata
                 .then(|| Arc::from(sanitize_topic(&records.transaction_topic))),
@@ -344,9 +318,15 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.source.xmin = Some(Arc::new(xmin));
     }
 
+    /// The slot is about to be streamed again from its confirmed position (see
+    /// [`super::progress::Progress::stream_restarted`]).
+    pub fn stream_restarted(&mut self) {
+        self.progress.stream_restarted();
+    }
+
     /// Moves the idle position (what an idle heartbeat confirms) forward to `lsn`.
     pub fn note_idle_position(&mut self, lsn: Lsn) {
-        self.progress.idle_position = self.progress.idle_position.max(lsn);
+        self.progress.idle(lsn);
     }
 
     /// The sink.
@@ -390,7 +370,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             xid,
             commit_time_us,
             origin: None,
-            counters: TransactionCounters::with_capacity(self.progress.tx_map_capacity),
+            counters: TransactionCounters::with_capacity(self.progress.tx_map_capacity()),
             skip,
             before_snapshot,
             fenced_out: step == FenceStep::Skip,
@@ -408,7 +388,6 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .tx
             .take()
             .ok_or_else(|| Error::protocol("COMMIT without BEGIN"))?;
-        self.progress.tx_map_capacity = tx.counters.capacity();
         if let (Some(topic), false) = (self.transaction_topic.clone(), tx.skip.skips_end()) {
             let record = meta::end_record(
                 &topic,
@@ -432,10 +411,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         tx.unit.commit(&mut self.sink, info);
         self.resume.on_commit(end_lsn);
-        self.progress.last_commit_lsn = Some(end_lsn);
-        self.progress.last_commit_time_us = Some(tx.commit_time_us);
-        self.progress.last_commit = info;
-        self.note_idle_position(end_lsn);
+        self.progress.committed(info, tx.counters.capacity());
         self.counters.add_transaction(end_lsn);
         Ok(())
     }

@@ -388,7 +388,7 @@ async fn a_keepalive_is_confirmed_only_between_transactions_with_nothing_in_flig
         p.handle(frame.lsn, msg.clone()).await.unwrap();
     }
     assert!(!p.in_transaction());
-    let end = p.progress.idle_position;
+    let end = p.progress.idle_position();
     p.keepalive(Lsn(end.0 + 1_000));
     assert_eq!(p.tracker().flushable(), Lsn::ZERO, "records are in flight");
     p.sink().ack_all();
@@ -410,7 +410,7 @@ async fn a_heartbeat_between_transactions_is_a_unit_that_completes_at_the_idle_p
     for (frame, msg) in &msgs[..9] {
         p.handle(frame.lsn, msg.clone()).await.unwrap();
     }
-    let idle = p.progress.idle_position;
+    let idle = p.progress.idle_position();
     p.heartbeat(true).await.unwrap();
     let hb = p.sink().records.last().unwrap().clone();
     assert_eq!(hb.topic, "__debezium-heartbeat.cap");
