@@ -640,47 +640,6 @@ impl From<tokio_postgres::Error> for Error {
 }
 
 #[cfg(test)]
-mod delivery_tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_delivery_stops_with_the_fix_or_as_fenced_by_its_code() {
-        // MSG_TIMED_OUT, MSG_SIZE_TOO_LARGE, TOPIC_AUTHORIZATION_FAILED, a retriable broker
-        // code that outlived the retries, unknown codes: final, fatal with the fix.
-        for code in [Some(-192), Some(10), Some(29), Some(6), Some(12345), None] {
-            assert_eq!(
-                classify_kafka_delivery(code, false),
-                ErrorKind::Kafka,
-                "{code:?}"
-            );
-            assert_eq!(
-                classify_kafka_delivery(code, true),
-                ErrorKind::Kafka,
-                "{code:?}"
-            );
-        }
-        for code in [90, 47, -144] {
-            assert_eq!(classify_kafka_delivery(Some(code), true), ErrorKind::Fenced);
-            // No transactional.id to be fenced on: an idempotent producer's epoch error.
-            assert_eq!(classify_kafka_delivery(Some(code), false), ErrorKind::Kafka);
-        }
-        assert!(!ErrorKind::Kafka.policy().retriable);
-        let fenced = ErrorKind::Fenced.policy();
-        assert!(!fenced.retriable && fenced.fix.contains("transactional.id"));
-    }
-
-    #[test]
-    fn a_copy_keeps_the_kind_and_the_causes_as_text() {
-        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
-        let e = Error::network_io(io);
-        let copy = e.copy();
-        assert_eq!(copy.kind(), e.kind());
-        assert_eq!(copy.report(), e.report());
-        assert!(copy.report().contains("reset by peer"));
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -818,5 +777,41 @@ mod tests {
         ] {
             assert_eq!(kind.policy().exit_code, 1, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_failed_delivery_stops_with_the_fix_or_as_fenced_by_its_code() {
+        // MSG_TIMED_OUT, MSG_SIZE_TOO_LARGE, TOPIC_AUTHORIZATION_FAILED, a retriable broker
+        // code that outlived the retries, unknown codes: final, fatal with the fix.
+        for code in [Some(-192), Some(10), Some(29), Some(6), Some(12345), None] {
+            assert_eq!(
+                classify_kafka_delivery(code, false),
+                ErrorKind::Kafka,
+                "{code:?}"
+            );
+            assert_eq!(
+                classify_kafka_delivery(code, true),
+                ErrorKind::Kafka,
+                "{code:?}"
+            );
+        }
+        for code in [90, 47, -144] {
+            assert_eq!(classify_kafka_delivery(Some(code), true), ErrorKind::Fenced);
+            // No transactional.id to be fenced on: an idempotent producer's epoch error.
+            assert_eq!(classify_kafka_delivery(Some(code), false), ErrorKind::Kafka);
+        }
+        assert!(!ErrorKind::Kafka.policy().retriable);
+        let fenced = ErrorKind::Fenced.policy();
+        assert!(!fenced.retriable && fenced.fix.contains("transactional.id"));
+    }
+
+    #[test]
+    fn a_copy_keeps_the_kind_and_the_causes_as_text() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let e = Error::network_io(io);
+        let copy = e.copy();
+        assert_eq!(copy.kind(), e.kind());
+        assert_eq!(copy.report(), e.report());
+        assert!(copy.report().contains("reset by peer"));
     }
 }

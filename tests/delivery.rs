@@ -201,17 +201,11 @@ async fn kill_9_mid_stream_then_restart_loses_no_row() {
     writer.await.unwrap();
     let mut child = spawn();
     let recs = read_until(&env().kafka, &topic, T, |r| {
-        let ids: HashSet<i64> = r
-            .iter()
-            .filter_map(|x| x.payload()["after"]["id"].as_i64())
-            .collect();
+        let ids = after_ids(r);
         ids.len() == 10_000
     })
     .await;
-    let ids: HashSet<i64> = recs
-        .iter()
-        .filter_map(|x| x.payload()["after"]["id"].as_i64())
-        .collect();
+    let ids = after_ids(&recs);
     assert_eq!(
         ids,
         (0..10_000).collect::<HashSet<i64>>(),

@@ -351,10 +351,7 @@ async fn postgres_ending_every_connection_is_retried_and_loses_nothing() {
         .await;
     }
     let recs = read_until(&env().kafka, &topic, T, |r| {
-        let ids: std::collections::HashSet<i64> = r
-            .iter()
-            .filter_map(|x| x.payload()["after"]["id"].as_i64())
-            .collect();
+        let ids = after_ids(r);
         (1..=4).all(|i| ids.contains(&i))
     })
     .await;
@@ -428,10 +425,7 @@ async fn kafka_down(exactly_once: bool) {
     );
     services(&["start", "kafka-fault"]);
     let recs = read_until(&env().kafka_fault, &topic, T, |r| {
-        let ids: std::collections::HashSet<i64> = r
-            .iter()
-            .filter_map(|x| x.payload()["after"]["id"].as_i64())
-            .collect();
+        let ids = after_ids(r);
         ids.len() == 100
     })
     .await;
@@ -754,10 +748,7 @@ async fn kafka_stalled(exactly_once: bool) {
         r.len() >= want
     })
     .await;
-    let ids: std::collections::HashSet<i64> = recs
-        .iter()
-        .filter_map(|x| x.payload()["after"]["id"].as_i64())
-        .collect();
+    let ids = after_ids(&recs);
     assert_eq!(ids.len(), want, "every row arrived");
     if exactly_once {
         assert_eq!(recs.len(), want, "read_committed: each row once");
@@ -822,10 +813,7 @@ async fn a_delivery_timeout_stops_the_connector_with_the_fix_and_loses_nothing()
     raw.remove("producer.override.delivery.timeout.ms");
     let again = start(&raw);
     read_until(&env().kafka_fault, &topic, T, |r| {
-        let ids: std::collections::HashSet<i64> = r
-            .iter()
-            .filter_map(|x| x.payload()["after"]["id"].as_i64())
-            .collect();
+        let ids = after_ids(r);
         ids.len() == 21
     })
     .await;

@@ -365,6 +365,13 @@ impl Rec {
     }
 }
 
+/// The distinct `after.id` values of `recs` (schemas-enabled change events).
+pub fn after_ids(recs: &[Rec]) -> std::collections::HashSet<i64> {
+    recs.iter()
+        .filter_map(|x| x.payload()["after"]["id"].as_i64())
+        .collect()
+}
+
 /// Reads every record of `topic` from the beginning until `predicate(records)` holds, or
 /// panics after `timeout`.
 pub async fn read_until(

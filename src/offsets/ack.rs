@@ -71,8 +71,6 @@ struct Inner {
     txs: VecDeque<Tx>,
     last_completed: Option<CommitInfo>,
     failure: Option<Arc<Error>>,
-    /// The first unit dropped while open (see [`AckTracker::abandon`]).
-    abandoned: Option<AckToken>,
     in_flight: u64,
     /// Delivery reports received, ever.
     acked_total: u64,
@@ -190,6 +188,9 @@ pub struct AckTracker {
     flushable: AtomicU64,
     /// The most [`AckTracker::flushable`] reports while held (`u64::MAX`: no hold).
     limit: AtomicU64,
+    /// The first unit dropped while open, plus one (0: none; see [`AckTracker::abandon`]).
+    /// Atomic: the main loop reads it after every turn.
+    abandoned: AtomicU64,
 }
 
 impl AckTracker {
@@ -207,6 +208,7 @@ impl AckTracker {
             stats,
             flushable: AtomicU64::new(start.0),
             limit: AtomicU64::new(u64::MAX),
+            abandoned: AtomicU64::new(0),
         }
     }
 
@@ -305,15 +307,18 @@ impl AckTracker {
     /// of the unit is sent again after a restart. Anywhere else it is a defect, which the
     /// main loop reports as an error ([`AckTracker::abandoned`]) instead of stalling.
     pub fn abandon(&self, seq: AckToken) {
-        let mut g = self.lock();
-        if g.abandoned.is_none() {
-            g.abandoned = Some(seq);
-        }
+        let first = seq.0.saturating_add(1);
+        let _ = self
+            .abandoned
+            .compare_exchange(0, first, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// The first unit dropped while open, if any.
     pub fn abandoned(&self) -> Option<AckToken> {
-        self.lock().abandoned
+        match self.abandoned.load(Ordering::Acquire) {
+            0 => None,
+            first => Some(AckToken(first - 1)),
+        }
     }
 
     /// Marks transaction `seq` committed at `info.end_lsn`; it completes once all its records

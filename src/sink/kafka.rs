@@ -580,18 +580,9 @@ impl KafkaSink {
     /// complete. Returns `cause`.
     fn abort_transaction(&mut self, cause: Error) -> Error {
         self.tracker.fail(cause.copy());
-        self.abort_open_transaction();
-        cause
-    }
-
-    /// Aborts the open Kafka transaction, if any (see [`KafkaSink::abort_transaction`]).
-    fn abort_open_transaction(&mut self) {
-        let Some(txn) = self.txn.as_mut() else {
-            return;
+        let Some(txn) = self.txn.as_mut().filter(|t| t.is_open()) else {
+            return cause;
         };
-        if !txn.is_open() {
-            return;
-        }
         txn.aborted();
         let r = tokio::task::block_in_place(|| {
             self.producer.abort_transaction(Duration::from_secs(10))
@@ -602,6 +593,7 @@ impl KafkaSink {
             Err(e) => tracing::warn!(error = %e,
                 "could not abort the open Kafka transaction; the brokers abort it when the next instance starts, or after transaction.timeout.ms"),
         }
+        cause
     }
 
     /// Refuses a record of `size` bytes over the brokers' request limit, naming its topic
@@ -861,12 +853,9 @@ impl Sink for KafkaSink {
 /// the `transactional.id`), refused by ACLs, a timeout the brokers refuse, or an aborted
 /// transaction (retriable: a restart sends it again).
 fn transaction_error(id: &str, what: &str, code: Option<RDKafkaErrorCode>, reason: &str) -> Error {
+    let fenced = classify_kafka_delivery(code.map(|c| c as i32), true) == ErrorKind::Fenced;
     match code {
-        Some(
-            RDKafkaErrorCode::ProducerFenced
-            | RDKafkaErrorCode::InvalidProducerEpoch
-            | RDKafkaErrorCode::Fenced,
-        ) => Error::new(ErrorKind::Fenced, format!(
+        _ if fenced => Error::new(ErrorKind::Fenced, format!(
             "{what}: this producer was fenced: another pgcdc instance (or Kafka Connect task) with transactional.id {id} took over, so this one stops without writing anything more; its open transaction was aborted"
         )),
         Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => Error::kafka(format!(

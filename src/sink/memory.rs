@@ -10,8 +10,8 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-
 use std::time::Duration;
+
 use tokio::sync::watch;
 
 use crate::convert::KafkaRecord;
@@ -174,24 +174,28 @@ impl MemorySink {
     pub fn fail_next(&mut self, error: Error) {
         self.fail_next = Some(error);
     }
-}
 
-impl MemorySink {
     /// Waits while a [`MemoryRemote`] has paused the sink (cancel-safe: nothing is sent yet).
     async fn wait_while_paused(&self) {
         let mut paused = self.paused.subscribe();
         if !*paused.borrow_and_update() {
             return;
         }
-        lock(&self.shared).waiting += 1;
-        let _counted = Waiting(&self.shared);
+        let _counted = Waiting::new(&self.shared);
         let _ = paused.wait_for(|p| !*p).await;
     }
 }
 
-/// Counts one send in [`Shared::waiting`] until it is dropped (also when the send is
-/// cancelled).
+/// Counts one send in [`Shared::waiting`] from its creation until it is dropped (also when
+/// the send is cancelled).
 struct Waiting<'a>(&'a Mutex<Shared>);
+
+impl<'a> Waiting<'a> {
+    fn new(shared: &'a Mutex<Shared>) -> Self {
+        lock(shared).waiting += 1;
+        Waiting(shared)
+    }
+}
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {

@@ -114,20 +114,22 @@ impl Run {
     /// Requests a stop and returns how the loop ended, the run and its stream (to finish).
     async fn stop_with_stream(self) -> Ended {
         self.stop.send(true).expect("the loop listens");
-        tokio::time::timeout(WAIT, self.task)
-            .await
-            .expect("the loop ends in time")
-            .expect("the loop task")
+        joined(self.task).await
     }
 
     /// Waits for the loop to end by itself.
     async fn end(self) -> (Result<StreamEnd>, TestStarted) {
-        let (end, started, _) = tokio::time::timeout(WAIT, self.task)
-            .await
-            .expect("the loop ends in time")
-            .expect("the loop task");
+        let (end, started, _) = joined(self.task).await;
         (end, started)
     }
+}
+
+/// Waits (up to [`WAIT`]) for the loop's task to end.
+async fn joined(task: JoinHandle<Ended>) -> Ended {
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("the loop ends in time")
+        .expect("the loop task")
 }
 
 /// How the loop ended, the run it leaves, and its stream.
@@ -476,10 +478,7 @@ async fn the_loop_ends_when_the_reader_ends_after_taking_everything_queued() {
         ..
     } = run;
     drop(input);
-    let (end, mut started, _) = tokio::time::timeout(WAIT, task)
-        .await
-        .expect("the loop ends in time")
-        .expect("the loop task");
+    let (end, mut started, _) = joined(task).await;
     assert_eq!(end.expect("the reader ended"), StreamEnd::Stopped);
     assert_eq!(row_records(&mut started).len(), 2);
     assert_eq!(started.processor.tracker().flushable(), end_of(2));
