@@ -14,6 +14,7 @@ mod crash;
 mod delivery;
 mod exactly_once;
 mod faults;
+mod incremental;
 mod offsets;
 mod outbox;
 mod preflight;

@@ -38,11 +38,21 @@ pub struct TableFilters {
     pub table_exclude: Vec<Regex>,
     /// `table.ignore.builtin`
     pub ignore_builtin: bool,
+    /// `signal.data.collection` as (schema, table): captured whatever the filters say, as
+    /// Debezium adds it to its table filter, so that its inserts are seen in the stream.
+    pub signal_table: Option<(String, String)>,
 }
 
 impl TableFilters {
     /// `true` when changes of `schema`.`table` are captured.
     pub fn is_captured(&self, schema: &str, table: &str) -> bool {
+        if self
+            .signal_table
+            .as_ref()
+            .is_some_and(|(s, t)| s == schema && t == table)
+        {
+            return true;
+        }
         if self.ignore_builtin
             && (schema == "pg_catalog"
                 || schema == "information_schema"
@@ -101,6 +111,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Filters {
         table_include: c.regex_list(TABLE_INCLUDE_LIST),
         table_exclude: c.regex_list(TABLE_EXCLUDE_LIST),
         ignore_builtin: c.boolean(TABLE_IGNORE_BUILTIN, true),
+        signal_table: None,
     };
     let messages = MessageFilters {
         include: c.regex_list(MESSAGE_PREFIX_INCLUDE_LIST),

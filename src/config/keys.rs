@@ -204,10 +204,9 @@ registry! {
         SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT = "snapshot.tables.order.by.row.count" => Implemented,
         SNAPSHOT_DELAY_MS = "snapshot.delay.ms" => Implemented,
         STREAMING_DELAY_MS = "streaming.delay.ms" => Implemented,
-        INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size"
-            => NotImplemented(Some("1024")),
+        INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size" => Implemented,
         INCREMENTAL_SNAPSHOT_WATERMARKING_STRATEGY = "incremental.snapshot.watermarking.strategy"
-            => NotImplemented(Some("insert_insert")),
+            => Implemented,
         INCREMENTAL_SNAPSHOT_ALLOW_SCHEMA_CHANGES = "incremental.snapshot.allow.schema.changes"
             => NotImplemented(Some("false")),
         // value representation
@@ -265,10 +264,14 @@ registry! {
         GUARDRAIL_COLLECTIONS_MAX = "guardrail.collections.max" => Implemented,
         GUARDRAIL_COLLECTIONS_LIMIT_ACTION = "guardrail.collections.limit.action" => Implemented,
         CUSTOM_SANITIZE_PATTERN = "custom.sanitize.pattern" => Framework,
-        SIGNAL_DATA_COLLECTION = "signal.data.collection" => NotImplemented(None),
-        SIGNAL_ENABLED_CHANNELS = "signal.enabled.channels" => NotImplemented(Some("source")),
-        SIGNAL_POLL_INTERVAL_MS = "signal.poll.interval.ms" => NotImplemented(Some("5000")),
-        SIGNAL_KAFKA_TOPIC = "signal.kafka.topic" => NotImplemented(None),
+        SIGNAL_DATA_COLLECTION = "signal.data.collection" => Implemented,
+        SIGNAL_ENABLED_CHANNELS = "signal.enabled.channels" => Implemented,
+        SIGNAL_POLL_INTERVAL_MS = "signal.poll.interval.ms" => Implemented,
+        SIGNAL_KAFKA_TOPIC = "signal.kafka.topic" => Implemented,
+        SIGNAL_KAFKA_BOOTSTRAP_SERVERS = "signal.kafka.bootstrap.servers" => Implemented,
+        SIGNAL_KAFKA_GROUP_ID = "signal.kafka.groupId" => Implemented,
+        SIGNAL_KAFKA_POLL_TIMEOUT_MS = "signal.kafka.poll.timeout.ms" => Implemented,
+        SIGNAL_FILE = "signal.file" => Implemented,
         NOTIFICATION_ENABLED_CHANNELS = "notification.enabled.channels" => Implemented,
         NOTIFICATION_SINK_TOPIC_NAME = "notification.sink.topic.name" => Implemented,
         // legacy names (Debezium 1.x) that users still carry: see RENAMED
@@ -314,6 +317,7 @@ registry! {
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX = "snapshot.select.statement.overrides."
             => Implemented,
         DRIVER_PREFIX = "driver." => NotImplemented(None),
+        SIGNAL_CONSUMER_PREFIX = "signal.consumer." => Implemented,
     }
 }
 

@@ -38,6 +38,7 @@ mod post_processors;
 mod providers;
 pub mod records;
 mod runtime;
+pub mod signals;
 mod slot;
 mod snapshot;
 mod source;
@@ -227,6 +228,8 @@ pub struct ConnectorConfig {
     /// Exactly-once delivery (`exactly.once.source.support=enabled`), or `None`:
     /// at-least-once.
     pub exactly_once: Option<ExactlyOnceConfig>,
+    /// Signals and incremental snapshots (`signal.*`, `incremental.snapshot.*`).
+    pub signals: signals::SignalConfig,
 }
 
 /// A warning found while loading (unknown key, deprecated value).
@@ -244,7 +247,9 @@ impl ConnectorConfig {
         let database = connection::parse(&mut c);
         let slot = slot::parse(&mut c);
         let connector = connector::parse(&mut c);
-        let filters = filters::parse(&mut c);
+        let mut filters = filters::parse(&mut c);
+        let signals = signals::parse(&mut c, &connector.topic_prefix);
+        filters.tables.signal_table = signals.table.clone();
         let snapshot = snapshot::parse(&mut c);
         let values = values::parse(&mut c);
         let (transforms, predicates) = transforms::parse(&mut c);
@@ -318,6 +323,7 @@ impl ConnectorConfig {
             guardrail: runtime.guardrail,
             records,
             exactly_once,
+            signals,
         };
         (config, c.problems, c.warnings)
     }

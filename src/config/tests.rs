@@ -117,8 +117,18 @@ fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() 
     );
     assert!(msg.contains("\"1\""), "{msg}");
     assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.max.threads", "1")])).is_ok());
-    let msg = problems(&seed_with(&[("signal.data.collection", "public.signals")]));
-    assert!(msg.contains("signal.data.collection"), "{msg}");
+    let msg = problems(&seed_with(&[("signal.data.collection", "signals")]));
+    assert!(
+        msg.contains("signal.data.collection=signals is invalid"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("signal.enabled.channels", "source,jmx")]));
+    assert!(msg.contains("the jmx channel needs a JVM"), "{msg}");
+    let msg = problems(&seed_with(&[("signal.enabled.channels", "kafka")]));
+    assert!(
+        msg.contains("signal.kafka.bootstrap.servers is required"),
+        "{msg}"
+    );
     let msg = problems(&seed_with(&[(
         "snapshot.select.statement.overrides.public.pedidos",
         "SELECT 1",

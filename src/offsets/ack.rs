@@ -38,7 +38,7 @@ struct Tx {
 }
 
 /// What is known about the newest completed transaction, for the offset file.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommitInfo {
     /// End LSN of the transaction.
     pub end_lsn: Lsn,
@@ -62,6 +62,9 @@ pub struct CommitInfo {
     /// still say the snapshot is in progress. A crash during the snapshot then resumes the
     /// slot after it, instead of replaying everything since the snapshot first began.
     pub before_snapshot: bool,
+    /// A running incremental snapshot's progress once this unit is published (its offsets
+    /// carry it), shared by the units that do not move it.
+    pub incremental: Option<std::sync::Arc<crate::offsets::incremental::IncrementalProgress>>,
 }
 
 #[derive(Debug, Default)]
@@ -340,7 +343,7 @@ impl AckTracker {
         while let Some(front) = g.txs.front() {
             match front.end_lsn {
                 Some(end) if front.outstanding == 0 => {
-                    let info = front.info;
+                    let info = front.info.clone();
                     // A snapshot's "commit time" is when it started: not a latency.
                     if !info.completes_snapshot && !info.idle && info.commit_time_us > 0 {
                         g.latency.observe(
@@ -383,7 +386,7 @@ impl AckTracker {
     pub fn confirmable(&self, stored: Lsn) -> Lsn {
         let g = self.lock();
         let flushable = self.flushable();
-        match g.last_completed {
+        match &g.last_completed {
             Some(c) if c.end_lsn > stored => flushable.min(stored),
             _ => flushable,
         }
@@ -437,7 +440,7 @@ impl AckTracker {
 
     /// The newest completed transaction.
     pub fn last_completed(&self) -> Option<CommitInfo> {
-        self.lock().last_completed
+        self.lock().last_completed.clone()
     }
 }
 

@@ -6,4 +6,6 @@
 //! delivery report is.
 
 pub mod ack;
+pub mod incremental;
+pub mod java_keys;
 pub mod store;

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value as Json};
 use crate::error::{Error, ErrorKind, IoContext, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::CommitInfo;
+use crate::offsets::incremental::IncrementalProgress;
 use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
 /// Kafka Connect's offset key of a Debezium PostgreSQL connector, as its JsonConverter
@@ -43,6 +44,8 @@ pub struct Offsets {
     pub snapshot: Option<String>,
     /// `snapshot_completed`.
     pub snapshot_completed: bool,
+    /// A running incremental snapshot's progress (`incremental_snapshot_*`).
+    pub incremental: Option<IncrementalProgress>,
 }
 
 impl Offsets {
@@ -64,6 +67,7 @@ impl Offsets {
             message_type: Some("COMMIT".into()),
             snapshot,
             snapshot_completed: false,
+            incremental: info.incremental.as_deref().cloned(),
         }
     }
 
@@ -113,6 +117,9 @@ impl Offsets {
         }
         if let Some(v) = &self.message_type {
             fields.push(("messageType", json!(v)));
+        }
+        if let Some(p) = &self.incremental {
+            fields.extend(p.fields());
         }
         let order = java_hash_map_order(
             fields.iter().map(|(k, _)| *k),
@@ -171,6 +178,8 @@ impl Offsets {
         let snapshot = match field("snapshot") {
             None | Some(Json::Bool(false)) => None,
             Some(Json::String(s)) if s.eq_ignore_ascii_case("true") => Some("INITIAL".to_string()),
+            // Written while an incremental snapshot's rows are emitted: streaming goes on.
+            Some(Json::String(s)) if s == "INCREMENTAL" => None,
             Some(Json::String(s)) => Some(s.clone()),
             Some(Json::Bool(true)) => Some("INITIAL".to_string()),
             Some(_) => return Err(wrong("snapshot", "a snapshot kind or true/false")),
@@ -189,6 +198,7 @@ impl Offsets {
             message_type,
             snapshot,
             snapshot_completed: flag("snapshot_completed")? || flag("last_snapshot_record")?,
+            incremental: IncrementalProgress::from_offsets(map)?,
         })
     }
 }

@@ -41,13 +41,20 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let Some(table) = self.table(relation_id)? else {
             return Ok(());
         };
-        if self.config.skipped_operations.create {
+        let signal_table = self.is_signal_table(&table);
+        if self.config.skipped_operations.create && !signal_table {
             return Ok(());
         }
         let Some(after) = self.tolerate(self.row(&table, &new, None, Image::New), &table, lsn)?
         else {
             return Ok(());
         };
+        if signal_table {
+            self.source_signal(lsn, Op::Create, &after).await?;
+            if self.config.skipped_operations.create {
+                return Ok(());
+            }
+        }
         let images = Images {
             key: table.key_of(&after),
             after: Some(after),
@@ -116,7 +123,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let Some(table) = self.table(relation_id)? else {
             return Ok(());
         };
-        if self.config.skipped_operations.delete {
+        let signal_table = self.is_signal_table(&table);
+        if self.config.skipped_operations.delete && !signal_table {
             return Ok(());
         }
         let (OldTuple::Full(tuple) | OldTuple::Key(tuple)) = &old;
@@ -124,6 +132,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         else {
             return Ok(());
         };
+        if signal_table {
+            self.source_signal(lsn, Op::Delete, &before).await?;
+            if self.config.skipped_operations.delete {
+                return Ok(());
+            }
+        }
         let images = Images {
             key: table.key_of(&before),
             before: Some(before),
@@ -220,6 +234,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let tx = self.open_tx()?;
         let (token, commit_time_us) = (tx.unit.token(), tx.commit_time_us);
         let op = ev.op;
+        if self.incremental.running() {
+            let table = format!("{}.{}", ev.table.schema, ev.table.table);
+            for key in [&ev.key, &ev.old_key].into_iter().flatten() {
+                self.incremental.streamed(&table, key);
+            }
+        }
         self.emit(ev, token).await?;
         self.counters.add_change_event(Some(op), commit_time_us);
         Ok(())

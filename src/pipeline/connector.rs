@@ -94,6 +94,7 @@ struct Shared {
     /// What outlives a run: producer queue bytes and Kafka error counts, and the slot watch.
     delivery: Arc<DeliveryStats>,
     slot: Arc<SlotWatch>,
+    signals: Arc<super::signals::SignalInbox>,
 }
 
 impl Shared {
@@ -160,7 +161,11 @@ impl Shared {
         p.finished = p.finished + ended;
         let topics = p.current.topics();
         p.finished_topics.extend(topics);
-        p.current = Arc::new(Counters::for_run(self.delivery.clone(), self.slot.clone()));
+        p.current = Arc::new(Counters::for_run(
+            self.delivery.clone(),
+            self.slot.clone(),
+            self.signals.clone(),
+        ));
         p.current.clone()
     }
 
@@ -251,6 +256,15 @@ impl ConnectorHandle {
         p.current.reset_topics();
     }
 
+    /// Queues a signal for the connector (pgcdc's REST signal endpoint). Errors: the inbox is
+    /// full, with the reason.
+    pub fn signal(
+        &self,
+        signal: crate::pipeline::signals::Signal,
+    ) -> std::result::Result<(), String> {
+        self.shared.signals.offer(signal)
+    }
+
     /// A receiver that sees every change of the connector's state.
     pub fn subscribe(&self) -> watch::Receiver<ConnectorState> {
         self.shared.state.subscribe()
@@ -289,6 +303,7 @@ impl Connector {
     pub fn new(config: Arc<ConnectorConfig>) -> Self {
         let delivery = Arc::new(DeliveryStats::default());
         let slot = Arc::new(SlotWatch::default());
+        let signals = Arc::new(super::signals::SignalInbox::default());
         Connector {
             config,
             shared: Arc::new(Shared {
@@ -299,13 +314,18 @@ impl Connector {
                     ended_on_its_own: false,
                     restarts: 0,
                     finished: RunStats::default(),
-                    current: Arc::new(Counters::for_run(delivery.clone(), slot.clone())),
+                    current: Arc::new(Counters::for_run(
+                        delivery.clone(),
+                        slot.clone(),
+                        signals.clone(),
+                    )),
                     finished_topics: Default::default(),
                     down_since: Instant::now(),
                 }),
                 state: watch::channel(ConnectorState::Unassigned).0,
                 delivery,
                 slot,
+                signals,
             }),
             stop: Arc::new(watch::channel(false).0),
             task: None,

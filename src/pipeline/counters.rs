@@ -146,6 +146,8 @@ pub struct Counters {
     /// The run's ack tracker, once its sink exists: records in flight and acknowledged.
     tracker: Mutex<Option<Arc<AckTracker>>>,
     delivery: Arc<DeliveryStats>,
+    /// The connector's signal inbox (outlives its runs).
+    signals: Arc<super::signals::SignalInbox>,
     /// Topics this run has written to.
     topics: Mutex<BTreeSet<String>>,
     /// The topics were reset: the run notes each again at its next record.
@@ -240,12 +242,22 @@ impl Counters {
 
     /// Counters of a new run of a connector whose delivery stats and slot watch outlive its
     /// runs.
-    pub(crate) fn for_run(delivery: Arc<DeliveryStats>, slot: Arc<SlotWatch>) -> Counters {
+    pub(crate) fn for_run(
+        delivery: Arc<DeliveryStats>,
+        slot: Arc<SlotWatch>,
+        signals: Arc<super::signals::SignalInbox>,
+    ) -> Counters {
         Counters {
             delivery,
             slot,
+            signals,
             ..Counters::default()
         }
+    }
+
+    /// The connector's signal inbox (see [`super::signals`]).
+    pub fn signals(&self) -> &Arc<super::signals::SignalInbox> {
+        &self.signals
     }
 
     /// The connector's slot watch.

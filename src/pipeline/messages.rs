@@ -117,6 +117,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 completes_snapshot: false,
                 idle: false,
                 before_snapshot: false,
+                incremental: self.incremental.progress(),
             },
         );
         if self.tx.is_none() {

@@ -34,6 +34,7 @@ pub mod connector;
 mod counters;
 pub mod fence;
 pub mod heartbeat;
+mod incremental;
 pub mod messages;
 pub mod notifications;
 pub mod offsets;
@@ -45,6 +46,7 @@ pub mod relations;
 pub mod reselect;
 pub mod resume;
 pub mod shutdown;
+pub mod signals;
 pub mod slot_monitor;
 pub mod snapshot;
 pub mod startup;
@@ -171,6 +173,7 @@ pub(crate) async fn run_counted(
         return Ok(());
     }
     let mut streaming = stream::start(&config, &mut started, repl).await?;
+    started.processor.resume_incremental_after_restart().await?;
     started
         .processor
         .counters

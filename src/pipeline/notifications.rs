@@ -25,6 +25,8 @@ use super::relations::Catalog;
 
 /// Debezium's aggregate type of the initial snapshot's notifications.
 pub const INITIAL_SNAPSHOT: &str = "Initial Snapshot";
+/// Debezium's aggregate type of the incremental snapshot's notifications.
+pub const INCREMENTAL_SNAPSHOT: &str = "Incremental Snapshot";
 
 /// `data_collections` of an `IN_PROGRESS` notification: the snapshot's tables
 /// (`schema.table`) in the iteration order of the Java `HashSet` Debezium copies them into,
@@ -48,13 +50,35 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         data: Vec<(&'static str, String)>,
         token: AckToken,
     ) -> Result<()> {
+        self.notify_as(INITIAL_SNAPSHOT, None, kind, data, token)
+            .await
+    }
+
+    /// Sends a notification of `aggregate` type and `kind` with `data` (and `connector_name`)
+    /// on the enabled channels; `id` is its id (`None`: a random one). The sink channel's
+    /// record joins unit `token`.
+    pub async fn notify_as(
+        &mut self,
+        aggregate: &'static str,
+        id: Option<String>,
+        kind: &'static str,
+        data: Vec<(&'static str, String)>,
+        token: AckToken,
+    ) -> Result<()> {
         let channels = &self.config.records.notifications;
         if !channels.any() {
             return Ok(());
         }
         let log = channels.log;
         let sink_topic = channels.sink_topic.clone();
-        let n = self.notification(kind, data);
+        let n = Notification::new(
+            aggregate,
+            kind,
+            data,
+            &self.config.topic_prefix,
+            id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+            crate::util::unix_micros() / 1000,
+        );
         if log {
             tracing::info!("[Notification Service]  {}", n.log_text());
         }

@@ -346,6 +346,7 @@ mod tests {
                 completes_snapshot: false,
                 idle: false,
                 before_snapshot: false,
+                incremental: None,
             },
         );
     }

@@ -150,7 +150,7 @@ impl RecordOutput {
 }
 
 /// Where the processor starts: the slot's confirmed position and the offsets' last commit.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ProcessorStart {
     /// The position the slot resumes from (its confirmed flush LSN, or the new slot's
     /// consistent point).
@@ -160,6 +160,8 @@ pub struct ProcessorStart {
     pub last_commit_lsn: Option<Lsn>,
     /// What the stored offsets say was already published.
     pub resume: ResumeFilter,
+    /// An incremental snapshot the stored offsets say is running.
+    pub incremental: Option<crate::offsets::incremental::IncrementalProgress>,
 }
 
 /// Turns pgoutput messages into records sent to a [`Sink`].
@@ -182,6 +184,8 @@ pub struct Processor<S: Sink, C: Catalog> {
     pub(super) resume: ResumeFilter,
     /// The fence of a snapshot on an existing slot (see [`super::fence`]).
     pub(super) fence: FenceState,
+    /// Signals' incremental snapshot (see [`super::incremental`]).
+    pub(super) incremental: super::incremental::Incremental,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -228,6 +232,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             counters,
             resume: start.resume,
             fence: FenceState::default(),
+            incremental: super::incremental::Incremental::restored(start.incremental),
             config,
         })
     }
@@ -404,12 +409,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             completes_snapshot: false,
             idle: tx.fenced_out,
             before_snapshot: tx.before_snapshot,
+            incremental: self.incremental.progress(),
         };
         if tx.before_snapshot {
             // Published ahead of the snapshot with all before it: confirmable once acknowledged.
             self.sink.tracker().raise_hold(end_lsn);
         }
-        tx.unit.commit(&mut self.sink, info);
+        tx.unit.commit(&mut self.sink, info.clone());
         self.resume.on_commit(end_lsn);
         self.progress.committed(info, tx.counters.capacity());
         self.counters.add_transaction(end_lsn);

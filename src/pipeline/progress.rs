@@ -10,7 +10,7 @@ use crate::lsn::Lsn;
 use crate::offsets::ack::CommitInfo;
 
 /// The processor's progress (see the module documentation).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Progress {
     /// End LSN of the last completed unit, the first element of `source.sequence`.
     last_commit_lsn: Option<Lsn>,
@@ -63,7 +63,7 @@ impl Progress {
 
     /// The last committed transaction.
     pub(super) fn last_commit(&self) -> CommitInfo {
-        self.last_commit
+        self.last_commit.clone()
     }
 
     /// Debezium's per-transaction collection map size so far.
@@ -88,8 +88,9 @@ impl Progress {
         self.tx_map_capacity = tx_map_capacity;
         self.last_commit_lsn = Some(info.end_lsn);
         self.last_commit_time_us = Some(info.commit_time_us);
+        let end = info.end_lsn;
         self.last_commit = info;
-        self.idle(info.end_lsn);
+        self.idle(end);
     }
 
     /// The slot is streamed again from its confirmed position (the last pass of a snapshot on

@@ -38,6 +38,29 @@ pub trait Catalog: Send {
         query: &str,
         params: &[super::reselect::KeyParam],
     ) -> impl Future<Output = Result<Option<Vec<Option<String>>>>> + Send;
+
+    /// Runs `sql` (one statement, autocommit) and returns its rows as text (`None` is NULL):
+    /// the incremental snapshot's watermarks, key and chunk queries. Errors: the statement
+    /// fails.
+    fn query_text(
+        &mut self,
+        sql: &str,
+    ) -> impl Future<Output = Result<Vec<Vec<Option<String>>>>> + Send;
+
+    /// The captured table `schema.table` as a snapshot reads it (its schema from the catalog
+    /// and its published column names), or `None` when it does not exist or is not captured.
+    fn captured_table(
+        &mut self,
+        config: &crate::config::ConnectorConfig,
+        schema: &str,
+        table: &str,
+    ) -> impl Future<Output = Result<Option<(TableSchema, Vec<String>)>>> + Send;
+
+    /// The captured tables, `schema.table`, sorted.
+    fn captured_tables(
+        &mut self,
+        config: &crate::config::ConnectorConfig,
+    ) -> impl Future<Output = Result<Vec<String>>> + Send;
 }
 
 impl Catalog for Client {
@@ -65,6 +88,47 @@ impl Catalog for Client {
                 .map(|i| row.get::<_, Option<String>>(i))
                 .collect()
         }))
+    }
+
+    async fn query_text(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut rows = Vec::new();
+        for m in self.simple_query(sql).await? {
+            if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+                rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
+            }
+        }
+        Ok(rows)
+    }
+
+    async fn captured_table(
+        &mut self,
+        config: &crate::config::ConnectorConfig,
+        schema: &str,
+        table: &str,
+    ) -> Result<Option<(TableSchema, Vec<String>)>> {
+        let tables = crate::pg::setup::captured_tables(self, config).await?;
+        let Some(t) = tables
+            .iter()
+            .find(|t| t.schema == schema && t.table == table)
+        else {
+            return Ok(None);
+        };
+        let source_types = config.records.columns.needs_source_types();
+        let (published, catalog) =
+            relation::read_published_table(self, t.oid, source_types).await?;
+        let schema = relation::build_table(config, t.oid, schema, table, &published, &catalog)?;
+        Ok(Some((schema, published.into_iter().map(|p| p.0).collect())))
+    }
+
+    async fn captured_tables(
+        &mut self,
+        config: &crate::config::ConnectorConfig,
+    ) -> Result<Vec<String>> {
+        let tables = crate::pg::setup::captured_tables(self, config).await?;
+        Ok(tables
+            .into_iter()
+            .map(|t| format!("{}.{}", t.schema, t.table))
+            .collect())
     }
 }
 

@@ -217,6 +217,7 @@ mod tests {
             message_type: Some(message_type.into()),
             snapshot: None,
             snapshot_completed: false,
+            incremental: None,
         }
     }
 

@@ -386,6 +386,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             completes_snapshot: completes,
             idle: false,
             before_snapshot: false,
+            incremental: None,
         };
         tx.unit.commit(&mut self.sink, info);
         Ok(())

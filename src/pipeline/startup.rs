@@ -452,6 +452,10 @@ pub async fn start<S: Sink>(
         resume_lsn,
         last_commit_lsn: offsets.as_ref().and_then(|o| o.lsn_commit),
         resume: resume_filter(config, &plan, offsets.as_ref(), resume_lsn),
+        incremental: offsets
+            .as_ref()
+            .filter(|o| o.snapshot_done() && plan.stream)
+            .and_then(|o| o.incremental.clone()),
     };
     let offsets = OffsetSaver::new(store, resume_lsn, floor, sink.is_transactional());
     let mut sink = sink;

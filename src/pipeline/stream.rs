@@ -62,6 +62,8 @@ pub struct Streaming {
     /// Items per chunk of `input`, for the queue gauge.
     chunk_len: usize,
     counters: Arc<super::Counters>,
+    /// The `kafka` and `file` signal channels' readers, for as long as the stream runs.
+    _signal_channels: super::signals::SignalChannels,
 }
 
 impl Streaming {
@@ -114,6 +116,7 @@ impl Streaming {
             reader: tokio::spawn(async { Ok(()) }),
             chunk_len: 1,
             counters,
+            _signal_channels: Default::default(),
         }
     }
 
@@ -220,6 +223,10 @@ pub async fn start<S: Sink, C: Catalog>(
         reader,
         chunk_len,
         counters: started.processor.counters.clone(),
+        _signal_channels: super::signals::start_channels(
+            config,
+            started.processor.counters.signals(),
+        ),
     })
 }
 
@@ -289,8 +296,11 @@ pub async fn run<S: Sink, C: Catalog>(
     let mut offsets_tick = tokio::time::interval(interval.min(OFFSETS_AT_LEAST_EVERY));
     offsets_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let processor = &mut started.processor;
+    let inbox = processor.counters.signals().clone();
+    let mut signals = inbox.receiver().await;
     loop {
         let heartbeat_due = processor.heartbeat_due();
+        let between_transactions = !processor.in_transaction();
         let turn = tokio::select! {
             biased;
             // 1. A stop request.
@@ -306,7 +316,11 @@ pub async fn run<S: Sink, C: Catalog>(
             }
             // 3. A scheduled heartbeat while nothing arrives (sent below).
             _ = sleep_until(heartbeat_due), if heartbeat_due.is_some() => Turn::Continue,
-            // 4. Input from the reader.
+            // 4. A signal of another channel than the signal table.
+            Some(signal) = signals.recv(), if between_transactions => {
+                handle_signal(processor, signal, shutdown).await?
+            }
+            // 5. Input from the reader.
             ev = streaming.next() => match ev {
                 None => Turn::Stop,
                 Some(ev) => handle_input(processor, ev, &streaming.bytes, shutdown).await?,
@@ -384,6 +398,21 @@ async fn handle_input<S: Sink, C: Catalog>(
             bytes.release(size);
             r.map(|()| Turn::Continue)
         }
+    }
+}
+
+/// Acts on a signal from the inbox; a stop request cancels a chunk read that waits on
+/// Kafka.
+async fn handle_signal<S: Sink, C: Catalog>(
+    processor: &mut Processor<S, C>,
+    signal: crate::event::signal::Signal,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Turn> {
+    tracing::info!(id = %signal.id, kind = %signal.kind, channel = signal.channel.name(), "signal received");
+    tokio::select! {
+        biased;
+        _ = shutdown.changed() => Ok(Turn::Stop),
+        r = processor.signal(signal, None) => r.map(|()| Turn::Continue),
     }
 }
 

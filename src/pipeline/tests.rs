@@ -94,6 +94,28 @@ impl Catalog for FixtureCatalog {
         self.reselects.push(query.to_string());
         Ok(self.reselected.clone())
     }
+
+    async fn query_text(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        Err(crate::error::Error::server(format!(
+            "the fixture catalog runs no SQL: {sql}"
+        )))
+    }
+
+    async fn captured_table(
+        &mut self,
+        _config: &crate::config::ConnectorConfig,
+        _schema: &str,
+        _table: &str,
+    ) -> Result<Option<(crate::pg::relation::TableSchema, Vec<String>)>> {
+        Ok(None)
+    }
+
+    async fn captured_tables(
+        &mut self,
+        _config: &crate::config::ConnectorConfig,
+    ) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 type TestProcessor = Processor<MemorySink, FixtureCatalog>;
@@ -572,6 +594,7 @@ async fn resuming_after_stored_offsets_skips_exactly_what_was_published() {
         message_type: Some("UPDATE".into()),
         snapshot: None,
         snapshot_completed: false,
+        incremental: None,
     };
     let start = ProcessorStart {
         last_commit_lsn: None,

@@ -44,6 +44,7 @@ pub(super) fn routes() -> Router<App> {
             "/connectors/{name}/offsets",
             get(offsets).patch(alter_offsets).delete(reset_offsets),
         )
+        .route("/connectors/{name}/signals", post(signal))
         .route("/connectors/{name}/restart", post(restart))
         .route("/connectors/{name}/pause", put(pause))
         .route("/connectors/{name}/resume", put(resume))
@@ -391,6 +392,33 @@ async fn topics(State(app): State<App>, Path(name): Path<String>) -> Json<Value>
 async fn reset_topics(State(app): State<App>, Path(name): Path<String>) -> StatusCode {
     app.worker.reset_topics(&name);
     StatusCode::ACCEPTED
+}
+
+/// pgcdc's `POST /connectors/{name}/signals` (Kafka Connect has no such endpoint): a
+/// Debezium signal `{"id": ..., "type": ..., "data": {...}}`, acted on by the running
+/// connector between transactions. 202 when queued; 400 when the body is not a signal, with
+/// what is wrong; 404 for an unknown connector; 409 when signals already wait.
+async fn signal(State(app): State<App>, Path(name): Path<String>, body: String) -> Response {
+    let signal = match crate::pipeline::signals::parse_signal_json(
+        &body,
+        crate::pipeline::signals::Channel::Rest,
+    ) {
+        Ok(mut s) => {
+            if s.id.is_empty() {
+                s.id = uuid::Uuid::new_v4().to_string();
+            }
+            s
+        }
+        Err(why) => {
+            return crate::worker::WorkerError::new(400, format!("the body is not a signal: {why}"))
+                .into_response()
+        }
+    };
+    let id = signal.id.clone();
+    match app.worker.signal(&name, signal) {
+        Ok(()) => (StatusCode::ACCEPTED, Json(json!({ "id": id }))).into_response(),
+        Err(e) => e.into_response(),
+    }
 }
 
 async fn restart(

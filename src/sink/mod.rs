@@ -43,6 +43,8 @@ pub mod memory;
 pub mod offsets_topic;
 pub mod transactions;
 
+pub use offsets_topic::base_client as kafka_client_settings;
+
 /// An open unit at a sink (see the module documentation). Records are sent with its
 /// [`Unit::token`]; [`Unit::commit`] closes it, exactly once. Dropped while open (a stop
 /// request cancelled its send, or an error ended its work half way), it tells the ack tracker

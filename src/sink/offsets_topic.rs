@@ -48,7 +48,7 @@ impl std::fmt::Debug for KafkaOffsetStore {
 
 /// The settings every client of the offsets topic shares: the brokers and the producer's
 /// security settings (librdkafka names).
-pub(super) fn base_client(kafka: &KafkaConfig) -> ClientConfig {
+pub fn base_client(kafka: &KafkaConfig) -> ClientConfig {
     let mut c = ClientConfig::new();
     // librdkafka names the setting as Kafka Connect does.
     c.set(

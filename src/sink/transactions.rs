@@ -248,7 +248,7 @@ mod tests {
             before_snapshot: false,
             ..info(300, false)
         };
-        t.unit_closed(AckToken(0), heartbeat);
+        t.unit_closed(AckToken(0), heartbeat.clone());
         assert!(
             t.offsets_record().is_none(),
             "a heartbeat alone writes no offsets"

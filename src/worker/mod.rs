@@ -517,6 +517,17 @@ impl Worker {
         }
     }
 
+    /// Queues `signal` for connector `name` (pgcdc's `POST /connectors/{name}/signals`; Kafka
+    /// Connect has no such endpoint). Errors: 404 for a connector the worker does not have,
+    /// 409 when its signal inbox is full.
+    pub fn signal(&self, name: &str, signal: crate::pipeline::signals::Signal) -> WorkerResult<()> {
+        let entry = self.entry(name)?;
+        let handle = entry.lock().handle.clone();
+        handle
+            .signal(signal)
+            .map_err(|why| WorkerError::new(409, why))
+    }
+
     /// The connector's state and failure, for `pgcdc run`'s exit: `None` while it has not
     /// ended on its own.
     pub fn ended(&self, name: &str) -> Option<Option<ErrorKind>> {

@@ -1,0 +1,314 @@
+//! Signals and incremental snapshots while streaming: chunks between watermarks in the signal
+//! table, per-key order against concurrent writes, progress in the offsets across a restart,
+//! notifications, and the Kafka signal channel.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+const T: Duration = Duration::from_secs(120);
+
+/// The signal table Debezium's documentation gives.
+const SIGNAL_TABLE: &str =
+    "CREATE TABLE public.dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))";
+
+/// Bumps `ver` of rows 1..=`hot` in turn, one transaction each, and inserts a new row every
+/// fifth turn (ids from `next`); returns the next unused id.
+async fn write_versions(dbname: String, hot: i64, mut next: i64, stop: Arc<AtomicBool>) -> i64 {
+    let client = connect(&dbname).await;
+    let mut turn = 0i64;
+    while !stop.load(Ordering::Relaxed) {
+        let id = (turn % hot + 1) as i32;
+        client
+            .execute("UPDATE v SET ver = ver + 1 WHERE id = $1", &[&id])
+            .await
+            .unwrap();
+        if turn % 5 == 0 {
+            client
+                .execute("INSERT INTO v VALUES ($1, 1, 'n')", &[&(next as i32)])
+                .await
+                .unwrap();
+            next += 1;
+        }
+        turn += 1;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    next
+}
+
+/// The incremental snapshot's notifications among `recs` (a start without a snapshot also
+/// sends the initial snapshot's `SKIPPED`).
+fn incremental_only(recs: Vec<Rec>) -> Vec<Rec> {
+    recs.into_iter()
+        .filter(|r| r.payload()["aggregate_type"] == json!("Incremental Snapshot"))
+        .collect()
+}
+
+/// Checks per-key order over `recs` of table `v`: for each id, the versions (`ver`) it
+/// arrives with never go back, whether from the stream or the incremental snapshot. Returns
+/// each id's versions in arrival order and how many incremental snapshot records came.
+fn check_order(recs: &[Rec]) -> (HashMap<i64, Vec<i64>>, usize) {
+    let mut seen: HashMap<i64, Vec<i64>> = HashMap::new();
+    let mut incremental = 0;
+    for r in recs {
+        let p = r.payload();
+        if p["after"].is_null() {
+            continue;
+        }
+        let (id, ver) = (
+            p["after"]["id"].as_i64().unwrap(),
+            p["after"]["ver"].as_i64().unwrap(),
+        );
+        if p["op"] == json!("r") {
+            assert_eq!(p["source"]["snapshot"], json!("incremental"));
+            assert_eq!(
+                p["source"]["txId"],
+                json!(null),
+                "incremental rows carry no txId"
+            );
+            assert_eq!(
+                p["source"]["lsn"],
+                json!(null),
+                "incremental rows carry no lsn"
+            );
+            incremental += 1;
+        }
+        let versions = seen.entry(id).or_default();
+        if let Some(last) = versions.last() {
+            assert!(
+                ver >= *last,
+                "row {id}: version {ver} ({}) arrived after version {last}: {versions:?}",
+                p["op"]
+            );
+        }
+        versions.push(ver);
+    }
+    (seen, incremental)
+}
+
+/// An execute-snapshot signal of `public.v` (chunks of 100 rows) while writes stream: every
+/// row arrives, no key's versions go back, the offsets carry the snapshot's progress in
+/// Debezium's shape so that a restart in the middle resumes it, and the notifications follow
+/// Debezium's order with the signal's id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incremental_snapshot_while_writes_stream_keeps_each_keys_order_and_resumes_after_a_restart(
+) {
+    const ROWS: i64 = 6_000;
+    const HOT: i64 = 50;
+    let db = TestDb::create("incr").await;
+    db.exec(&format!(
+        "CREATE TABLE public.v (id int PRIMARY KEY, ver int NOT NULL, pad text); {SIGNAL_TABLE}; \
+         INSERT INTO v SELECT g, 1, repeat('p', 100) FROM generate_series(1, {ROWS}) g"
+    ))
+    .await;
+    // Every close watermark also changes one row of each chunk, in its own transaction and
+    // before it in the WAL: the window must give way to the stream's newer version.
+    db.exec(
+        "CREATE FUNCTION bump() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           IF NEW.type = 'snapshot-window-close' THEN UPDATE v SET ver = ver + 1 WHERE id % 100 = 7; END IF; \
+           RETURN NEW; END $$; \
+         CREATE TRIGGER bump BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION bump()",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("incr");
+    let notes = format!("{prefix}.notifications");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("table.include.list".into(), "public.v".into());
+    raw.insert("signal.data.collection".into(), "public.dbz_signal".into());
+    raw.insert("incremental.snapshot.chunk.size".into(), "100".into());
+    raw.insert("notification.enabled.channels".into(), "sink".into());
+    raw.insert("notification.sink.topic.name".into(), notes.clone());
+    let topic = format!("{prefix}.public.v");
+
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    let stop_writing = Arc::new(AtomicBool::new(false));
+    let writer = tokio::spawn(write_versions(
+        db.name.clone(),
+        HOT,
+        ROWS + 1,
+        stop_writing.clone(),
+    ));
+    db.exec(
+        r#"INSERT INTO dbz_signal VALUES ('sig-1', 'execute-snapshot', '{"data-collections": ["public\\.v"], "type": "incremental"}')"#,
+    )
+    .await;
+    // Stop in the middle of the snapshot.
+    let some = at_least(1_500, |x| value_has(x, br#""snapshot":"incremental""#));
+    read_until(&env().kafka, &topic, T, some).await;
+    c.stop().await.unwrap();
+    let offsets = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap();
+    assert!(
+        offsets.contains("incremental_snapshot_collections")
+            && offsets.contains("incremental_snapshot_primary_key")
+            && offsets.contains(r#"\"incremental_snapshot_collections_id\":\"public.v\""#)
+            && offsets.contains("sig-1"),
+        "the offsets carry the running snapshot: {offsets}"
+    );
+
+    // The restart resumes at the next chunk and completes.
+    let c = start(&raw);
+    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
+    let notifications = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
+    stop_writing.store(true, Ordering::Relaxed);
+    let next = writer.await.unwrap();
+    db.exec("INSERT INTO v VALUES (999999, 1, 'sentinel')")
+        .await;
+    let sentinel = |r: &[Rec]| {
+        r.iter()
+            .any(|x| x.payload()["after"]["id"] == json!(999999))
+    };
+    let recs = read_until(&env().kafka, &topic, T, sentinel).await;
+    c.stop().await.unwrap();
+    let offsets = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap();
+    assert!(
+        !offsets.contains("incremental_snapshot_collections"),
+        "a completed snapshot leaves the offsets: {offsets}"
+    );
+
+    let (seen, incremental) = check_order(&recs);
+    for id in 1..next {
+        assert!(seen.contains_key(&id), "row {id} never arrived");
+    }
+    assert!(
+        incremental as i64 >= ROWS - HOT - ROWS / 100,
+        "the snapshot read the rows the stream did not change ({incremental})"
+    );
+    let kinds: Vec<String> = notifications
+        .iter()
+        .map(|r| r.payload()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("STARTED"));
+    assert_eq!(
+        &kinds[kinds.len() - 2..],
+        ["TABLE_SCAN_COMPLETED", "COMPLETED"]
+    );
+    assert!(kinds.iter().filter(|k| *k == "IN_PROGRESS").count() >= 50);
+    let started = notifications[0].payload();
+    assert_eq!(started["aggregate_type"], "Incremental Snapshot");
+    assert_eq!(started["id"], "sig-1");
+    assert_eq!(started["additional_data"]["data_collections"], "public.v");
+    let scan = notifications[kinds.len() - 2].payload();
+    assert_eq!(scan["additional_data"]["status"], "SUCCEEDED");
+    assert_eq!(scan["additional_data"]["scanned_collection"], "public.v");
+    db.cleanup().await;
+}
+
+/// The Kafka signal channel with `insert_delete` watermarks: a signal keyed by another
+/// connector's prefix is skipped, ours is acted on; `additional-conditions` limits the rows
+/// read; a table without a primary key is skipped with `NO_PRIMARY_KEY`; the watermark rows
+/// leave the signal table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_signals_with_insert_delete_watermarks_and_additional_conditions() {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let db = TestDb::create("incrk").await;
+    db.exec(&format!(
+        "CREATE TABLE public.v (id int PRIMARY KEY, ver int NOT NULL, pad text); \
+         CREATE TABLE public.nokey (n int); {SIGNAL_TABLE}; \
+         INSERT INTO v SELECT g, 1, 'p' FROM generate_series(1, 500) g; INSERT INTO nokey VALUES (1)"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("incrk");
+    let notes = format!("{prefix}.notifications");
+    let signals = format!("{prefix}-signal");
+    create_topic(&env().kafka, &signals, 1).await;
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("signal.data.collection".into(), "public.dbz_signal".into());
+    raw.insert("signal.enabled.channels".into(), "source,kafka".into());
+    raw.insert("signal.kafka.bootstrap.servers".into(), env().kafka.clone());
+    raw.insert("signal.kafka.groupId".into(), format!("{prefix}-signals"));
+    raw.insert(
+        "incremental.snapshot.watermarking.strategy".into(),
+        "insert_delete".into(),
+    );
+    raw.insert("incremental.snapshot.chunk.size".into(), "64".into());
+    raw.insert("notification.enabled.channels".into(), "sink".into());
+    raw.insert("notification.sink.topic.name".into(), notes.clone());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+
+    let producer: FutureProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &env().kafka)
+        .create()
+        .unwrap();
+    let send = |key: String, value: String| {
+        let producer = producer.clone();
+        let topic = signals.clone();
+        async move {
+            producer
+                .send(
+                    FutureRecord::to(&topic).key(&key).payload(&value),
+                    Duration::from_secs(10),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    send(
+        "someone-else".into(),
+        r#"{"id":"x","type":"execute-snapshot","data":{"data-collections":["public.v"]}}"#.into(),
+    )
+    .await;
+    let ours = concat!(
+        r#"{"id":"k-1","type":"execute-snapshot","data":{"data-collections":["public.v","public.nokey"],"#,
+        r#""additional-conditions":[{"data-collection":"public.v","filter":"id <= 300"}]}}"#
+    );
+    send(prefix.clone(), ours.into()).await;
+    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
+    let notifications = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
+    let ids: Vec<String> = notifications
+        .iter()
+        .map(|r| r.payload()["id"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        ids.iter().all(|i| i == "k-1"),
+        "only the signal keyed by the topic prefix ran: {ids:?}"
+    );
+    let statuses: Vec<String> = notifications
+        .iter()
+        .filter(|r| r.payload()["type"] == json!("TABLE_SCAN_COMPLETED"))
+        .map(|r| {
+            r.payload()["additional_data"]["status"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(statuses, ["SUCCEEDED", "NO_PRIMARY_KEY"]);
+    db.exec("INSERT INTO v VALUES (100000, 1, 'sentinel')")
+        .await;
+    let topic = format!("{prefix}.public.v");
+    let recs = read_until(&env().kafka, &topic, T, |r| {
+        r.iter()
+            .any(|x| x.payload()["after"]["id"] == json!(100000))
+    })
+    .await;
+    c.stop().await.unwrap();
+    let reads: Vec<i64> = recs
+        .iter()
+        .filter(|r| r.payload()["op"] == json!("r"))
+        .map(|r| r.payload()["after"]["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        reads,
+        (1..=300).collect::<Vec<_>>(),
+        "the filter's rows, in key order, once"
+    );
+    let left: i64 = db
+        .client
+        .query_one("SELECT count(*) FROM dbz_signal", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "insert_delete removes each open watermark");
+    db.cleanup().await;
+}
