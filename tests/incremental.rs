@@ -98,6 +98,18 @@ fn check_order(recs: &[Rec]) -> (HashMap<i64, Vec<i64>>, usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_incremental_snapshot_while_writes_stream_keeps_each_keys_order_and_resumes_after_a_restart(
 ) {
+    incremental_snapshot_with_writes_and_a_restart(false).await;
+}
+
+/// The same in exactly-once mode: the snapshot's progress rides in the offsets record of each
+/// Kafka transaction, and `read_committed` sees every key in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incremental_snapshot_in_exactly_once_mode_keeps_its_progress_in_the_kafka_transactions()
+{
+    incremental_snapshot_with_writes_and_a_restart(true).await;
+}
+
+async fn incremental_snapshot_with_writes_and_a_restart(exactly_once: bool) {
     const ROWS: i64 = 6_000;
     const HOT: i64 = 50;
     let db = TestDb::create("incr").await;
@@ -125,6 +137,22 @@ async fn an_incremental_snapshot_while_writes_stream_keeps_each_keys_order_and_r
     raw.insert("incremental.snapshot.chunk.size".into(), "100".into());
     raw.insert("notification.enabled.channels".into(), "sink".into());
     raw.insert("notification.sink.topic.name".into(), notes.clone());
+    let offsets_topic = format!("{prefix}-offsets");
+    if exactly_once {
+        raw.remove("offset.storage.file.filename");
+        raw.insert("exactly.once.source.support".into(), "enabled".into());
+        raw.insert("offsets.storage.topic".into(), offsets_topic.clone());
+        raw.insert("offset.storage.partitions".into(), "1".into());
+    }
+    let stored_offsets = || async {
+        if exactly_once {
+            let recs = read_until(&env().kafka, &offsets_topic, T, |r| !r.is_empty()).await;
+            let last = recs.last().unwrap();
+            String::from_utf8_lossy(last.value.as_deref().unwrap_or_default()).to_string()
+        } else {
+            std::fs::read_to_string(dir.path().join("offsets.json")).unwrap()
+        }
+    };
     let topic = format!("{prefix}.public.v");
 
     let c = start(&raw);
@@ -144,7 +172,7 @@ async fn an_incremental_snapshot_while_writes_stream_keeps_each_keys_order_and_r
     let some = at_least(1_500, |x| value_has(x, br#""snapshot":"incremental""#));
     read_until(&env().kafka, &topic, T, some).await;
     c.stop().await.unwrap();
-    let offsets = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap();
+    let offsets = stored_offsets().await;
     assert!(
         offsets.contains("incremental_snapshot_collections")
             && offsets.contains("incremental_snapshot_primary_key")
@@ -167,7 +195,7 @@ async fn an_incremental_snapshot_while_writes_stream_keeps_each_keys_order_and_r
     };
     let recs = read_until(&env().kafka, &topic, T, sentinel).await;
     c.stop().await.unwrap();
-    let offsets = std::fs::read_to_string(dir.path().join("offsets.json")).unwrap();
+    let offsets = stored_offsets().await;
     assert!(
         !offsets.contains("incremental_snapshot_collections"),
         "a completed snapshot leaves the offsets: {offsets}"

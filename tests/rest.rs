@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::harness::{
-    base_config, env, fault_broker_lock, read_until, unique, wait_for, PausedBroker, TestDb,
+    base_config, end_offsets, env, fault_broker_lock, read_until, unique, wait_for, PausedBroker,
+    Rec, TestDb,
 };
 
 const T: Duration = Duration::from_secs(60);
@@ -1199,6 +1200,132 @@ async fn snapshot_and_streaming_delays_wait_before_each_phase_and_a_stop_cuts_th
         })
         .collect();
     assert_eq!(ops, [(json!("r"), json!(1)), (json!("c"), json!(2))]);
+    assert_eq!(p.stop(), 0);
+    db.cleanup().await;
+}
+
+/// pgcdc's `POST /connectors/{name}/signals` and the file channel drive an incremental
+/// snapshot: a REST execute-snapshot starts it, a file pause-snapshot pauses it (no chunk is
+/// read while `SnapshotPaused` is 1), a REST resume-snapshot resumes it, a file stop-snapshot
+/// stops it (`ABORTED`) before the table is done; a malformed body is a 400 naming what is
+/// wrong, an unknown connector a 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_and_file_signals_start_pause_resume_and_stop_an_incremental_snapshot() {
+    let db = TestDb::create("restsig").await;
+    db.exec(
+        "CREATE TABLE v (id int PRIMARY KEY, ver int NOT NULL); \
+         CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048)); \
+         INSERT INTO v SELECT g, 1 FROM generate_series(1, 20000) g",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("restsig");
+    let notes = format!("{prefix}.notifications");
+    let signal_file = dir.path().join("signals.txt");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    for (k, v) in [
+        ("snapshot.mode", "no_data"),
+        ("signal.data.collection", "public.dbz_signal"),
+        ("signal.enabled.channels", "source,file"),
+        ("signal.file", signal_file.to_str().unwrap()),
+        ("signal.poll.interval.ms", "100"),
+        ("incremental.snapshot.chunk.size", "20"),
+        ("notification.enabled.channels", "sink,log"),
+        ("notification.sink.topic.name", &notes),
+        ("name", "sig"),
+    ] {
+        raw.insert(k.into(), v.into());
+    }
+    let file = dir.path().join("c.json");
+    std::fs::write(&file, json!({"name": "sig", "config": raw}).to_string()).unwrap();
+    let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
+    p.wait_line("streaming started");
+
+    let url = p.url("/connectors/sig/signals");
+    let bad = http("POST", &url, Some(&json!({"data": {}})), &[]);
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    assert!(bad.text.contains("no \\\"type\\\""), "{}", bad.text);
+    let unknown = http(
+        "POST",
+        &p.url("/connectors/nope/signals"),
+        Some(&json!({"type": "log"})),
+        &[],
+    );
+    assert_eq!(unknown.status, 404);
+    let start = json!({"id": "rest-1", "type": "execute-snapshot", "data": {"data-collections": ["public.v"]}});
+    let accepted = http("POST", &url, Some(&start), &[]);
+    assert_eq!(accepted.status, 202, "{}", accepted.text);
+    assert_eq!(accepted.body["id"], "rest-1");
+    let topic = format!("{prefix}.public.v");
+    read_until(&env().kafka, &topic, T, |r| r.len() >= 100).await;
+
+    std::fs::write(
+        &signal_file,
+        "{\"id\":\"f-1\",\"type\":\"pause-snapshot\",\"data\":{}}\nnot json\n",
+    )
+    .unwrap();
+    // The file reader reads both lines before the main loop acts on the first.
+    p.wait_line("signal file line skipped: not valid JSON");
+    p.wait_line("pausing incremental snapshot");
+    wait_for("SnapshotPaused=1", T, || async {
+        let m = metrics(&p).await;
+        (sample(&m, "debezium_metrics_SnapshotPaused", &[]) == Some(1.0)).then_some(())
+    })
+    .await;
+    // A window read before the pause may still close; once a row inserted now arrives, it
+    // has. From then on only streamed changes arrive until the resume.
+    let sentinel =
+        |id: i64| move |r: &[Rec]| r.iter().any(|x| x.payload()["after"]["id"] == json!(id));
+    db.exec("INSERT INTO v VALUES (100000, 1)").await;
+    read_until(&env().kafka, &topic, T, sentinel(100000)).await;
+    let ends = || async {
+        end_offsets(&env().kafka, std::slice::from_ref(&topic))
+            .await
+            .values()
+            .sum::<i64>()
+    };
+    let before = ends().await;
+    db.exec("INSERT INTO v VALUES (100001, 1)").await;
+    read_until(&env().kafka, &topic, T, sentinel(100001)).await;
+    assert_eq!(
+        ends().await - before,
+        1,
+        "only the streamed insert arrived while paused"
+    );
+
+    let resume = json!({"type": "resume-snapshot"});
+    assert_eq!(http("POST", &url, Some(&resume), &[]).status, 202);
+    p.wait_line("resuming incremental snapshot");
+    let stop = r#"{"id":"f-2","type":"stop-snapshot","data":{"data-collections":["public.v"]}}"#;
+    std::fs::write(&signal_file, format!("{stop}\n")).unwrap();
+    let aborted = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("ABORTED"));
+    let n = read_until(&env().kafka, &notes, T, aborted).await;
+    let kinds: Vec<String> = n
+        .iter()
+        .filter(|r| r.payload()["aggregate_type"] == json!("Incremental Snapshot"))
+        .map(|r| r.payload()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("STARTED"));
+    assert!(
+        kinds.contains(&"PAUSED".to_string()) && kinds.contains(&"RESUMED".to_string()),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&"COMPLETED".to_string()),
+        "stopped before the end: {kinds:?}"
+    );
+    let abort = n
+        .iter()
+        .find(|x| x.payload()["type"] == json!("ABORTED"))
+        .unwrap()
+        .payload();
+    assert_eq!(abort["additional_data"]["data_collections"], "public.v");
+    assert_eq!(abort["id"], "rest-1");
+    assert_eq!(
+        std::fs::read_to_string(&signal_file).unwrap(),
+        "",
+        "the file is emptied once read"
+    );
     assert_eq!(p.stop(), 0);
     db.cleanup().await;
 }

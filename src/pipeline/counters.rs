@@ -82,6 +82,10 @@ pub struct SnapshotProgress {
     pub completed: bool,
     /// Ended by a stop or an error before completing (`SnapshotAborted`).
     pub aborted: bool,
+    /// An incremental snapshot is paused (`SnapshotPaused`).
+    pub paused: bool,
+    /// The incremental snapshot's current chunk (`ChunkId`), while one is read.
+    pub chunk_id: Option<String>,
 }
 
 impl SnapshotProgress {
@@ -413,6 +417,28 @@ impl Counters {
         self.with_snapshot(|s| {
             if let Some(t) = s.tables.get_mut(table) {
                 t.rows += rows;
+            }
+        });
+    }
+    /// An incremental snapshot is paused (`true`) or resumed.
+    pub(crate) fn snapshot_paused(&self, paused: bool) {
+        self.with_snapshot(|s| s.paused = paused);
+    }
+    /// The incremental snapshot reads chunk `id` (`None`: between tables, or done).
+    pub(crate) fn snapshot_chunk(&self, id: Option<String>) {
+        self.with_snapshot(|s| s.chunk_id = id);
+    }
+    /// More tables join a running incremental snapshot.
+    pub(crate) fn snapshot_tables_added(&self, tables: &[String]) {
+        self.with_snapshot(|s| {
+            for t in tables {
+                if s.tables
+                    .insert(t.clone(), TableProgress::default())
+                    .is_none()
+                {
+                    s.total_tables += 1;
+                    s.remaining_tables += 1;
+                }
             }
         });
     }

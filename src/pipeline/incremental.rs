@@ -309,7 +309,6 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if was_running {
             return Ok(());
         }
-        self.counters.snapshot_started(Vec::new());
         let data = self.incremental_collections();
         self.notify_incremental("STARTED", vec![("data_collections", data)], token)
             .await?;
@@ -339,6 +338,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         tracing::info!("pausing incremental snapshot");
         self.incremental.paused = true;
+        self.counters.snapshot_paused(true);
         let data = self.incremental_collections();
         self.notify_incremental("PAUSED", vec![("data_collections", data)], token)
             .await
@@ -350,6 +350,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         tracing::info!("resuming incremental snapshot");
         self.incremental.paused = false;
+        self.counters.snapshot_paused(false);
         let data = self.incremental_collections();
         self.notify_incremental("RESUMED", vec![("data_collections", data)], token)
             .await?;
@@ -365,6 +366,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         }
         tracing::info!("incremental snapshot in progress: reading the next chunk");
+        let names: Vec<String> = self
+            .incremental
+            .current
+            .iter()
+            .flat_map(|p| p.tables.iter().map(|t| t.id.clone()))
+            .collect();
+        self.counters.snapshot_started(Vec::new());
+        self.counters.snapshot_tables_added(&names);
         let (token, unit) = self.signal_unit();
         let r = self.read_chunk(token).await;
         if let Some(unit) = unit {
@@ -496,6 +505,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             match self.next_chunk_rows(token).await? {
                 ChunkRead::TableDone => continue,
                 ChunkRead::Rows(table, rows) => {
+                    self.counters.snapshot_chunk(Some(chunk_id.clone()));
                     self.incremental.window = Some(window(chunk_id.clone(), table, rows));
                     break;
                 }
@@ -770,12 +780,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.notify_incremental("TABLE_SCAN_COMPLETED", data, token)
             .await?;
         self.counters.snapshot_table_done();
-        let current = self.incremental.current.as_mut().expect("checked above");
-        if !current.tables.is_empty() {
-            current.tables.remove(0);
+        self.counters.snapshot_chunk(None);
+        if let Some(current) = self.incremental.current.as_mut() {
+            if !current.tables.is_empty() {
+                current.tables.remove(0);
+            }
+            current.chunk_end = None;
+            current.maximum_key = None;
         }
-        current.chunk_end = None;
-        current.maximum_key = None;
         self.incremental.table = None;
         self.incremental.rows_scanned = 0;
         if !self.incremental.running() {

@@ -263,6 +263,29 @@ fn snapshot(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fm
     gauges(
         e,
         samples,
+        "debezium_metrics_SnapshotPaused",
+        "1 while an incremental snapshot is paused (JMX SnapshotPaused).",
+        |x| Some((s(x), p(x).paused as i64)),
+    )?;
+    let chunks = samples
+        .iter()
+        .filter_map(|x| {
+            let id = p(x).chunk_id.as_ref()?;
+            let mut labels = s(x);
+            labels.push(("chunk_id".into(), escaped(id)));
+            Some((labels, ConstGauge::new(1)))
+        })
+        .collect();
+    family(
+        e,
+        "debezium_metrics_ChunkId",
+        "1 for the chunk an incremental snapshot reads, its id as the chunk_id label (JMX ChunkId; ChunkFrom, ChunkTo, TableFrom and TableTo are row values and are not exported).",
+        MetricType::Gauge,
+        chunks,
+    )?;
+    gauges(
+        e,
+        samples,
         "debezium_metrics_SnapshotDurationInSeconds",
         "Seconds the snapshot has run or ran (JMX SnapshotDurationInSeconds).",
         |x| Some((s(x), p(x).seconds() as i64)),
