@@ -9,14 +9,17 @@
 //! confirmed position must move forward at each (the transactions a snapshot's first pass
 //! publishes are confirmed before its tables are read), or a crash loop landing in snapshots
 //! would replay ever more. The other kills land right after a big transaction commits, at
-//! random, and while the broker is paused. Per table it reports:
+//! random, while the broker is paused, and while an incremental snapshot reads its chunks
+//! (each such kill follows an `execute-snapshot` signal for `a` and `b` written to the signal
+//! table; the restarted run resumes the snapshot from the offsets). Per table it reports:
 //! - **lost**: a committed version that never arrived (must be 0). Versions a snapshot
 //!   collapses (the row's first version, when a later one arrived) are not lost;
 //! - **out of order**: a key whose versions first arrive out of commit order (must be 0);
 //! - **duplicated**: a version that arrived more than once. A duplicate is allowed when it
 //!   was published again after a kill, from a transaction that ended after the position
-//!   PostgreSQL had confirmed at that kill (or by a snapshot taken again); any other is a
-//!   failure.
+//!   PostgreSQL had confirmed at that kill (or by a snapshot taken again), or when an
+//!   incremental snapshot read it (reading the current state again is what it is asked for);
+//!   any other is a failure.
 //!
 //! In exactly-once mode (`exactly.once.source.support=enabled`, offsets in a topic, the
 //! checker reading committed records only) no duplicate at all is allowed.
@@ -369,6 +372,12 @@ impl Running {
     /// Waits until the process's `/metrics` say its snapshot reads the tables
     /// (`SnapshotRunning` 1, some rows scanned). Panics after `T`.
     async fn wait_snapshot_reading(&mut self) {
+        self.wait_snapshot(false).await;
+    }
+
+    /// Waits until the snapshot reads the tables, or (with `or_completed`) has read some and
+    /// completed; returns whether it was reading.
+    async fn wait_snapshot(&mut self, or_completed: bool) -> bool {
         let port = self.1;
         let started = Instant::now();
         loop {
@@ -378,13 +387,22 @@ impl Running {
                 .unwrap()
                 .unwrap_or_default();
             let running = metric(&text, "debezium_metrics_SnapshotRunning{") == Some(1.0);
+            let completed = metric(&text, "debezium_metrics_SnapshotCompleted{") == Some(1.0);
             let rows = metric(&text, "debezium_metrics_RowsScanned{").unwrap_or(0.0);
             if running && rows > 0.0 {
-                return;
+                return true;
+            }
+            if or_completed && completed && rows > 0.0 {
+                return false;
             }
             assert!(
                 started.elapsed() < T,
-                "no snapshot reading tables within {T:?}"
+                "no snapshot reading tables within {T:?}; the last metrics: {}",
+                text.lines()
+                    .filter(|l| l.starts_with("debezium_metrics_Snapshot")
+                        || l.starts_with("debezium_metrics_RowsScanned"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -449,6 +467,7 @@ async fn crash_loop(delivery: Delivery) {
          CREATE TABLE ob (id int8 PRIMARY KEY, ver int NOT NULL, payload text); \
          ALTER TABLE a REPLICA IDENTITY FULL; ALTER TABLE b REPLICA IDENTITY FULL; \
          ALTER TABLE ob REPLICA IDENTITY FULL; \
+         CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048)); \
          INSERT INTO a SELECT g, 1, md5(g::text) FROM generate_series(1, {0}) g; \
          INSERT INTO b SELECT g, 1, md5(g::text) FROM generate_series(1, {0}) g",
         p.rows
@@ -464,6 +483,8 @@ async fn crash_loop(delivery: Delivery) {
         ("value.converter.schemas.enable", "false"),
         ("offset.flush.interval.ms", "1000"),
         ("snapshot.fetch.size", "2000"),
+        ("signal.data.collection", "public.dbz_signal"),
+        ("incremental.snapshot.chunk.size", "250"),
     ] {
         raw.insert(k.into(), v.into());
     }
@@ -528,9 +549,10 @@ async fn crash_loop(delivery: Delivery) {
     let started = Instant::now();
     // The first run starts before any write.
     let mut committed_before_start = 0;
+    let mut incremental_kills = 0;
     for k in 0..p.kills {
         let in_snapshot = k < p.snapshot_kills;
-        let paused = match k.wrapping_sub(p.snapshot_kills) % 4 {
+        let paused = match k.wrapping_sub(p.snapshot_kills) % 5 {
             // The first kills land in snapshots: the initial one, then those taken again on
             // the existing slot.
             _ if in_snapshot => {
@@ -542,6 +564,19 @@ async fn crash_loop(delivery: Delivery) {
                 let _ =
                     tokio::time::timeout(Duration::from_secs(10), big_committed.notified()).await;
                 tokio::time::sleep(Duration::from_millis(rng.range(20, 400))).await;
+                None
+            }
+            3 => {
+                // While an incremental snapshot reads: signalled now (or still running from an
+                // earlier signal, resumed by this run from the offsets).
+                db.exec(&format!(
+                    r#"INSERT INTO dbz_signal VALUES ('crash-{k}', 'execute-snapshot', '{{"data-collections": ["public\\.a", "public\\.b"]}}')"#
+                ))
+                .await;
+                if child.wait_snapshot(true).await {
+                    tokio::time::sleep(Duration::from_millis(rng.range(0, 200))).await;
+                    incremental_kills += 1;
+                }
                 None
             }
             2 => {
@@ -630,7 +665,7 @@ async fn crash_loop(delivery: Delivery) {
         }
     }
     eprintln!(
-        "crash loop: {} changes committed, {} kills ({} in snapshots), seed {}",
+        "crash loop: {} changes committed, {} kills ({} in snapshots, {incremental_kills} in incremental snapshots), seed {}",
         truth.changes,
         kills.len(),
         kills.iter().filter(|k| k.in_snapshot).count(),
@@ -685,6 +720,8 @@ struct Report {
     /// allowed in exactly-once mode: the state, not a second delivery of a change event or of
     /// a snapshot read.
     restated_by_snapshot: u64,
+    /// Of the duplicates, incremental snapshot reads of a version that had arrived.
+    incremental_reads: u64,
     unexplained_duplicates: u64,
     examples: Vec<String>,
 }
@@ -699,7 +736,7 @@ impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "table {}: {} changes committed, {} records read, lost {}, keys out of order {}, duplicated {} ({} by a snapshot taken again, of which {} restate a streamed version; {} not explained by a kill)",
+            "table {}: {} changes committed, {} records read, lost {}, keys out of order {}, duplicated {} ({} by a snapshot taken again or an incremental one, of which {} restate a version that had arrived, {} read by an incremental snapshot; {} not explained by a kill)",
             self.table,
             self.committed,
             self.records,
@@ -708,6 +745,7 @@ impl std::fmt::Display for Report {
             self.duplicated,
             self.duplicated_by_snapshot,
             self.restated_by_snapshot,
+            self.incremental_reads,
             self.unexplained_duplicates
         )?;
         for e in &self.examples {
@@ -723,6 +761,8 @@ struct Seen {
     ordinal: Ordinal,
     tx_id: Option<i64>,
     snapshot: bool,
+    /// Read by an incremental snapshot (`source.snapshot` = `incremental`).
+    incremental: bool,
     run: usize,
 }
 
@@ -757,6 +797,7 @@ fn parse_record(r: &RecordView<'_>, kills: &[Kill]) -> Option<Seen> {
         ordinal: ordinal(ver, deleted),
         tx_id: v["source"]["txId"].as_i64(),
         snapshot: op == "r",
+        incremental: v["source"]["snapshot"] == "incremental",
         run,
     })
 }
@@ -862,7 +903,11 @@ impl Checker {
         if first.contains(&seen.ordinal) {
             report.duplicated += 1;
             report.duplicated_by_snapshot += u64::from(seen.snapshot);
-            report.restated_by_snapshot += u64::from(restated);
+            report.restated_by_snapshot += u64::from(restated || seen.incremental);
+            report.incremental_reads += u64::from(seen.incremental);
+            if seen.incremental {
+                return;
+            }
             if !duplicate_explained(&seen, truth, kills) {
                 report.unexplained_duplicates += 1;
                 note(

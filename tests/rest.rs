@@ -1272,6 +1272,17 @@ async fn rest_and_file_signals_start_pause_resume_and_stop_an_incremental_snapsh
         (sample(&m, "debezium_metrics_SnapshotPaused", &[]) == Some(1.0)).then_some(())
     })
     .await;
+    let m = metrics(&p).await;
+    assert_eq!(
+        sample(&m, "debezium_metrics_SnapshotRunning", &[]),
+        Some(1.0),
+        "a paused snapshot runs"
+    );
+    let rows = sample(&m, "debezium_metrics_RowsScanned", &[("table", "public.v")]);
+    assert!(
+        rows.is_some_and(|r| r >= 100.0),
+        "RowsScanned of public.v: {rows:?}"
+    );
     // A window read before the pause may still close; once a row inserted now arrives, it
     // has. From then on only streamed changes arrive until the resume.
     let sentinel =

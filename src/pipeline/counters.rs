@@ -403,13 +403,16 @@ impl Counters {
     /// A snapshot of `tables` (`schema.table`, with their row estimates) starts.
     pub(crate) fn snapshot_started(&self, tables: Vec<(String, Option<u64>)>) {
         self.with_snapshot(|s| {
-            s.total_tables = tables.len() as u64;
-            s.remaining_tables = tables.len() as u64;
-            s.tables = tables
-                .into_iter()
-                .map(|(t, estimate)| (t, TableProgress { rows: 0, estimate }))
-                .collect();
-            s.started = Some(Instant::now());
+            *s = SnapshotProgress {
+                total_tables: tables.len() as u64,
+                remaining_tables: tables.len() as u64,
+                tables: tables
+                    .into_iter()
+                    .map(|(t, estimate)| (t, TableProgress { rows: 0, estimate }))
+                    .collect(),
+                started: Some(Instant::now()),
+                ..SnapshotProgress::default()
+            };
         });
     }
     /// `rows` more rows of `table` were read.

@@ -62,6 +62,8 @@ pub(super) struct Incremental {
     table: Option<Arc<ChunkTable>>,
     /// Rows read from the current table so far.
     rows_scanned: u64,
+    /// When the current chunk's open watermark was written (Java `Instant` text).
+    opened_at: String,
 }
 
 impl Incremental {
@@ -300,6 +302,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             surrogate_key = req.surrogate_key.as_deref().unwrap_or("PK of table will be used"),
             "incremental snapshot requested");
         let was_running = self.incremental.running();
+        if !was_running {
+            self.counters.snapshot_started(Vec::new());
+        }
+        let names: Vec<String> = tables.iter().map(|t| t.id.clone()).collect();
+        self.counters.snapshot_tables_added(&names);
         let current = self
             .incremental
             .current
@@ -574,9 +581,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     async fn write_open_watermark(&mut self, chunk_id: &str) -> Result<()> {
+        self.incremental.opened_at = java_instant(crate::util::unix_micros());
         let data = format!(
             "{{\"openWindowTimestamp\": \"{}\"}}",
-            java_instant(crate::util::unix_micros())
+            self.incremental.opened_at
         );
         let sql = format!(
             "INSERT INTO {} VALUES ({}, {}, {})",
@@ -597,17 +605,22 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             ),
             WatermarkStrategy::InsertInsert => {
                 let now = java_instant(crate::util::unix_micros());
+                let opened = &self.incremental.opened_at;
                 format!(
                     "INSERT INTO {} VALUES ({}, {}, {})",
                     self.signal_table_sql(),
                     quote_literal(&format!("{chunk_id}-close")),
                     quote_literal(signal::WINDOW_CLOSE),
                     quote_literal(&format!(
-                        "{{\"openWindowTimestamp\": \"{now}\", \"closeWindowTimestamp\": \"{now}\"}}"
+                        "{{\"openWindowTimestamp\": \"{opened}\", \"closeWindowTimestamp\": \"{now}\"}}"
                     ))
                 )
             }
         };
+        // Committed with a WAL flush whatever synchronous_commit says, so that the walsender
+        // sends the window at once (with synchronous_commit=off it would wait up to
+        // wal_writer_delay, per chunk).
+        let sql = format!("BEGIN; SET LOCAL synchronous_commit TO on; {sql}; COMMIT");
         self.incremental_sql(&sql).await.map(|_| ())
     }
 
