@@ -38,6 +38,11 @@ done
 wait_skip='' wait_add='' topics_3=''
 # The types Debezium maps only under include.unknown.datatypes=true (workload "unknown").
 run_pass unknown-types "include.unknown.datatypes=true" "" unknown
+# Signals and an incremental snapshot (workload "incremental"): the same execute-snapshot row
+# reaches both connectors through the WAL; each reads the tables in chunks between its own
+# watermarks, and every record (rows, the signal table's rows with both sides' watermarks, the
+# notifications) must match.
+run_pass incremental "$(printf '%s\n' snapshot.mode=no_data signal.data.collection=public.dbz_signal incremental.snapshot.chunk.size=300 notification.enabled.channels=sink,log notification.sink.topic.name=diff.notifications)" "" incremental
 # Avro with the transforms' schemas too: EventRouter (expanded JSON payload, headers) and
 # ExtractNewRecordState, and with transaction metadata (the envelope's transaction block and
 # the transaction topic). Not with metadata.conf's source-type propagation: Debezium's side fails

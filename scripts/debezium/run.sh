@@ -207,6 +207,11 @@ fi
 # ------------------------------------------------------------------------------ workload
 phase "applying $(basename "$W")-stream.sql"
 psql_db "$DB" -f "$W-stream.sql" >/dev/null
+# A workload may wait for something before its sentinel (P-wait.sh, sourced here).
+if [ -f "$W-wait.sh" ]; then
+  # shellcheck source=/dev/null
+  . "$W-wait.sh"
+fi
 
 phase "sentinel transaction ($(basename "$W")-sentinel.sql + a logical message)"
 XID=$({

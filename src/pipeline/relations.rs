@@ -56,7 +56,9 @@ pub trait Catalog: Send {
         table: &str,
     ) -> impl Future<Output = Result<Option<(TableSchema, Vec<String>)>>> + Send;
 
-    /// The captured tables, `schema.table`, sorted.
+    /// The captured tables, `schema.table`, in the order Debezium's schema lists them (an
+    /// incremental snapshot of several tables reads them in this order): Java `HashMap` order
+    /// of the names, filled in catalog (OID) order.
     fn captured_tables(
         &mut self,
         config: &crate::config::ConnectorConfig,
@@ -124,11 +126,17 @@ impl Catalog for Client {
         &mut self,
         config: &crate::config::ConnectorConfig,
     ) -> Result<Vec<String>> {
-        let tables = crate::pg::setup::captured_tables(self, config).await?;
-        Ok(tables
+        let mut tables = crate::pg::setup::captured_tables(self, config).await?;
+        tables.sort_by_key(|t| t.oid);
+        let names: Vec<String> = tables
             .into_iter()
             .map(|t| format!("{}.{}", t.schema, t.table))
-            .collect())
+            .collect();
+        let order = crate::util::java_hash_map_order(
+            names.iter().map(String::as_str),
+            crate::util::JAVA_HASH_MAP_INITIAL_CAPACITY,
+        );
+        Ok(order.into_iter().map(|i| names[i].clone()).collect())
     }
 }
 
