@@ -175,6 +175,12 @@ impl Signal {
 /// `execute-snapshot`'s data.
 fn execute_snapshot(data: &Json) -> Result<SnapshotRequest, String> {
     let collections = string_list(data, "data-collections")?;
+    if collections.iter().any(String::is_empty) {
+        return Err(
+            "data-collections has an empty entry: give <schema>.<table> names or regular expressions"
+                .to_string(),
+        );
+    }
     if collections.is_empty() {
         return Err(
             "execute-snapshot needs data-collections: a non-empty array of <schema>.<table> names or regular expressions"
@@ -314,6 +320,11 @@ mod tests {
     fn malformed_signals_say_what_is_wrong() {
         let cases = [
             (EXECUTE_SNAPSHOT, "{}", "needs data-collections"),
+            (
+                EXECUTE_SNAPSHOT,
+                r#"{"data-collections": [" "]}"#,
+                "an empty entry",
+            ),
             (
                 EXECUTE_SNAPSHOT,
                 r#"{"data-collections": []}"#,

@@ -62,6 +62,7 @@ const TC_OBJECT: u8 = 0x73;
 const TC_STRING: u8 = 0x74;
 const TC_ARRAY: u8 = 0x75;
 const TC_ENDBLOCKDATA: u8 = 0x78;
+const TC_LONGSTRING: u8 = 0x7c;
 const BASE_HANDLE: u32 = 0x7e0000;
 const SC_SERIALIZABLE: u8 = 0x02;
 
@@ -178,9 +179,19 @@ impl Writer {
                 self.object(&UUID, &data)
             }
             JavaValue::Str(s) => {
-                self.out.push(TC_STRING);
+                let bytes = modified_utf8(s);
                 self.handle();
-                self.utf(s);
+                if bytes.len() <= u16::MAX as usize {
+                    self.out.push(TC_STRING);
+                    self.out
+                        .extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+                } else {
+                    // Java writes a string over 65,535 bytes as a long string.
+                    self.out.push(TC_LONGSTRING);
+                    self.out
+                        .extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+                }
+                self.out.extend_from_slice(&bytes);
             }
         }
     }
@@ -336,6 +347,16 @@ impl Reader<'_> {
     fn element(&mut self) -> Result<JavaValue, String> {
         match self.u8()? {
             TC_NULL => Ok(JavaValue::Null),
+            TC_LONGSTRING => {
+                let slot = self.new_handle(None);
+                let n = u64::from_be_bytes(self.be::<8>()?);
+                let n = usize::try_from(n)
+                    .map_err(|_| "the serialized key's string is too long".to_string())?;
+                let raw = self.take(n)?.to_vec();
+                let s = JavaValue::Str(decode_modified_utf8(&raw));
+                self.handles[slot] = Some(ReadHandle::Value(s.clone()));
+                Ok(s)
+            }
             TC_STRING => {
                 let slot = self.new_handle(None);
                 let s = JavaValue::Str(self.utf()?);
@@ -521,6 +542,7 @@ mod tests {
             JavaValue::Long(i64::MAX),
             JavaValue::Short(3),
             JavaValue::Str("é\u{0}😀".into()),
+            JavaValue::Str("x".repeat(70_000)),
             JavaValue::Null,
             JavaValue::Uuid(0x0123456789abcdef, 0xfedcba9876543210),
             JavaValue::Int(9),

@@ -130,6 +130,8 @@ struct ChunkTable {
 #[derive(Debug)]
 struct KeyColumn {
     name: String,
+    /// The column may hold NULL.
+    nullable: bool,
     type_name: String,
     position: usize,
     java: JavaKind,
@@ -294,6 +296,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         if self.config.signals.table.is_none() {
             tracing::warn!(id = %signal.id,
                 "signal skipped: an incremental snapshot needs signal.data.collection (its watermarks are written there)");
+            return Ok(());
+        }
+        if let Some(why) = self.signal_table_problem().await? {
+            tracing::warn!(id = %signal.id, "signal skipped: {why}");
             return Ok(());
         }
         let captured = self.catalog.captured_tables(&self.config).await?;
@@ -507,7 +513,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         }
         let chunk_id = uuid::Uuid::new_v4().to_string();
-        self.write_open_watermark(&chunk_id).await?;
+        if let Err(e) = self.write_open_watermark(&chunk_id).await {
+            return self.abort_incremental(e, token).await;
+        }
         while self.incremental.running() {
             match self.next_chunk_rows(token).await? {
                 ChunkRead::TableDone => continue,
@@ -518,10 +526,34 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 }
             }
         }
-        self.write_close_watermark(&chunk_id).await?;
+        if let Err(e) = self.write_close_watermark(&chunk_id).await {
+            return self.abort_incremental(e, token).await;
+        }
         if !self.incremental.running() {
             self.finish_incremental()?;
         }
+        Ok(())
+    }
+
+    /// A watermark cannot be written (the signal table is missing, has other columns, or the
+    /// connector's user may not write it): the snapshot cannot go on, so it ends with an
+    /// `ABORTED` notification naming its tables and an error line with the fix; streaming goes
+    /// on. A lost connection is returned (the run restarts and resumes the snapshot).
+    async fn abort_incremental(&mut self, e: crate::error::Error, token: AckToken) -> Result<()> {
+        if e.is_retriable() {
+            return Err(e);
+        }
+        let tables = self.incremental_collections();
+        tracing::error!(tables = %tables, error = %e.one_line(),
+            "incremental snapshot aborted: its watermark could not be written to signal.data.collection, which must be a table of three text columns (id, type, data) the connector's user may INSERT into and DELETE from; fix it and send the signal again");
+        self.incremental.window = None;
+        self.notify_incremental("ABORTED", vec![("data_collections", tables)], token)
+            .await?;
+        self.incremental.current = None;
+        self.incremental.committed = None;
+        self.incremental.table = None;
+        self.counters.snapshot_chunk(None);
+        self.counters.snapshot_ended(false);
         Ok(())
     }
 
@@ -593,7 +625,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             quote_literal(signal::WINDOW_OPEN),
             quote_literal(&data)
         );
-        self.incremental_sql(&sql).await.map(|_| ())
+        self.catalog.query_text(&sql).await.map(|_| ())
     }
 
     async fn write_close_watermark(&mut self, chunk_id: &str) -> Result<()> {
@@ -621,7 +653,37 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         // sends the window at once (with synchronous_commit=off it would wait up to
         // wal_writer_delay, per chunk).
         let sql = format!("BEGIN; SET LOCAL synchronous_commit TO on; {sql}; COMMIT");
-        self.incremental_sql(&sql).await.map(|_| ())
+        let r = self.catalog.query_text(&sql).await.map(|_| ());
+        if r.is_err() {
+            // A failed statement leaves the transaction open: end it.
+            let _ = self.catalog.query_text("ROLLBACK").await;
+        }
+        r
+    }
+
+    /// What keeps the signal table from holding the watermarks (it must exist and have three
+    /// columns), if anything.
+    async fn signal_table_problem(&mut self) -> Result<Option<String>> {
+        let sql = format!(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped",
+            quote_literal(&self.signal_table_sql())
+        );
+        let rows = self.catalog.query_text(&sql).await?;
+        let n: i64 = rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        Ok(match n {
+            3 => None,
+            0 => Some(
+                "signal.data.collection does not exist: create it as (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"
+                    .to_string(),
+            ),
+            n => Some(format!(
+                "signal.data.collection has {n} columns; an incremental snapshot writes its watermarks there as three text columns (id, type, data)"
+            )),
+        })
     }
 
     /// `"schema"."table"` of `signal.data.collection`.
@@ -632,13 +694,27 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
     }
 
-    /// Runs one statement of the incremental snapshot, naming it on error.
-    async fn incremental_sql(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        self.catalog.query_text(sql).await.map_err(|e| {
-            e.with_context(
-                "the incremental snapshot's statement failed (check that the connector's user may INSERT into and DELETE from signal.data.collection, and SELECT from the table)",
-            )
-        })
+    /// Runs one query of the incremental snapshot on the current table: `Ok(None)` when the
+    /// server refuses it (a filter naming no column, a table dropped meanwhile, stored progress
+    /// that no longer fits the table's key): the table is skipped with `SQL_EXCEPTION`, as
+    /// Debezium skips it, and streaming goes on. A lost connection is an error (the run
+    /// restarts and resumes the snapshot).
+    async fn chunk_query(
+        &mut self,
+        table: &ChunkTable,
+        sql: &str,
+        token: AckToken,
+    ) -> Result<Option<Vec<Vec<Option<String>>>>> {
+        match self.catalog.query_text(sql).await {
+            Ok(rows) => Ok(Some(rows)),
+            Err(e) if e.is_retriable() => Err(e),
+            Err(e) => {
+                tracing::warn!(table = %table.id, error = %e.one_line(),
+                    "SQL error while executing incremental snapshot for the table, skipping it and continuing streaming");
+                self.table_done("SQL_EXCEPTION", token).await?;
+                Ok(None)
+            }
+        }
     }
 
     /// Reads the current table's next chunk; `TableDone` when the table ended (or cannot be
@@ -653,7 +729,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         };
         let progress = self.incremental.current.clone().unwrap_or_default();
         if progress.maximum_key.is_none() {
-            let max = self.incremental_sql(&max_key_sql(&table)).await?;
+            let Some(max) = self
+                .chunk_query(&table, &max_key_sql(&table), token)
+                .await?
+            else {
+                return Ok(ChunkRead::TableDone);
+            };
             let Some(row) = max.first() else {
                 tracing::info!(table = %table.id, "incremental snapshot of the table finished: it is empty");
                 self.table_done("EMPTY", token).await?;
@@ -667,7 +748,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         let progress = self.incremental.current.clone().unwrap_or_default();
         let sql = chunk_sql(&table, &progress, self.config.signals.chunk_size);
-        let rows = self.incremental_sql(&sql).await?;
+        let Some(rows) = self.chunk_query(&table, &sql, token).await? else {
+            return Ok(ChunkRead::TableDone);
+        };
         if rows.is_empty() {
             self.table_done(SUCCEEDED, token).await?;
             return Ok(ChunkRead::TableDone);
@@ -733,11 +816,20 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             tracing::warn!(table = %queued.id, "incremental snapshot skips the table: not <schema>.<table>");
             return Ok(Err("UNKNOWN_SCHEMA"));
         };
-        let Some((ts, columns)) = self
+        let found = match self
             .catalog
             .captured_table(&self.config, schema, table)
-            .await?
-        else {
+            .await
+        {
+            Ok(found) => found,
+            Err(e) if e.is_retriable() => return Err(e),
+            Err(e) => {
+                tracing::warn!(table = %queued.id, error = %e.one_line(),
+                    "incremental snapshot skips the table: its schema cannot be read");
+                return Ok(Err("UNKNOWN_SCHEMA"));
+            }
+        };
+        let Some((ts, columns)) = found else {
             tracing::warn!(
                 table = %queued.id,
                 "incremental snapshot skips the table: it does not exist or is not captured"
@@ -763,9 +855,44 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             order,
             condition: queued.condition.clone(),
         });
+        if let Some(status) = self.null_keys(&t).await? {
+            return Ok(Err(status));
+        }
         self.incremental.table = Some(t.clone());
         self.incremental.rows_scanned = 0;
         Ok(Ok(t))
+    }
+
+    /// Rows whose chunk key has a NULL (possible only with `message.key.columns` or a
+    /// `surrogate-key` on nullable columns) cannot be read in key order: such a table is
+    /// skipped (`SKIPPED`) with a warning naming the columns, never read in part. `None` when
+    /// the key is NOT NULL or no row has a NULL in it now.
+    async fn null_keys(&mut self, t: &ChunkTable) -> Result<Option<&'static str>> {
+        let nullable: Vec<&KeyColumn> = t.order.iter().filter(|k| k.nullable).collect();
+        if nullable.is_empty() {
+            return Ok(None);
+        }
+        let test = nullable
+            .iter()
+            .map(|k| format!("{} IS NULL", quote_ident(&k.name)))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let sql = format!("SELECT 1 FROM {} WHERE {test} LIMIT 1", table_sql(t));
+        match self.catalog.query_text(&sql).await {
+            Ok(rows) if rows.is_empty() => Ok(None),
+            Ok(_) => {
+                let names: Vec<&str> = nullable.iter().map(|k| k.name.as_str()).collect();
+                tracing::warn!(table = %t.id, columns = %names.join(","),
+                    "incremental snapshot skips the table: rows have NULL in its key columns, which cannot be read in key order; give a surrogate-key column that is NOT NULL and unique");
+                Ok(Some("SKIPPED"))
+            }
+            Err(e) if e.is_retriable() => Err(e),
+            Err(e) => {
+                tracing::warn!(table = %t.id, error = %e.one_line(),
+                    "SQL error while executing incremental snapshot for the table, skipping it and continuing streaming");
+                Ok(Some("SQL_EXCEPTION"))
+            }
+        }
     }
 
     /// A table's reading ended with `status`: `TABLE_SCAN_COMPLETED`, then the next table
@@ -884,6 +1011,7 @@ fn chunk_key(
             let c = &table.columns[i];
             KeyColumn {
                 name: c.name.clone(),
+                nullable: c.optional,
                 type_name: c.type_name.clone(),
                 position: i,
                 java: java_kind(&c.type_name),
@@ -970,7 +1098,7 @@ fn max_key_sql(table: &ChunkTable) -> String {
         "SELECT {} FROM {}{filter} ORDER BY {} LIMIT 1",
         key_list(table, ""),
         table_sql(table),
-        key_list(table, " DESC")
+        key_list(table, " DESC NULLS LAST")
     )
 }
 

@@ -161,7 +161,8 @@ pub fn parse_signal_json(text: &str, channel: Channel) -> Result<Signal, String>
     let id = match o.get("id") {
         Some(Json::String(s)) => s.clone(),
         Some(Json::Number(n)) => n.to_string(),
-        _ => String::new(),
+        None | Some(Json::Null) => String::new(),
+        Some(_) => return Err("its \"id\" is not a string".to_string()),
     };
     Ok(Signal {
         id,
@@ -251,6 +252,7 @@ mod tests {
             ("[]", "not a JSON object"),
             (r#"{"id":"x"}"#, "no \"type\""),
             (r#"{"type":"log","data":"m"}"#, "not a JSON object"),
+            (r#"{"id":{},"type":"log"}"#, "\"id\" is not a string"),
         ] {
             let e = parse_signal_json(bad, Channel::Kafka).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
