@@ -154,6 +154,11 @@ pub struct SnapshotFence {
 }
 
 impl SnapshotFence {
+    /// Whether the snapshot sees (the commit of) transaction `xid` (see [`XidSnapshot::sees`]).
+    pub fn sees(&self, xid: u32) -> bool {
+        self.snapshot.sees(xid)
+    }
+
     /// A fence for pass 1.
     pub fn new(snapshot: XidSnapshot, position: Lsn) -> SnapshotFence {
         SnapshotFence {
@@ -385,7 +390,7 @@ pub async fn run<S: Sink>(
 /// transaction as still running (its backend waits after the commit record, for example on
 /// a synchronous standby) could miss a change the slot no longer holds: it is taken again
 /// until there is none, for up to [`COMMITTED_INVISIBLE_TIMEOUT`].
-async fn take_snapshot(
+pub(super) async fn take_snapshot(
     snap_sql: &tokio_postgres::Client,
     config: &ConnectorConfig,
     version: u32,

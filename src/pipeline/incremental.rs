@@ -252,10 +252,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     ) -> Result<()> {
         match action {
             Action::ExecuteSnapshot(req) if req.kind == SnapshotKind::Blocking => {
-                tracing::warn!(
-                    id = %signal.id,
-                    "signal skipped: blocking snapshots are not implemented in pgcdc yet; send an incremental execute-snapshot instead"
-                );
+                self.request_blocking(signal, req);
                 Ok(())
             }
             Action::ExecuteSnapshot(req) => self.execute_incremental(signal, req, token).await,

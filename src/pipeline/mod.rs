@@ -29,6 +29,7 @@
 // `architecture::no_pipeline_function_is_longer_than_the_limit`).
 #![warn(clippy::too_many_lines)]
 
+mod blocking;
 pub mod changes;
 pub mod connector;
 mod counters;

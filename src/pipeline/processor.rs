@@ -186,6 +186,8 @@ pub struct Processor<S: Sink, C: Catalog> {
     pub(super) fence: FenceState,
     /// Signals' incremental snapshot (see [`super::incremental`]).
     pub(super) incremental: super::incremental::Incremental,
+    /// A blocking snapshot requested by a signal (see [`super::blocking`]).
+    pub(super) blocking: super::blocking::Blocking,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -233,6 +235,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             resume: start.resume,
             fence: FenceState::default(),
             incremental: super::incremental::Incremental::restored(start.incremental),
+            blocking: Default::default(),
             config,
         })
     }

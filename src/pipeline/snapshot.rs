@@ -330,6 +330,35 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             setup::captured_tables(snap_sql, &self.config).await?,
             &self.config,
         );
+        let overrides = self.config.snapshot_select_overrides.clone();
+        let unit = self
+            .read_snapshot_tables(snap_sql, &tables, &overrides, (xid, start_us), position)
+            .await?;
+        let info = CommitInfo {
+            end_lsn: position,
+            xid: xid as u32,
+            commit_time_us: start_us,
+            completes_snapshot: completes,
+            idle: false,
+            before_snapshot: false,
+            incremental: None,
+        };
+        unit.commit(&mut self.sink, info);
+        Ok(())
+    }
+
+    /// Reads `tables` in the snapshot transaction open on `snap_sql` (its xid and start time
+    /// in µs), each through its query in `overrides` if it has one, and sends `op: r` events
+    /// with the `Initial Snapshot` notifications, all in one unit, which it returns open for
+    /// the caller to commit; commits the snapshot transaction.
+    pub(super) async fn read_snapshot_tables(
+        &mut self,
+        snap_sql: &Client,
+        tables: &[CatalogTable],
+        overrides: &[crate::config::SelectOverride],
+        (xid, start_us): (i64, i64),
+        position: Lsn,
+    ) -> Result<Unit> {
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
         self.counters.snapshot_started(
             tables
@@ -348,7 +377,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .map(|t| format!("{}.{}", t.schema, t.table))
             .collect();
         let in_progress = notifications::hash_set_list(&names);
-        let captured = captured_order(&tables, &self.config).join(",");
+        let captured = captured_order(tables, &self.config).join(",");
         self.notify("STARTED", Vec::new(), tx.unit.token()).await?;
         let mut held = HeldBack::default();
         for (index, t) in tables.iter().enumerate() {
@@ -360,7 +389,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             self.notify("IN_PROGRESS", progress, tx.unit.token())
                 .await?;
             let rows = self
-                .snapshot_table(snap_sql, t, index, &tx, &mut held)
+                .snapshot_table(snap_sql, t, index, &tx, &mut held, overrides)
                 .await?;
             // `status` and `data_collections` share a bucket of Debezium's map, where their
             // order follows `Map.of`'s per-JVM random salt: pgcdc keeps `status` first.
@@ -379,17 +408,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.notify("COMPLETED", Vec::new(), tx.unit.token())
             .await?;
         snap_sql.batch_execute("COMMIT").await?;
-        let info = CommitInfo {
-            end_lsn: position,
-            xid: xid as u32,
-            commit_time_us: start_us,
-            completes_snapshot: completes,
-            idle: false,
-            before_snapshot: false,
-            incremental: None,
-        };
-        tx.unit.commit(&mut self.sink, info);
-        Ok(())
+        Ok(tx.unit)
     }
 
     /// Reads one table through a cursor, in batches of about [`SNAPSHOT_BATCH_BYTES`].
@@ -401,6 +420,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         index: usize,
         tx: &SnapshotTx,
         held: &mut HeldBack,
+        overrides: &[crate::config::SelectOverride],
     ) -> Result<u64> {
         let needs_source_types = self.config.records.columns.needs_source_types();
         let (published, catalog) =
@@ -414,9 +434,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             &catalog,
         )?;
         let names: Vec<String> = published.iter().map(|p| p.0.clone()).collect();
-        let query = self
-            .config
-            .snapshot_select_overrides
+        let query = overrides
             .iter()
             .find(|o| o.schema == t.schema && o.table == t.table)
             .map(|o| o.query.as_str());

@@ -323,6 +323,11 @@ pub async fn run<S: Sink, C: Catalog>(
             // 5. Input from the reader.
             ev = streaming.next() => match ev {
                 None => Turn::Stop,
+                Some(ev) if processor.blocking_boundary(&ev) => {
+                    // The first event the blocking snapshot does not contain: its rows first.
+                    streaming.chunk.push_front(ev);
+                    run_blocking(processor, shutdown).await?
+                }
                 Some(ev) => handle_input(processor, ev, &streaming.bytes, shutdown).await?,
             },
         };
@@ -338,6 +343,9 @@ pub async fn run<S: Sink, C: Catalog>(
         }
         if let Turn::Stop = heartbeat_if_due(processor, shutdown).await? {
             return Ok(StreamEnd::Stopped);
+        }
+        if processor.blocking_due() {
+            processor.start_blocking().await?;
         }
         if let Turn::Stop = boundary(processor, streaming.idle(), shutdown).await? {
             return Ok(StreamEnd::Stopped);
@@ -398,6 +406,22 @@ async fn handle_input<S: Sink, C: Catalog>(
             bytes.release(size);
             r.map(|()| Turn::Continue)
         }
+    }
+}
+
+/// Reads a blocking snapshot's tables (see [`super::blocking`]); a stop request cancels it
+/// (its rows are never confirmed).
+async fn run_blocking<S: Sink, C: Catalog>(
+    processor: &mut Processor<S, C>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Turn> {
+    tokio::select! {
+        biased;
+        _ = shutdown.changed() => {
+            tracing::info!("stop requested during a blocking snapshot; it is not taken again");
+            Ok(Turn::Stop)
+        }
+        r = processor.run_blocking() => r.map(|()| Turn::Continue),
     }
 }
 

@@ -1,0 +1,224 @@
+//! Blocking snapshots (`execute-snapshot` with `"type": "blocking"`): the stream pauses, the
+//! listed tables are read as in an initial snapshot, and the stream goes on.
+//!
+//! Per-key order holds without reading anything twice. Between transactions the snapshot is
+//! taken (one transaction, `pg_current_snapshot()` and the WAL insert position `L2` after
+//! it, as the [`super::fence`] takes it). The snapshot sees exactly the transactions that
+//! committed before it, and pgoutput sends transactions in commit order, so the stream goes
+//! on (publishing as usual) while the transactions it sends are ones the snapshot sees; the
+//! first one it does not see, or the first at or past `L2` (or a keepalive past `L2` while
+//! nothing is open), is put back, and the tables are read then. Every change before the
+//! snapshot rows is contained in them, every change after them is newer. A snapshot that sees
+//! a committed transaction as still running is taken again (as the fence does).
+//!
+//! The rows go out as one unit, with the `Initial Snapshot` notifications (Debezium sends
+//! those for blocking snapshots too) and `source.snapshot` markers; the unit confirms no new
+//! position and writes no offsets (streaming's offsets stay where they were). A crash during
+//! the read loses the request once the signal's transaction was confirmed, as in Debezium:
+//! send it again.
+
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use crate::config::SelectOverride;
+use crate::error::Result;
+use crate::event::signal::{Signal, SnapshotRequest};
+use crate::lsn::Lsn;
+use crate::pg::pgoutput::Message;
+use crate::pg::setup::{self, CatalogTable};
+use crate::pg::stream::StreamEvent;
+use crate::sink::Sink;
+
+use super::fence::SnapshotFence;
+use super::processor::Processor;
+use super::relations::Catalog;
+
+/// The blocking snapshot of a run, if one is requested or under way.
+#[derive(Default)]
+pub(super) struct Blocking {
+    /// Requested; taken at the next boundary between transactions.
+    pending: Option<Request>,
+    /// Taken: the stream runs on until it leaves what the snapshot sees.
+    draining: Option<Draining>,
+}
+
+impl std::fmt::Debug for Blocking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Blocking")
+            .field("pending", &self.pending.is_some())
+            .field("draining", &self.draining.is_some())
+            .finish()
+    }
+}
+
+/// What a blocking `execute-snapshot` asked for.
+struct Request {
+    id: String,
+    /// `data-collections`: regular expressions on `schema.table`.
+    collections: Vec<regex::Regex>,
+    /// `additional-conditions`: a full SELECT per matching table.
+    conditions: Vec<(regex::Regex, String)>,
+}
+
+/// A blocking snapshot taken and waiting for the stream to leave what it sees.
+struct Draining {
+    request: Request,
+    client: Arc<Client>,
+    /// The snapshot transaction's xid and start time (µs).
+    tx: (i64, i64),
+    fence: SnapshotFence,
+}
+
+impl<S: Sink, C: Catalog> Processor<S, C> {
+    /// A blocking `execute-snapshot`: remembered until the next boundary between transactions.
+    /// A second one while one is pending or under way is skipped with a warning.
+    pub(super) fn request_blocking(&mut self, signal: &Signal, req: SnapshotRequest) {
+        if self.blocking.pending.is_some() || self.blocking.draining.is_some() {
+            tracing::warn!(
+                id = %signal.id,
+                "signal skipped: a blocking snapshot is already requested; send it again once that one completes"
+            );
+            return;
+        }
+        let regex = |p: &str| crate::util::full_match_regex(p, true).ok();
+        let collections = req.collections.iter().filter_map(|c| regex(c)).collect();
+        let conditions = req
+            .conditions
+            .iter()
+            .map(|c| (c.collection.clone(), c.filter.clone()))
+            .collect();
+        tracing::info!(id = %signal.id, tables = %req.collections.join(","),
+            "blocking snapshot requested: the stream pauses at the next transaction boundary while the tables are read");
+        self.blocking.pending = Some(Request {
+            id: signal.id.clone(),
+            collections,
+            conditions,
+        });
+    }
+
+    /// Whether a requested blocking snapshot can be taken now (no transaction is open).
+    pub fn blocking_due(&self) -> bool {
+        self.blocking.pending.is_some() && self.tx.is_none()
+    }
+
+    /// Takes the requested blocking snapshot (see the module docs).
+    pub async fn start_blocking(&mut self) -> Result<()> {
+        let Some(request) = self.blocking.pending.take() else {
+            return Ok(());
+        };
+        let client = crate::pg::sql::connect_for_snapshot(&self.config.database).await?;
+        let version = self.server_version().await?;
+        let (tx, fence) = super::fence::take_snapshot(&client, &self.config, version).await?;
+        tracing::info!(id = %request.id, lsn = %fence.position(),
+            "blocking snapshot taken: streaming on until the transactions it sees are published");
+        self.blocking.draining = Some(Draining {
+            request,
+            client: Arc::new(client),
+            tx,
+            fence,
+        });
+        Ok(())
+    }
+
+    /// The server's version number.
+    async fn server_version(&mut self) -> Result<u32> {
+        let rows = self
+            .catalog
+            .query_text("SELECT current_setting('server_version_num')")
+            .await?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Whether `ev` is the first event after what the taken blocking snapshot sees: the
+    /// caller puts it back and reads the tables ([`Processor::run_blocking`]) first.
+    pub fn blocking_boundary(&self, ev: &StreamEvent) -> bool {
+        let Some(d) = &self.blocking.draining else {
+            return false;
+        };
+        if self.tx.is_some() {
+            return false;
+        }
+        let position = d.fence.position();
+        match ev {
+            StreamEvent::Keepalive { wal_end } => *wal_end >= position,
+            StreamEvent::Message { lsn, message, .. } => match message {
+                Message::Begin { xid, final_lsn, .. } => {
+                    *final_lsn >= position || !d.fence.sees(*xid)
+                }
+                Message::LogicalMessage { .. } => *lsn >= position,
+                _ => false,
+            },
+        }
+    }
+
+    /// Reads the blocking snapshot's tables and sends their rows (see the module docs).
+    pub async fn run_blocking(&mut self) -> Result<()> {
+        let Some(d) = self.blocking.draining.take() else {
+            return Ok(());
+        };
+        let all = setup::captured_tables(&d.client, &self.config).await?;
+        let (tables, overrides) = blocking_tables(all, &d.request);
+        if tables.is_empty() {
+            tracing::warn!(
+                id = %d.request.id,
+                "blocking snapshot: no captured table matches its data-collections; nothing read"
+            );
+            d.client.batch_execute("ROLLBACK").await?;
+            return Ok(());
+        }
+        let position = self.progress.idle_position();
+        let unit = self
+            .read_snapshot_tables(&d.client, &tables, &overrides, d.tx, position)
+            .await?;
+        let info = self.idle_unit_info();
+        unit.commit(&mut self.sink, info);
+        self.counters.snapshot_ended(true);
+        tracing::info!(id = %d.request.id, tables = tables.len(), lsn = %position,
+            "blocking snapshot completed: streaming goes on");
+        Ok(())
+    }
+
+    /// Whether a taken blocking snapshot waits for its boundary.
+    pub fn blocking_draining(&self) -> bool {
+        self.blocking.draining.is_some()
+    }
+
+    /// The position the taken blocking snapshot drains to, if any.
+    pub fn blocking_position(&self) -> Option<Lsn> {
+        self.blocking.draining.as_ref().map(|d| d.fence.position())
+    }
+}
+
+/// The captured tables the request names, by schema and name, and the SELECT of each table an
+/// `additional-conditions` entry names.
+fn blocking_tables(
+    all: Vec<CatalogTable>,
+    request: &Request,
+) -> (Vec<CatalogTable>, Vec<SelectOverride>) {
+    let mut tables: Vec<CatalogTable> = all
+        .into_iter()
+        .filter(|t| {
+            let name = format!("{}.{}", t.schema, t.table);
+            request.collections.iter().any(|r| r.is_match(&name))
+        })
+        .collect();
+    tables.sort();
+    let overrides = tables
+        .iter()
+        .filter_map(|t| {
+            let name = format!("{}.{}", t.schema, t.table);
+            let (_, query) = request.conditions.iter().find(|(r, _)| r.is_match(&name))?;
+            Some(SelectOverride {
+                schema: t.schema.clone(),
+                table: t.table.clone(),
+                query: query.trim().trim_end_matches(';').to_string(),
+            })
+        })
+        .collect();
+    (tables, overrides)
+}
