@@ -543,3 +543,69 @@ async fn a_blocking_snapshot_while_writes_stream_keeps_each_keys_order() {
     );
     db.cleanup().await;
 }
+
+/// `read.only=true`: an incremental snapshot that writes nothing to the database (no signal
+/// table; the signal comes from the file channel). Each chunk's window is bounded by the
+/// transactions its read sees: while writes stream, every row arrives and no key's versions go
+/// back; the database holds no watermark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_incremental_snapshot_writes_nothing_and_keeps_each_keys_order() {
+    const ROWS: i64 = 3_000;
+    const HOT: i64 = 50;
+    let db = TestDb::create("incrro").await;
+    db.exec(&format!(
+        "CREATE TABLE public.v (id int PRIMARY KEY, ver int NOT NULL, pad text); \
+         INSERT INTO v SELECT g, 1, 'p' FROM generate_series(1, {ROWS}) g"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("incrro");
+    let notes = format!("{prefix}.notifications");
+    let signal_file = dir.path().join("signals.txt");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    for (k, v) in [
+        ("snapshot.mode", "no_data"),
+        ("read.only", "true"),
+        ("signal.enabled.channels", "file"),
+        ("signal.file", signal_file.to_str().unwrap()),
+        ("signal.poll.interval.ms", "100"),
+        ("incremental.snapshot.chunk.size", "20"),
+        ("notification.enabled.channels", "sink"),
+        ("notification.sink.topic.name", &notes),
+    ] {
+        raw.insert(k.into(), v.into());
+    }
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    let stop_writing = Arc::new(AtomicBool::new(false));
+    let writer = tokio::spawn(write_versions(
+        db.name.clone(),
+        HOT,
+        ROWS + 1,
+        stop_writing.clone(),
+    ));
+    let signal =
+        r#"{"id":"ro-1","type":"execute-snapshot","data":{"data-collections":["public.v"]}}"#;
+    std::fs::write(&signal_file, format!("{signal}\n")).unwrap();
+    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
+    let n = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
+    stop_writing.store(true, Ordering::Relaxed);
+    let next = writer.await.unwrap();
+    db.exec("INSERT INTO v VALUES (999999, 1, 'sentinel')")
+        .await;
+    let topic = format!("{prefix}.public.v");
+    let recs = read_until(&env().kafka, &topic, T, |r| {
+        r.iter()
+            .any(|x| x.payload()["after"]["id"] == json!(999999))
+    })
+    .await;
+    c.stop().await.unwrap();
+    let (seen, incremental) = check_order(&recs);
+    for id in 1..next {
+        assert!(seen.contains_key(&id), "row {id} never arrived");
+    }
+    assert!(incremental as i64 >= ROWS - HOT, "{incremental} rows read");
+    assert_eq!(n[0].payload()["id"], "ro-1");
+    assert_eq!(n.last().unwrap().payload()["type"], "COMPLETED");
+    db.cleanup().await;
+}

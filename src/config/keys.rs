@@ -134,7 +134,7 @@ registry! {
         LSN_FLUSH_TIMEOUT_ACTION = "lsn.flush.timeout.action" => Implemented,
         OFFSET_MISMATCH_STRATEGY = "offset.mismatch.strategy" => Implemented,
         XMIN_FETCH_INTERVAL_MS = "xmin.fetch.interval.ms" => Implemented,
-        READ_ONLY = "read.only" => NotImplemented(Some("false")),
+        READ_ONLY = "read.only" => Implemented,
         INTERNAL_CREATE_SLOT_COMMAND_TIMEOUT = "internal.create.slot.command.timeout" => Framework,
         // filters
         SCHEMA_INCLUDE_LIST = "schema.include.list" => Implemented,

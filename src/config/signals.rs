@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::checker::Checker;
 use super::keys::{
-    INCREMENTAL_SNAPSHOT_CHUNK_SIZE, INCREMENTAL_SNAPSHOT_WATERMARKING_STRATEGY,
+    INCREMENTAL_SNAPSHOT_CHUNK_SIZE, INCREMENTAL_SNAPSHOT_WATERMARKING_STRATEGY, READ_ONLY,
     SIGNAL_CONSUMER_PREFIX, SIGNAL_DATA_COLLECTION, SIGNAL_ENABLED_CHANNELS, SIGNAL_FILE,
     SIGNAL_KAFKA_BOOTSTRAP_SERVERS, SIGNAL_KAFKA_GROUP_ID, SIGNAL_KAFKA_POLL_TIMEOUT_MS,
     SIGNAL_KAFKA_TOPIC, SIGNAL_POLL_INTERVAL_MS,
@@ -63,6 +63,9 @@ pub struct SignalConfig {
     pub chunk_size: usize,
     /// `incremental.snapshot.watermarking.strategy`.
     pub watermarking: WatermarkStrategy,
+    /// `read.only`: incremental snapshots write nothing to the database; each chunk's window
+    /// is bounded by the transactions its read sees instead of watermark rows.
+    pub read_only: bool,
 }
 
 impl SignalConfig {
@@ -78,7 +81,9 @@ impl SignalConfig {
 /// signal topic.
 pub(super) fn parse(c: &mut Checker<'_>, topic_prefix: &str) -> SignalConfig {
     let table = signal_table(c);
+    let read_only = c.boolean(READ_ONLY, false);
     let mut out = SignalConfig {
+        read_only,
         table,
         source: false,
         kafka: None,

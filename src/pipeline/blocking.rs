@@ -134,26 +134,28 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .unwrap_or(0))
     }
 
-    /// Whether `ev` is the first event after what the taken blocking snapshot sees: the
-    /// caller puts it back and reads the tables ([`Processor::run_blocking`]) first.
-    pub fn blocking_boundary(&self, ev: &StreamEvent) -> bool {
-        let Some(d) = &self.blocking.draining else {
-            return false;
-        };
+    /// Whether `ev` is the first event after what a snapshot taken meanwhile (a blocking
+    /// snapshot, or a read-only incremental chunk) sees: the caller puts it back and runs
+    /// [`Processor::at_snapshot_boundary`] first.
+    pub fn snapshot_boundary(&self, ev: &StreamEvent) -> bool {
         if self.tx.is_some() {
             return false;
         }
-        let position = d.fence.position();
-        match ev {
-            StreamEvent::Keepalive { wal_end } => *wal_end >= position,
-            StreamEvent::Message { lsn, message, .. } => match message {
-                Message::Begin { xid, final_lsn, .. } => {
-                    *final_lsn >= position || !d.fence.sees(*xid)
-                }
-                Message::LogicalMessage { .. } => *lsn >= position,
-                _ => false,
-            },
+        let blocking = self.blocking.draining.as_ref().map(|d| &d.fence);
+        blocking
+            .into_iter()
+            .chain(self.incremental_bound())
+            .any(|fence| past(fence, ev))
+    }
+
+    /// Reads the blocking snapshot's tables, or sends a read-only incremental chunk's rows,
+    /// whichever `ev` (see [`Processor::snapshot_boundary`]) ended.
+    pub async fn at_snapshot_boundary(&mut self, ev: &StreamEvent) -> Result<()> {
+        let blocking = self.blocking.draining.as_ref().map(|d| &d.fence);
+        if blocking.is_some_and(|f| past(f, ev)) {
+            return self.run_blocking().await;
         }
+        self.close_bounded_window().await
     }
 
     /// Reads the blocking snapshot's tables and sends their rows (see the module docs).
@@ -191,6 +193,20 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// The position the taken blocking snapshot drains to, if any.
     pub fn blocking_position(&self) -> Option<Lsn> {
         self.blocking.draining.as_ref().map(|d| d.fence.position())
+    }
+}
+
+/// Whether `ev` comes after everything `fence`'s snapshot sees: a BEGIN of a transaction it
+/// does not see or at or past its position, a logical message or a keepalive at or past it.
+pub(super) fn past(fence: &SnapshotFence, ev: &StreamEvent) -> bool {
+    let position = fence.position();
+    match ev {
+        StreamEvent::Keepalive { wal_end } => *wal_end >= position,
+        StreamEvent::Message { lsn, message, .. } => match message {
+            Message::Begin { xid, final_lsn, .. } => *final_lsn >= position || !fence.sees(*xid),
+            Message::LogicalMessage { .. } => *lsn >= position,
+            _ => false,
+        },
     }
 }
 

@@ -40,6 +40,7 @@ use crate::pg::relation::TableSchema;
 use crate::sink::{Sink, Unit};
 use crate::util::{quote_ident, quote_literal};
 
+use super::fence::{SnapshotFence, XidSnapshot};
 use super::notifications::INCREMENTAL_SNAPSHOT;
 use super::processor::Processor;
 use super::relations::Catalog;
@@ -107,6 +108,9 @@ impl Incremental {
 struct Window {
     id: String,
     open: bool,
+    /// `read.only`: the snapshot taken before the chunk was read; the window closes at the
+    /// first event it does not see (see [`super::blocking::past`]) instead of at a watermark.
+    bound: Option<SnapshotFence>,
     table: Arc<ChunkTable>,
     rows: Vec<Option<Vec<Value>>>,
     index: HashMap<String, usize>,
@@ -290,12 +294,17 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         req: SnapshotRequest,
         token: AckToken,
     ) -> Result<()> {
-        if self.config.signals.table.is_none() {
+        if self.config.signals.table.is_none() && !self.config.signals.read_only {
             tracing::warn!(id = %signal.id,
                 "signal skipped: an incremental snapshot needs signal.data.collection (its watermarks are written there)");
             return Ok(());
         }
-        if let Some(why) = self.signal_table_problem().await? {
+        let problem = if self.config.signals.read_only {
+            None
+        } else {
+            self.signal_table_problem().await?
+        };
+        if let Some(why) = problem {
             tracing::warn!(id = %signal.id, "signal skipped: {why}");
             return Ok(());
         }
@@ -510,7 +519,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         }
         let chunk_id = uuid::Uuid::new_v4().to_string();
-        if let Err(e) = self.write_open_watermark(&chunk_id).await {
+        let read_only = self.config.signals.read_only;
+        let mut bound = None;
+        let opened = if read_only {
+            self.read_only_bound().await.map(|b| bound = Some(b))
+        } else {
+            self.write_open_watermark(&chunk_id).await
+        };
+        if let Err(e) = opened {
             return self.abort_incremental(e, token).await;
         }
         while self.incremental.running() {
@@ -518,18 +534,87 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 ChunkRead::TableDone => continue,
                 ChunkRead::Rows(table, rows) => {
                     self.counters.snapshot_chunk(Some(chunk_id.clone()));
-                    self.incremental.window = Some(window(chunk_id.clone(), table, rows));
+                    let mut w = window(chunk_id.clone(), table, rows);
+                    w.bound = bound.take();
+                    self.incremental.window = Some(w);
                     break;
                 }
             }
         }
-        if let Err(e) = self.write_close_watermark(&chunk_id).await {
-            return self.abort_incremental(e, token).await;
+        if !read_only {
+            if let Err(e) = self.write_close_watermark(&chunk_id).await {
+                return self.abort_incremental(e, token).await;
+            }
         }
         if !self.incremental.running() {
             self.finish_incremental()?;
         }
         Ok(())
+    }
+
+    /// `read.only`: the transactions a chunk about to be read sees at least (the snapshot and
+    /// the WAL insert position now, before its queries: a transaction committed in between is
+    /// in the rows and streamed again after them, as the same version).
+    async fn read_only_bound(&mut self) -> Result<SnapshotFence> {
+        let rows = self
+            .catalog
+            .query_text(
+                "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, \
+                 current_setting('wal_block_size'), pg_size_bytes(current_setting('wal_segment_size'))::text",
+            )
+            .await?;
+        let row = rows.first().cloned().unwrap_or_default();
+        let text = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+        let insert: Lsn = text(1).parse().map_err(|_| {
+            crate::error::Error::protocol(format!(
+                "unexpected pg_current_wal_insert_lsn() {:?}",
+                text(1)
+            ))
+        })?;
+        let number = |i: usize| text(i).parse::<u64>().unwrap_or(1).max(1);
+        let position = super::fence::record_boundary(insert, number(2), number(3));
+        Ok(SnapshotFence::new(XidSnapshot::parse(&text(0))?, position))
+    }
+
+    /// The bound of a read-only chunk's window, if one waits.
+    pub(super) fn incremental_bound(&self) -> Option<&SnapshotFence> {
+        self.incremental
+            .window
+            .as_ref()
+            .and_then(|w| w.bound.as_ref())
+    }
+
+    /// A read-only chunk's window ends (the stream left what its read sees): its rows go out,
+    /// the progress is committed and the next chunk is read.
+    pub(super) async fn close_bounded_window(&mut self) -> Result<()> {
+        if self.incremental_bound().is_none() {
+            return Ok(());
+        }
+        let Some(w) = self.incremental.window.take() else {
+            return Ok(());
+        };
+        let (token, unit) = self.signal_unit();
+        let position = self.progress.idle_position();
+        let r = async {
+            let emitted = self.emit_window(w, position, token).await?;
+            tracing::debug!(
+                rows = emitted,
+                "incremental snapshot window closed (read.only)"
+            );
+            self.incremental.committed = self
+                .incremental
+                .current
+                .clone()
+                .filter(|p| !p.tables.is_empty())
+                .map(Arc::new);
+            self.read_chunk(token).await
+        }
+        .await;
+        if let Some(unit) = unit {
+            let info = self.idle_unit_info();
+            unit.commit(&mut self.sink, info);
+        }
+        r
     }
 
     /// A watermark cannot be written (the signal table is missing, has other columns, or the
@@ -955,6 +1040,7 @@ fn window(id: String, table: Arc<ChunkTable>, rows: Vec<Vec<Value>>) -> Window {
     Window {
         id,
         open: false,
+        bound: None,
         table,
         rows: rows.into_iter().map(Some).collect(),
         index,

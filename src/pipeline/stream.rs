@@ -323,10 +323,12 @@ pub async fn run<S: Sink, C: Catalog>(
             // 5. Input from the reader.
             ev = streaming.next() => match ev {
                 None => Turn::Stop,
-                Some(ev) if processor.blocking_boundary(&ev) => {
-                    // The first event the blocking snapshot does not contain: its rows first.
+                Some(ev) if processor.snapshot_boundary(&ev) => {
+                    // The first event a snapshot taken meanwhile does not contain: its rows
+                    // first.
+                    let turn = at_snapshot_boundary(processor, &ev, shutdown).await?;
                     streaming.chunk.push_front(ev);
-                    run_blocking(processor, shutdown).await?
+                    turn
                 }
                 Some(ev) => handle_input(processor, ev, &streaming.bytes, shutdown).await?,
             },
@@ -409,19 +411,20 @@ async fn handle_input<S: Sink, C: Catalog>(
     }
 }
 
-/// Reads a blocking snapshot's tables (see [`super::blocking`]); a stop request cancels it
-/// (its rows are never confirmed).
-async fn run_blocking<S: Sink, C: Catalog>(
+/// Reads a blocking snapshot's tables or sends a read-only incremental chunk (see
+/// [`super::blocking`]); a stop request cancels it (its rows are never confirmed).
+async fn at_snapshot_boundary<S: Sink, C: Catalog>(
     processor: &mut Processor<S, C>,
+    ev: &StreamEvent,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Turn> {
     tokio::select! {
         biased;
         _ = shutdown.changed() => {
-            tracing::info!("stop requested during a blocking snapshot; it is not taken again");
+            tracing::info!("stop requested while a snapshot read its rows");
             Ok(Turn::Stop)
         }
-        r = processor.run_blocking() => r.map(|()| Turn::Continue),
+        r = processor.at_snapshot_boundary(ev) => r.map(|()| Turn::Continue),
     }
 }
 
