@@ -609,3 +609,48 @@ async fn a_read_only_incremental_snapshot_writes_nothing_and_keeps_each_keys_ord
     assert_eq!(n.last().unwrap().payload()["type"], "COMPLETED");
     db.cleanup().await;
 }
+
+/// A blocking snapshot whose query the server refuses ends with a warning, never a stop: the
+/// stream goes on and a second blocking snapshot, with a bare condition, reads its rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_snapshot_the_server_refuses_ends_and_the_stream_goes_on() {
+    let db = TestDb::create("blockbad").await;
+    db.exec(&format!(
+        "CREATE TABLE public.w (id int PRIMARY KEY); {SIGNAL_TABLE}; INSERT INTO w SELECT generate_series(1, 10)"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("blockbad");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("signal.data.collection".into(), "public.dbz_signal".into());
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec(
+        r#"INSERT INTO dbz_signal VALUES ('b-1', 'execute-snapshot', '{"data-collections": ["public.w"], "type": "blocking", "additional-conditions": [{"data-collection": "public.w", "filter": "SELECT nosuchcol FROM public.w"}]}')"#,
+    )
+    .await;
+    db.exec(
+        r#"INSERT INTO dbz_signal VALUES ('b-2', 'execute-snapshot', '{"data-collections": ["public.w"], "type": "blocking", "additional-conditions": [{"data-collection": "public.w", "filter": "id <= 3"}]}')"#,
+    )
+    .await;
+    db.exec("INSERT INTO w VALUES (100)").await;
+    let topic = format!("{prefix}.public.w");
+    let recs = read_until(&env().kafka, &topic, T, |r| {
+        r.iter().any(|x| x.payload()["after"]["id"] == json!(100))
+            && r.iter().filter(|x| x.payload()["op"] == json!("r")).count() >= 3
+    })
+    .await;
+    let reads: Vec<i64> = recs
+        .iter()
+        .filter(|r| r.payload()["op"] == json!("r"))
+        .map(|r| r.payload()["after"]["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        reads,
+        [1, 2, 3],
+        "the second snapshot's rows, after the first failed"
+    );
+    assert!(c.stop().await.is_ok(), "the connector was still running");
+    db.cleanup().await;
+}

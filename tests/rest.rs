@@ -1245,10 +1245,18 @@ async fn rest_and_file_signals_start_pause_resume_and_stop_an_incremental_snapsh
     let bad = http("POST", &url, Some(&json!({"data": {}})), &[]);
     assert_eq!(bad.status, 400, "{}", bad.text);
     assert!(bad.text.contains("no \\\"type\\\""), "{}", bad.text);
+    let invalid = json!({"type": "execute-snapshot", "data": {"data-collections": []}});
+    let refused = http("POST", &url, Some(&invalid), &[]);
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(
+        refused.text.contains("needs data-collections"),
+        "{}",
+        refused.text
+    );
     let unknown = http(
         "POST",
         &p.url("/connectors/nope/signals"),
-        Some(&json!({"type": "log"})),
+        Some(&json!({"type": "log", "data": {"message": "m"}})),
         &[],
     );
     assert_eq!(unknown.status, 404);

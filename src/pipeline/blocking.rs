@@ -28,7 +28,7 @@ use crate::lsn::Lsn;
 use crate::pg::pgoutput::Message;
 use crate::pg::setup::{self, CatalogTable};
 use crate::pg::stream::StreamEvent;
-use crate::sink::Sink;
+use crate::sink::{Sink, Unit};
 
 use super::fence::SnapshotFence;
 use super::processor::Processor;
@@ -37,8 +37,9 @@ use super::relations::Catalog;
 /// The blocking snapshot of a run, if one is requested or under way.
 #[derive(Default)]
 pub(super) struct Blocking {
-    /// Requested; taken at the next boundary between transactions.
-    pending: Option<Request>,
+    /// Requested, in order; each taken at a boundary between transactions once the one
+    /// before it is done (at most [`MAX_PENDING`]).
+    pending: std::collections::VecDeque<Request>,
     /// Taken: the stream runs on until it leaves what the snapshot sees.
     draining: Option<Draining>,
 }
@@ -46,11 +47,14 @@ pub(super) struct Blocking {
 impl std::fmt::Debug for Blocking {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Blocking")
-            .field("pending", &self.pending.is_some())
+            .field("pending", &self.pending.len())
             .field("draining", &self.draining.is_some())
             .finish()
     }
 }
+
+/// How many blocking snapshots may wait for their turn.
+const MAX_PENDING: usize = 16;
 
 /// What a blocking `execute-snapshot` asked for.
 struct Request {
@@ -71,13 +75,13 @@ struct Draining {
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
-    /// A blocking `execute-snapshot`: remembered until the next boundary between transactions.
-    /// A second one while one is pending or under way is skipped with a warning.
+    /// A blocking `execute-snapshot`: remembered until a boundary between transactions after
+    /// the ones requested before it. Beyond [`MAX_PENDING`] waiting it is skipped with a warning.
     pub(super) fn request_blocking(&mut self, signal: &Signal, req: SnapshotRequest) {
-        if self.blocking.pending.is_some() || self.blocking.draining.is_some() {
+        if self.blocking.pending.len() >= MAX_PENDING {
             tracing::warn!(
                 id = %signal.id,
-                "signal skipped: a blocking snapshot is already requested; send it again once that one completes"
+                "signal skipped: {MAX_PENDING} blocking snapshots already wait; send it again once they complete"
             );
             return;
         }
@@ -90,7 +94,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .collect();
         tracing::info!(id = %signal.id, tables = %req.collections.join(","),
             "blocking snapshot requested: the stream pauses at the next transaction boundary while the tables are read");
-        self.blocking.pending = Some(Request {
+        self.blocking.pending.push_back(Request {
             id: signal.id.clone(),
             collections,
             conditions,
@@ -99,12 +103,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
 
     /// Whether a requested blocking snapshot can be taken now (no transaction is open).
     pub fn blocking_due(&self) -> bool {
-        self.blocking.pending.is_some() && self.tx.is_none()
+        !self.blocking.pending.is_empty() && self.blocking.draining.is_none() && self.tx.is_none()
     }
 
     /// Takes the requested blocking snapshot (see the module docs).
     pub async fn start_blocking(&mut self) -> Result<()> {
-        let Some(request) = self.blocking.pending.take() else {
+        let Some(request) = self.blocking.pending.pop_front() else {
             return Ok(());
         };
         let client = crate::pg::sql::connect_for_snapshot(&self.config.database).await?;
@@ -174,15 +178,30 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         }
         let position = self.progress.idle_position();
-        let unit = self
-            .read_snapshot_tables(&d.client, &tables, &overrides, d.tx, position)
-            .await?;
+        let unit = Unit::open(&mut self.sink);
+        let read = self
+            .read_snapshot_tables(&d.client, &tables, &overrides, d.tx, position, unit.token())
+            .await;
         let info = self.idle_unit_info();
         unit.commit(&mut self.sink, info);
-        self.counters.snapshot_ended(true);
-        tracing::info!(id = %d.request.id, tables = tables.len(), lsn = %position,
-            "blocking snapshot completed: streaming goes on");
-        Ok(())
+        match read {
+            Ok(()) => {
+                self.counters.snapshot_ended(true);
+                tracing::info!(id = %d.request.id, tables = tables.len(), lsn = %position,
+                    "blocking snapshot completed: streaming goes on");
+                Ok(())
+            }
+            // A lost connection restarts the run; anything else (a refused query) ends this
+            // snapshot, as Debezium ends it, and streaming goes on.
+            Err(e) if e.is_retriable() => Err(e),
+            Err(e) => {
+                self.counters.snapshot_ended(false);
+                self.log_snapshot_aborted();
+                tracing::warn!(id = %d.request.id, error = %e.one_line(),
+                    "blocking snapshot failed, the rows read so far are published; streaming goes on (send the signal again once fixed)");
+                Ok(())
+            }
+        }
     }
 
     /// Whether a taken blocking snapshot waits for its boundary.
@@ -193,6 +212,22 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// The position the taken blocking snapshot drains to, if any.
     pub fn blocking_position(&self) -> Option<Lsn> {
         self.blocking.draining.as_ref().map(|d| d.fence.position())
+    }
+}
+
+/// The query of an `additional-conditions` entry: Debezium wants a full SELECT for a blocking
+/// snapshot; a bare condition (what an incremental snapshot takes) reads the table through it.
+fn blocking_query(t: &CatalogTable, filter: &str) -> String {
+    let f = filter.trim().trim_end_matches(';').trim();
+    let is_select = f.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"));
+    if is_select {
+        f.to_string()
+    } else {
+        format!(
+            "SELECT * FROM {}.{} WHERE {f}",
+            crate::util::quote_ident(&t.schema),
+            crate::util::quote_ident(&t.table)
+        )
     }
 }
 
@@ -228,11 +263,11 @@ fn blocking_tables(
         .iter()
         .filter_map(|t| {
             let name = format!("{}.{}", t.schema, t.table);
-            let (_, query) = request.conditions.iter().find(|(r, _)| r.is_match(&name))?;
+            let (_, filter) = request.conditions.iter().find(|(r, _)| r.is_match(&name))?;
             Some(SelectOverride {
                 schema: t.schema.clone(),
                 table: t.table.clone(),
-                query: query.trim().trim_end_matches(';').to_string(),
+                query: blocking_query(t, filter),
             })
         })
         .collect();

@@ -914,7 +914,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let Some((ts, columns)) = found else {
             tracing::warn!(
                 table = %queued.id,
-                "incremental snapshot skips the table: it does not exist or is not captured"
+                "incremental snapshot skips the table: it does not exist or is not captured (add it to table.include.list first, and to the publication when publication.autocreate.mode=disabled)"
             );
             return Ok(Err("UNKNOWN_SCHEMA"));
         };

@@ -263,7 +263,7 @@ struct SnapshotTx {
     start_us: i64,
     position: Lsn,
     /// Its unit at the sink: every snapshot record.
-    unit: Unit,
+    token: crate::offsets::ack::AckToken,
 }
 
 /// The captured tables a snapshot reads, in the order it reads them:
@@ -331,9 +331,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             &self.config,
         );
         let overrides = self.config.snapshot_select_overrides.clone();
-        let unit = self
-            .read_snapshot_tables(snap_sql, &tables, &overrides, (xid, start_us), position)
-            .await?;
+        let unit = Unit::open(&mut self.sink);
+        self.read_snapshot_tables(
+            snap_sql,
+            &tables,
+            &overrides,
+            (xid, start_us),
+            position,
+            unit.token(),
+        )
+        .await?;
         let info = CommitInfo {
             end_lsn: position,
             xid: xid as u32,
@@ -349,8 +356,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
 
     /// Reads `tables` in the snapshot transaction open on `snap_sql` (its xid and start time
     /// in µs), each through its query in `overrides` if it has one, and sends `op: r` events
-    /// with the `Initial Snapshot` notifications, all in one unit, which it returns open for
-    /// the caller to commit; commits the snapshot transaction.
+    /// with the `Initial Snapshot` notifications, all in the caller's unit `token`; commits
+    /// the snapshot transaction.
     pub(super) async fn read_snapshot_tables(
         &mut self,
         snap_sql: &Client,
@@ -358,7 +365,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         overrides: &[crate::config::SelectOverride],
         (xid, start_us): (i64, i64),
         position: Lsn,
-    ) -> Result<Unit> {
+        token: crate::offsets::ack::AckToken,
+    ) -> Result<()> {
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
         self.counters.snapshot_started(
             tables
@@ -370,7 +378,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             xid,
             start_us,
             position,
-            unit: Unit::open(&mut self.sink),
+            token,
         };
         let names: Vec<String> = tables
             .iter()
@@ -378,7 +386,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .collect();
         let in_progress = notifications::hash_set_list(&names);
         let captured = captured_order(tables, &self.config).join(",");
-        self.notify("STARTED", Vec::new(), tx.unit.token()).await?;
+        self.notify("STARTED", Vec::new(), tx.token).await?;
         let mut held = HeldBack::default();
         for (index, t) in tables.iter().enumerate() {
             let name = names[index].clone();
@@ -386,8 +394,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 ("current_collection_in_progress", name.clone()),
                 ("data_collections", in_progress.clone()),
             ];
-            self.notify("IN_PROGRESS", progress, tx.unit.token())
-                .await?;
+            self.notify("IN_PROGRESS", progress, tx.token).await?;
             let rows = self
                 .snapshot_table(snap_sql, t, index, &tx, &mut held, overrides)
                 .await?;
@@ -399,16 +406,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 ("status", "SUCCEEDED".to_string()),
                 ("data_collections", captured.clone()),
             ];
-            self.notify("TABLE_SCAN_COMPLETED", done, tx.unit.token())
-                .await?;
+            self.notify("TABLE_SCAN_COMPLETED", done, tx.token).await?;
         }
         if let Some(last) = held.finish() {
-            self.emit(last, tx.unit.token()).await?;
+            self.emit(last, tx.token).await?;
         }
-        self.notify("COMPLETED", Vec::new(), tx.unit.token())
-            .await?;
+        self.notify("COMPLETED", Vec::new(), tx.token).await?;
         snap_sql.batch_execute("COMMIT").await?;
-        Ok(tx.unit)
+        Ok(())
     }
 
     /// Reads one table through a cursor, in batches of about [`SNAPSHOT_BATCH_BYTES`].
@@ -460,7 +465,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             for row in rows {
                 let ev = self.snapshot_event(&table, &row, tx)?;
                 if let Some(ready) = held.push(ev, rows_in_table == 0, index) {
-                    self.emit(ready, tx.unit.token()).await?;
+                    self.emit(ready, tx.token).await?;
                 }
                 rows_in_table += 1;
                 self.counters.add_snapshot_row();

@@ -414,6 +414,10 @@ async fn signal(State(app): State<App>, Path(name): Path<String>, body: String) 
                 .into_response()
         }
     };
+    if let Err(why) = signal.action() {
+        return crate::worker::WorkerError::new(400, format!("the signal is not valid: {why}"))
+            .into_response();
+    }
     let id = signal.id.clone();
     match app.worker.signal(&name, signal) {
         Ok(()) => (StatusCode::ACCEPTED, Json(json!({ "id": id }))).into_response(),
