@@ -41,6 +41,44 @@ async fn write_versions(dbname: String, hot: i64, mut next: i64, stop: Arc<Atomi
     next
 }
 
+/// [`write_versions`] running in a task until [`Writes::stop`].
+struct Writes {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<i64>,
+}
+
+impl Writes {
+    /// Starts writing to `db`'s table `v`: `hot` rows bumped in turn, new ids from `next`.
+    fn start(db: &TestDb, hot: i64, next: i64) -> Writes {
+        let stop = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn(write_versions(db.name.clone(), hot, next, stop.clone()));
+        Writes { stop, task }
+    }
+
+    /// Stops writing; returns the next unused id.
+    async fn stop(self) -> i64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.task.await.unwrap()
+    }
+}
+
+/// The notifications on `notes` up to a `COMPLETED` one.
+async fn until_completed(notes: &str) -> Vec<Rec> {
+    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
+    read_until(&env().kafka, notes, T, completed).await
+}
+
+/// Inserts the sentinel row 999999 into `v` and reads `topic` up to it.
+async fn through_sentinel(db: &TestDb, topic: &str) -> Vec<Rec> {
+    db.exec("INSERT INTO v VALUES (999999, 1, 'sentinel')")
+        .await;
+    read_until(&env().kafka, topic, T, |r| {
+        r.iter()
+            .any(|x| x.payload()["after"]["id"] == json!(999999))
+    })
+    .await
+}
+
 /// The incremental snapshot's notifications among `recs` (a start without a snapshot also
 /// sends the initial snapshot's `SKIPPED`).
 fn incremental_only(recs: Vec<Rec>) -> Vec<Rec> {
@@ -157,13 +195,7 @@ async fn incremental_snapshot_with_writes_and_a_restart(exactly_once: bool) {
 
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    let stop_writing = Arc::new(AtomicBool::new(false));
-    let writer = tokio::spawn(write_versions(
-        db.name.clone(),
-        HOT,
-        ROWS + 1,
-        stop_writing.clone(),
-    ));
+    let writes = Writes::start(&db, HOT, ROWS + 1);
     db.exec(
         r#"INSERT INTO dbz_signal VALUES ('sig-1', 'execute-snapshot', '{"data-collections": ["public\\.v"], "type": "incremental"}')"#,
     )
@@ -183,17 +215,9 @@ async fn incremental_snapshot_with_writes_and_a_restart(exactly_once: bool) {
 
     // The restart resumes at the next chunk and completes.
     let c = start(&raw);
-    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
-    let notifications = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
-    stop_writing.store(true, Ordering::Relaxed);
-    let next = writer.await.unwrap();
-    db.exec("INSERT INTO v VALUES (999999, 1, 'sentinel')")
-        .await;
-    let sentinel = |r: &[Rec]| {
-        r.iter()
-            .any(|x| x.payload()["after"]["id"] == json!(999999))
-    };
-    let recs = read_until(&env().kafka, &topic, T, sentinel).await;
+    let notifications = incremental_only(until_completed(&notes).await);
+    let next = writes.stop().await;
+    let recs = through_sentinel(&db, &topic).await;
     c.stop().await.unwrap();
     let offsets = stored_offsets().await;
     assert!(
@@ -291,8 +315,7 @@ async fn kafka_signals_with_insert_delete_watermarks_and_additional_conditions()
         r#""additional-conditions":[{"data-collection":"public.v","filter":"id <= 300"}]}}"#
     );
     send(prefix.clone(), ours.into()).await;
-    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
-    let notifications = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
+    let notifications = incremental_only(until_completed(&notes).await);
     let ids: Vec<String> = notifications
         .iter()
         .map(|r| r.payload()["id"].as_str().unwrap_or("").to_string())
@@ -374,8 +397,7 @@ async fn tables_an_incremental_snapshot_cannot_read_are_skipped_with_their_statu
         r#"INSERT INTO dbz_signal VALUES ('bad-1', 'execute-snapshot', '{"data-collections": ["public.t_ok", "public.t_bad", "public.t_null", "public.t_gone"], "additional-conditions": [{"data-collection": "public.t_bad", "filter": "nosuchcol > 1"}]}')"#,
     )
     .await;
-    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
-    let n = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
+    let n = incremental_only(until_completed(&notes).await);
     let statuses: HashMap<String, String> = n
         .iter()
         .filter(|r| r.payload()["type"] == json!("TABLE_SCAN_COMPLETED"))
@@ -446,29 +468,15 @@ async fn a_blocking_snapshot_while_writes_stream_keeps_each_keys_order() {
     }
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    let stop_writing = Arc::new(AtomicBool::new(false));
-    let writer = tokio::spawn(write_versions(
-        db.name.clone(),
-        HOT,
-        ROWS + 1,
-        stop_writing.clone(),
-    ));
+    let writes = Writes::start(&db, HOT, ROWS + 1);
     db.exec(
         r#"INSERT INTO dbz_signal VALUES ('blk-1', 'execute-snapshot', '{"data-collections": ["public\\.(v|w)"], "type": "blocking", "additional-conditions": [{"data-collection": "public.w", "filter": "SELECT * FROM public.w WHERE id <= 5"}]}')"#,
     )
     .await;
-    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
-    let n = read_until(&env().kafka, &notes, T, completed).await;
-    stop_writing.store(true, Ordering::Relaxed);
-    let next = writer.await.unwrap();
-    db.exec("INSERT INTO v VALUES (999999, 1, 'sentinel')")
-        .await;
+    let n = until_completed(&notes).await;
+    let next = writes.stop().await;
     let topic = format!("{prefix}.public.v");
-    let recs = read_until(&env().kafka, &topic, T, |r| {
-        r.iter()
-            .any(|x| x.payload()["after"]["id"] == json!(999999))
-    })
-    .await;
+    let recs = through_sentinel(&db, &topic).await;
     c.stop().await.unwrap();
 
     let kinds: Vec<String> = n
@@ -577,28 +585,14 @@ async fn a_read_only_incremental_snapshot_writes_nothing_and_keeps_each_keys_ord
     }
     let c = start(&raw);
     db.wait_for_slot(&prefix).await;
-    let stop_writing = Arc::new(AtomicBool::new(false));
-    let writer = tokio::spawn(write_versions(
-        db.name.clone(),
-        HOT,
-        ROWS + 1,
-        stop_writing.clone(),
-    ));
+    let writes = Writes::start(&db, HOT, ROWS + 1);
     let signal =
         r#"{"id":"ro-1","type":"execute-snapshot","data":{"data-collections":["public.v"]}}"#;
     std::fs::write(&signal_file, format!("{signal}\n")).unwrap();
-    let completed = |r: &[Rec]| r.iter().any(|x| x.payload()["type"] == json!("COMPLETED"));
-    let n = incremental_only(read_until(&env().kafka, &notes, T, completed).await);
-    stop_writing.store(true, Ordering::Relaxed);
-    let next = writer.await.unwrap();
-    db.exec("INSERT INTO v VALUES (999999, 1, 'sentinel')")
-        .await;
+    let n = incremental_only(until_completed(&notes).await);
+    let next = writes.stop().await;
     let topic = format!("{prefix}.public.v");
-    let recs = read_until(&env().kafka, &topic, T, |r| {
-        r.iter()
-            .any(|x| x.payload()["after"]["id"] == json!(999999))
-    })
-    .await;
+    let recs = through_sentinel(&db, &topic).await;
     c.stop().await.unwrap();
     let (seen, incremental) = check_order(&recs);
     for id in 1..next {

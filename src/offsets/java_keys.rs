@@ -34,17 +34,7 @@ impl JavaValue {
             JavaValue::Int(v) => Some(v.to_string()),
             JavaValue::Long(v) => Some(v.to_string()),
             JavaValue::Str(s) => Some(s.clone()),
-            JavaValue::Uuid(m, l) => {
-                let h = format!("{m:016x}{l:016x}");
-                Some(format!(
-                    "{}-{}-{}-{}-{}",
-                    &h[0..8],
-                    &h[8..12],
-                    &h[12..16],
-                    &h[16..20],
-                    &h[20..32]
-                ))
-            }
+            JavaValue::Uuid(m, l) => Some(uuid::Uuid::from_u64_pair(*m, *l).to_string()),
         }
     }
 
@@ -463,14 +453,8 @@ fn decode_modified_utf8(raw: &[u8]) -> String {
 /// Reads the hex text Debezium stores (`None`: a null array). Errors: a sentence naming what
 /// cannot be read.
 pub fn from_hex(hex: &str) -> Result<Option<Vec<JavaValue>>, String> {
-    let hex = hex.trim();
-    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err("the serialized key is not hex text".to_string());
-    }
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0))
-        .collect();
+    let bytes = crate::util::decode_hex(hex.trim())
+        .ok_or_else(|| "the serialized key is not hex text".to_string())?;
     let mut r = Reader {
         bytes: &bytes,
         pos: 0,

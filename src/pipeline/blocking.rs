@@ -24,7 +24,6 @@ use tokio_postgres::Client;
 use crate::config::SelectOverride;
 use crate::error::Result;
 use crate::event::signal::{Signal, SnapshotRequest};
-use crate::lsn::Lsn;
 use crate::pg::pgoutput::Message;
 use crate::pg::setup::{self, CatalogTable};
 use crate::pg::stream::StreamEvent;
@@ -112,8 +111,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             return Ok(());
         };
         let client = crate::pg::sql::connect_for_snapshot(&self.config.database).await?;
-        let version = self.server_version().await?;
-        let (tx, fence) = super::fence::take_snapshot(&client, &self.config, version).await?;
+        let (tx, fence) =
+            super::fence::take_snapshot(&client, &self.config, self.server_version).await?;
         tracing::info!(id = %request.id, lsn = %fence.position(),
             "blocking snapshot taken: streaming on until the transactions it sees are published");
         self.blocking.draining = Some(Draining {
@@ -123,19 +122,6 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             fence,
         });
         Ok(())
-    }
-
-    /// The server's version number.
-    async fn server_version(&mut self) -> Result<u32> {
-        let rows = self
-            .catalog
-            .query_text("SELECT current_setting('server_version_num')")
-            .await?;
-        Ok(rows
-            .first()
-            .and_then(|r| r.first().cloned().flatten())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0))
     }
 
     /// Whether `ev` is the first event after what a snapshot taken meanwhile (a blocking
@@ -202,16 +188,6 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 Ok(())
             }
         }
-    }
-
-    /// Whether a taken blocking snapshot waits for its boundary.
-    pub fn blocking_draining(&self) -> bool {
-        self.blocking.draining.is_some()
-    }
-
-    /// The position the taken blocking snapshot drains to, if any.
-    pub fn blocking_position(&self) -> Option<Lsn> {
-        self.blocking.draining.as_ref().map(|d| d.fence.position())
     }
 }
 

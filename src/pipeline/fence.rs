@@ -159,6 +159,19 @@ impl SnapshotFence {
         self.snapshot.sees(xid)
     }
 
+    /// A fence for pass 1 from what a snapshot transaction sees: its transactions, and its
+    /// WAL insert position as a record boundary (see [`record_boundary`]).
+    ///
+    /// # Errors
+    /// A protocol error when the snapshot text cannot be read.
+    pub fn from_visibility(v: &cursor::Visibility) -> Result<SnapshotFence> {
+        let position = record_boundary(v.insert_lsn, v.block_size, v.segment_size);
+        Ok(SnapshotFence::new(
+            XidSnapshot::parse(&v.snapshot)?,
+            position,
+        ))
+    }
+
     /// A fence for pass 1.
     pub fn new(snapshot: XidSnapshot, position: Lsn) -> SnapshotFence {
         SnapshotFence {
@@ -400,11 +413,7 @@ pub(super) async fn take_snapshot(
         let tx = cursor::begin(snap_sql, None, config.snapshot_isolation_mode, version).await?;
         let v = cursor::visibility(snap_sql, version).await?;
         if v.committed_invisible == 0 {
-            let position = record_boundary(v.insert_lsn, v.block_size, v.segment_size);
-            return Ok((
-                tx,
-                SnapshotFence::new(XidSnapshot::parse(&v.snapshot)?, position),
-            ));
+            return Ok((tx, SnapshotFence::from_visibility(&v)?));
         }
         snap_sql.batch_execute("ROLLBACK").await?;
         if tokio::time::Instant::now() >= deadline {

@@ -40,7 +40,7 @@ use crate::pg::relation::TableSchema;
 use crate::sink::{Sink, Unit};
 use crate::util::{quote_ident, quote_literal};
 
-use super::fence::{SnapshotFence, XidSnapshot};
+use super::fence::SnapshotFence;
 use super::notifications::INCREMENTAL_SNAPSHOT;
 use super::processor::Processor;
 use super::relations::Catalog;
@@ -173,11 +173,17 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         };
         let (token, unit) = self.signal_unit();
         let r = self.act(&signal, action, lsn, token).await;
+        self.close_signal_unit(unit);
+        r
+    }
+
+    /// Commits a unit of its own that [`Processor::signal_unit`] opened, at the idle
+    /// position.
+    fn close_signal_unit(&mut self, unit: Option<Unit>) {
         if let Some(unit) = unit {
             let info = self.idle_unit_info();
             unit.commit(&mut self.sink, info);
         }
-        r
     }
 
     /// Whether `table` is `signal.data.collection`.
@@ -264,8 +270,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 self.stop_incremental(kind, collections);
                 Ok(())
             }
-            Action::PauseSnapshot => self.pause_incremental(token).await,
-            Action::ResumeSnapshot => self.resume_incremental(token).await,
+            Action::PauseSnapshot => self.set_paused(true, token).await,
+            Action::ResumeSnapshot => self.set_paused(false, token).await,
             Action::Log(message) => {
                 let offsets = self.offsets_text();
                 tracing::info!(target: "pgcdc::signal", "{}", signal::log_text(&message, &offsets));
@@ -351,29 +357,25 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
     }
 
-    async fn pause_incremental(&mut self, token: AckToken) -> Result<()> {
-        if !self.incremental.running() || self.incremental.paused {
+    /// `pause-snapshot` (`paused`) or `resume-snapshot` of a running snapshot: a change of
+    /// state is logged, shown in `SnapshotPaused` and notified; a resume reads the next chunk
+    /// unless a window waits.
+    async fn set_paused(&mut self, paused: bool, token: AckToken) -> Result<()> {
+        if !self.incremental.running() || self.incremental.paused == paused {
             return Ok(());
         }
-        tracing::info!("pausing incremental snapshot");
-        self.incremental.paused = true;
-        self.counters.snapshot_paused(true);
+        let (verb, kind) = if paused {
+            ("pausing", "PAUSED")
+        } else {
+            ("resuming", "RESUMED")
+        };
+        tracing::info!("{verb} incremental snapshot");
+        self.incremental.paused = paused;
+        self.counters.snapshot_paused(paused);
         let data = self.incremental_collections();
-        self.notify_incremental("PAUSED", vec![("data_collections", data)], token)
-            .await
-    }
-
-    async fn resume_incremental(&mut self, token: AckToken) -> Result<()> {
-        if !self.incremental.running() || !self.incremental.paused {
-            return Ok(());
-        }
-        tracing::info!("resuming incremental snapshot");
-        self.incremental.paused = false;
-        self.counters.snapshot_paused(false);
-        let data = self.incremental_collections();
-        self.notify_incremental("RESUMED", vec![("data_collections", data)], token)
+        self.notify_incremental(kind, vec![("data_collections", data)], token)
             .await?;
-        if self.incremental.window.is_none() {
+        if !paused && self.incremental.window.is_none() {
             self.read_chunk(token).await?;
         }
         Ok(())
@@ -395,10 +397,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         self.counters.snapshot_tables_added(&names);
         let (token, unit) = self.signal_unit();
         let r = self.read_chunk(token).await;
-        if let Some(unit) = unit {
-            let info = self.idle_unit_info();
-            unit.commit(&mut self.sink, info);
-        }
+        self.close_signal_unit(unit);
         r
     }
 
@@ -427,7 +426,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let Some(w) = self.incremental.window.take() else {
             return Ok(());
         };
-        let emitted = self.emit_window(w, lsn.unwrap_or(Lsn::ZERO), token).await?;
+        self.finish_window(w, lsn.unwrap_or(Lsn::ZERO), token).await
+    }
+
+    /// A window closed (at `lsn`): its rows go out, the progress is committed (the offsets
+    /// of later units carry it) and the next chunk is read.
+    async fn finish_window(&mut self, w: Window, lsn: Lsn, token: AckToken) -> Result<()> {
+        let emitted = self.emit_window(w, lsn, token).await?;
         tracing::debug!(rows = emitted, "incremental snapshot window closed");
         self.incremental.committed = self
             .incremental
@@ -556,24 +561,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     /// the WAL insert position now, before its queries: a transaction committed in between is
     /// in the rows and streamed again after them, as the same version).
     async fn read_only_bound(&mut self) -> Result<SnapshotFence> {
-        let rows = self
-            .catalog
-            .query_text(
-                "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, \
-                 current_setting('wal_block_size'), pg_size_bytes(current_setting('wal_segment_size'))::text",
-            )
-            .await?;
-        let row = rows.first().cloned().unwrap_or_default();
-        let text = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
-        let insert: Lsn = text(1).parse().map_err(|_| {
-            crate::error::Error::protocol(format!(
-                "unexpected pg_current_wal_insert_lsn() {:?}",
-                text(1)
-            ))
-        })?;
-        let number = |i: usize| text(i).parse::<u64>().unwrap_or(1).max(1);
-        let position = super::fence::record_boundary(insert, number(2), number(3));
-        Ok(SnapshotFence::new(XidSnapshot::parse(&text(0))?, position))
+        let v = self.catalog.visibility(self.server_version).await?;
+        SnapshotFence::from_visibility(&v)
     }
 
     /// The bound of a read-only chunk's window, if one waits.
@@ -595,25 +584,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         };
         let (token, unit) = self.signal_unit();
         let position = self.progress.idle_position();
-        let r = async {
-            let emitted = self.emit_window(w, position, token).await?;
-            tracing::debug!(
-                rows = emitted,
-                "incremental snapshot window closed (read.only)"
-            );
-            self.incremental.committed = self
-                .incremental
-                .current
-                .clone()
-                .filter(|p| !p.tables.is_empty())
-                .map(Arc::new);
-            self.read_chunk(token).await
-        }
-        .await;
-        if let Some(unit) = unit {
-            let info = self.idle_unit_info();
-            unit.commit(&mut self.sink, info);
-        }
+        let r = self.finish_window(w, position, token).await;
+        self.close_signal_unit(unit);
         r
     }
 

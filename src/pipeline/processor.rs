@@ -162,6 +162,8 @@ pub struct ProcessorStart {
     pub resume: ResumeFilter,
     /// An incremental snapshot the stored offsets say is running.
     pub incremental: Option<crate::offsets::incremental::IncrementalProgress>,
+    /// The server's `server_version_num`.
+    pub server_version: u32,
 }
 
 /// Turns pgoutput messages into records sent to a [`Sink`].
@@ -188,6 +190,8 @@ pub struct Processor<S: Sink, C: Catalog> {
     pub(super) incremental: super::incremental::Incremental,
     /// A blocking snapshot requested by a signal (see [`super::blocking`]).
     pub(super) blocking: super::blocking::Blocking,
+    /// The server's `server_version_num`.
+    pub(super) server_version: u32,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -236,6 +240,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             fence: FenceState::default(),
             incremental: super::incremental::Incremental::restored(start.incremental),
             blocking: Default::default(),
+            server_version: start.server_version,
             config,
         })
     }

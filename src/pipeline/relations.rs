@@ -56,6 +56,13 @@ pub trait Catalog: Send {
         table: &str,
     ) -> impl Future<Output = Result<Option<(TableSchema, Vec<String>)>>> + Send;
 
+    /// What a new statement's snapshot sees now and the WAL insert position (see
+    /// [`crate::pg::snapshot::visibility`]), on a server of version `version_num`.
+    fn visibility(
+        &mut self,
+        version_num: u32,
+    ) -> impl Future<Output = Result<crate::pg::snapshot::Visibility>> + Send;
+
     /// The captured tables, `schema.table`, in the order Debezium's schema lists them (an
     /// incremental snapshot of several tables reads them in this order): Java `HashMap` order
     /// of the names, filled in catalog (OID) order.
@@ -120,6 +127,10 @@ impl Catalog for Client {
             relation::read_published_table(self, t.oid, source_types).await?;
         let schema = relation::build_table(config, t.oid, schema, table, &published, &catalog)?;
         Ok(Some((schema, published.into_iter().map(|p| p.0).collect())))
+    }
+
+    async fn visibility(&mut self, version_num: u32) -> Result<crate::pg::snapshot::Visibility> {
+        crate::pg::snapshot::visibility(self, version_num).await
     }
 
     async fn captured_tables(

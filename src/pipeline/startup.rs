@@ -456,6 +456,7 @@ pub async fn start<S: Sink>(
             .as_ref()
             .filter(|o| o.snapshot_done() && plan.stream)
             .and_then(|o| o.incremental.clone()),
+        server_version: server.version_num,
     };
     let offsets = OffsetSaver::new(store, resume_lsn, floor, sink.is_transactional());
     let mut sink = sink;

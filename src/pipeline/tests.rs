@@ -110,6 +110,12 @@ impl Catalog for FixtureCatalog {
         Ok(None)
     }
 
+    async fn visibility(&mut self, _version_num: u32) -> Result<crate::pg::snapshot::Visibility> {
+        Err(crate::error::Error::server(
+            "the fixture catalog has no snapshot",
+        ))
+    }
+
     async fn captured_tables(
         &mut self,
         _config: &crate::config::ConnectorConfig,
