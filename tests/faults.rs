@@ -722,12 +722,19 @@ async fn kafka_stalled(exactly_once: bool) {
     let paused = PausedBroker::pause();
     let paused_at = Instant::now();
     let waited = stall.saturating_sub(Duration::from_secs(10));
-    wait_for("records to wait for the stalled broker", stall, || async {
-        c.handle()
-            .unacknowledged_wait()
-            .filter(|w| *w >= waited)
-            .map(|_| ())
-    })
+    // Under a loaded machine the first record after the pause may reach the producer late:
+    // the wait is measured from there, so the broker may stay paused longer than `stall`.
+    let patience = stall + Duration::from_secs(30);
+    wait_for(
+        "records to wait for the stalled broker",
+        patience,
+        || async {
+            c.handle()
+                .unacknowledged_wait()
+                .filter(|w| *w >= waited)
+                .map(|_| ())
+        },
+    )
     .await;
     tokio::time::sleep(stall.saturating_sub(paused_at.elapsed())).await;
     drop(paused);
