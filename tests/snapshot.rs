@@ -14,6 +14,16 @@ const T: Duration = Duration::from_secs(120);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_then_stream_has_no_gap_and_no_duplicate() {
+    snapshot_then_stream(1).await;
+}
+
+/// The same with the table read by three connections in the slot's exported snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parallel_snapshot_then_stream_has_no_gap_and_no_duplicate() {
+    snapshot_then_stream(3).await;
+}
+
+async fn snapshot_then_stream(threads: usize) {
     let db = TestDb::create("snap").await;
     db.exec("CREATE TABLE public.s (id int PRIMARY KEY, v text); CREATE TABLE public.z (id int PRIMARY KEY)").await;
     db.exec("INSERT INTO s SELECT g, 'pre' FROM generate_series(1, 3000) g; INSERT INTO z VALUES (1), (2)").await;
@@ -21,6 +31,7 @@ async fn snapshot_then_stream_has_no_gap_and_no_duplicate() {
     let prefix = unique("snap");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.fetch.size".into(), "500".into());
+    raw.insert("snapshot.max.threads".into(), threads.to_string());
 
     // Writes keep arriving while the connector starts, snapshots and streams.
     let writer_db = db.name.clone();
@@ -249,15 +260,22 @@ async fn a_snapshot_with_a_refused_record_is_not_recorded_as_complete() {
 /// `read_committed` consumer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restarts_during_the_snapshot_keep_each_keys_versions_in_commit_order() {
-    restarts_during_the_snapshot(false).await;
+    restarts_during_the_snapshot(false, 1).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restarts_during_the_snapshot_in_exactly_once_mode_commit_and_repeat_nothing() {
-    restarts_during_the_snapshot(true).await;
+    restarts_during_the_snapshot(true, 1).await;
 }
 
-async fn restarts_during_the_snapshot(exactly_once: bool) {
+/// The same with `snapshot.max.threads=3`: the readers import the fenced snapshot of an
+/// existing slot, and their records go into the same Kafka transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_during_a_parallel_snapshot_in_exactly_once_mode_commit_and_repeat_nothing() {
+    restarts_during_the_snapshot(true, 3).await;
+}
+
+async fn restarts_during_the_snapshot(exactly_once: bool, threads: usize) {
     const ROWS: i64 = 40_000;
     const HOT: i64 = 40;
     let db = TestDb::create("fence").await;
@@ -274,6 +292,7 @@ async fn restarts_during_the_snapshot(exactly_once: bool) {
     let prefix = unique("fence");
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.fetch.size".into(), "200".into());
+    raw.insert("snapshot.max.threads".into(), threads.to_string());
     let isolation = if exactly_once {
         raw.remove("offset.storage.file.filename");
         raw.insert("exactly.once.source.support".into(), "enabled".into());
@@ -604,5 +623,129 @@ async fn snapshot_notifications_go_to_the_sink_topic_and_a_start_without_snapsho
     let records = read_n(&env().kafka, &topic, 7, T).await;
     c.stop().await.unwrap();
     assert_eq!(records[6].payload()["type"], "SKIPPED");
+    db.cleanup().await;
+}
+
+/// `snapshot.max.threads`: a table of many pages is read in page ranges by several connections
+/// in one snapshot. Every row arrives once, with the key and value the serial snapshot gives;
+/// the records of the table interleave, and the `source.snapshot` markers stay exact (the
+/// table's first record `first`, its last `last_in_data_collection`; a one-page table read
+/// after it ends the snapshot with `last`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() {
+    let db = TestDb::create("psnap").await;
+    db.exec(
+        "CREATE TABLE public.p (id int PRIMARY KEY, n int, txt text, ts timestamptz, \
+           num numeric(10,2), j jsonb, u uuid) WITH (autovacuum_enabled = false);
+         CREATE TABLE public.q (id int PRIMARY KEY, v text);
+         CREATE TABLE public.e (id int PRIMARY KEY);
+         INSERT INTO p SELECT g, g % 7, md5(g::text), '2026-01-01'::timestamptz + g * interval '1 s', \
+           g / 100.0, jsonb_build_object('g', g), md5(g::text)::uuid FROM generate_series(1, 20000) g;
+         DELETE FROM p WHERE id % 10 = 3;
+         UPDATE p SET txt = 'updated' WHERE id % 1000 = 1;
+         INSERT INTO q SELECT g, 'q' FROM generate_series(1, 5) g",
+    )
+    .await;
+    let alive: i64 = db
+        .client
+        .query_one("SELECT count(*) FROM p", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let pages: i64 = db
+        .client
+        .query_one("SELECT pg_relation_size('p') / 8192", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(pages > 40, "p spans many pages ({pages})");
+    let dir = tempfile::tempdir().unwrap();
+
+    let snapshot_of = |threads: &'static str| {
+        let prefix = unique("psnap");
+        let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+        raw.insert(
+            "offset.storage.file.filename".into(),
+            dir.path()
+                .join(format!("{prefix}.json"))
+                .to_string_lossy()
+                .into(),
+        );
+        raw.insert("snapshot.max.threads".into(), threads.into());
+        raw.insert("snapshot.max.threads.multiplier".into(), "3".into());
+        (prefix, raw)
+    };
+    let (serial_prefix, serial_raw) = snapshot_of("1");
+    let c = start(&serial_raw);
+    let serial = read_n(
+        &env().kafka,
+        &format!("{serial_prefix}.public.p"),
+        alive as usize,
+        T,
+    )
+    .await;
+    c.stop().await.unwrap();
+    let (prefix, raw) = snapshot_of("4");
+    let c = start(&raw);
+    let p = read_n(
+        &env().kafka,
+        &format!("{prefix}.public.p"),
+        alive as usize,
+        T,
+    )
+    .await;
+    let q = read_n(&env().kafka, &format!("{prefix}.public.q"), 5, T).await;
+    let stats = c.stop().await.unwrap();
+    assert_eq!(stats.snapshot_rows as i64, alive + 5, "rows counted");
+
+    // Every row once, each with the serial snapshot's key and value.
+    let by_id = |recs: &[Rec]| -> HashMap<i64, (serde_json::Value, serde_json::Value)> {
+        recs.iter()
+            .map(|r| {
+                let p = r.payload();
+                let key = r.key_json().unwrap()["payload"].clone();
+                (
+                    p["after"]["id"].as_i64().unwrap(),
+                    (key, p["after"].clone()),
+                )
+            })
+            .collect()
+    };
+    let (got, want) = (by_id(&p), by_id(&serial));
+    assert_eq!(p.len() as i64, alive, "one record per row");
+    assert_eq!(got.len() as i64, alive, "no row twice");
+    assert_eq!(got, want, "the serial snapshot's keys and values");
+
+    // Read in parallel: the ids do not arrive in the serial (physical) order.
+    let order = |recs: &[Rec]| -> Vec<i64> {
+        recs.iter()
+            .map(|r| r.payload()["after"]["id"].as_i64().unwrap())
+            .collect()
+    };
+    assert_ne!(order(&p), order(&serial), "the ranges interleave");
+
+    // Markers.
+    let markers = |recs: &[Rec]| -> Vec<String> {
+        recs.iter()
+            .map(|r| {
+                r.payload()["source"]["snapshot"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let pm = markers(&p);
+    assert_eq!(pm[0], "first");
+    assert_eq!(pm[pm.len() - 1], "last_in_data_collection");
+    assert!(
+        pm[1..pm.len() - 1].iter().all(|m| m == "true"),
+        "middle markers"
+    );
+    let qm = markers(&q);
+    assert_eq!(
+        qm,
+        ["first_in_data_collection", "true", "true", "true", "last"]
+    );
     db.cleanup().await;
 }

@@ -196,11 +196,9 @@ registry! {
         SNAPSHOT_INCLUDE_COLLECTION_LIST = "snapshot.include.collection.list" => Implemented,
         SNAPSHOT_SELECT_STATEMENT_OVERRIDES = "snapshot.select.statement.overrides" => Implemented,
         SNAPSHOT_FETCH_SIZE = "snapshot.fetch.size" => Implemented,
-        SNAPSHOT_MAX_THREADS = "snapshot.max.threads" => NotImplemented(Some("1")),
-        SNAPSHOT_MAX_THREADS_MULTIPLIER = "snapshot.max.threads.multiplier"
-            => NotImplemented(Some("1")),
-        LEGACY_SNAPSHOT_MAX_THREADS = "legacy.snapshot.max.threads"
-            => NotImplemented(Some("false")),
+        SNAPSHOT_MAX_THREADS = "snapshot.max.threads" => Implemented,
+        SNAPSHOT_MAX_THREADS_MULTIPLIER = "snapshot.max.threads.multiplier" => Implemented,
+        LEGACY_SNAPSHOT_MAX_THREADS = "legacy.snapshot.max.threads" => Implemented,
         SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT = "snapshot.tables.order.by.row.count" => Implemented,
         SNAPSHOT_DELAY_MS = "snapshot.delay.ms" => Implemented,
         STREAMING_DELAY_MS = "streaming.delay.ms" => Implemented,

@@ -77,8 +77,8 @@ pub use slot::{
     DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME, DEFAULT_STATUS_UPDATE_INTERVAL_MS,
 };
 pub use snapshot::{
-    SelectOverride, SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder,
-    DEFAULT_SNAPSHOT_FETCH_SIZE,
+    SelectOverride, SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder, SnapshotThreads,
+    DEFAULT_SNAPSHOT_FETCH_SIZE, MAX_SNAPSHOT_THREADS,
 };
 pub use source::{
     attribute_env_values, env_name, load_file, parse_config_text, parse_properties, parse_set,
@@ -166,6 +166,8 @@ pub struct ConnectorConfig {
     pub snapshot_table_order: SnapshotTableOrder,
     /// `snapshot.select.statement.overrides`: per-table snapshot queries.
     pub snapshot_select_overrides: Vec<SelectOverride>,
+    /// `snapshot.max.threads`, `snapshot.max.threads.multiplier`, `legacy.snapshot.max.threads`.
+    pub snapshot_threads: SnapshotThreads,
     /// `post.processors`: the ReselectColumnsPostProcessors, in order.
     pub reselect: Vec<ReselectConfig>,
     /// Value representation modes and the TOAST placeholder.
@@ -296,6 +298,7 @@ impl ConnectorConfig {
             snapshot_include: snapshot.include,
             snapshot_table_order: snapshot.table_order,
             snapshot_select_overrides: snapshot.select_overrides,
+            snapshot_threads: snapshot.threads,
             reselect,
             values: values.options,
             converting_failure: values.converting_failure,

@@ -1,13 +1,14 @@
 //! The initial snapshot: `snapshot.mode`, `snapshot.isolation.mode`, `snapshot.fetch.size`,
 //! which captured tables it reads (`snapshot.include.collection.list`), in which order
 //! (`snapshot.tables.order.by.row.count`), and with which query
-//! (`snapshot.select.statement.overrides`).
+//! (`snapshot.select.statement.overrides`), by how many connections (`snapshot.max.threads`).
 
 use regex::Regex;
 
 use super::checker::Checker;
 use super::keys::{
-    SNAPSHOT_FETCH_SIZE, SNAPSHOT_INCLUDE_COLLECTION_LIST, SNAPSHOT_ISOLATION_MODE, SNAPSHOT_MODE,
+    LEGACY_SNAPSHOT_MAX_THREADS, SNAPSHOT_FETCH_SIZE, SNAPSHOT_INCLUDE_COLLECTION_LIST,
+    SNAPSHOT_ISOLATION_MODE, SNAPSHOT_MAX_THREADS, SNAPSHOT_MAX_THREADS_MULTIPLIER, SNAPSHOT_MODE,
     SNAPSHOT_SELECT_STATEMENT_OVERRIDES, SNAPSHOT_SELECT_STATEMENT_OVERRIDES_PREFIX,
     SNAPSHOT_TABLES_ORDER_BY_ROW_COUNT,
 };
@@ -62,7 +63,25 @@ pub(super) struct Snapshot {
     pub(super) include: Vec<Regex>,
     pub(super) table_order: SnapshotTableOrder,
     pub(super) select_overrides: Vec<SelectOverride>,
+    pub(super) threads: SnapshotThreads,
 }
+
+/// `snapshot.max.threads` and its companions: how many connections read a snapshot's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotThreads {
+    /// `snapshot.max.threads`: connections reading at once, each in the same snapshot (1:
+    /// the snapshot connection reads every table itself).
+    pub threads: usize,
+    /// `snapshot.max.threads.multiplier`: ctid-range chunks per table per thread.
+    pub multiplier: usize,
+    /// `legacy.snapshot.max.threads`: Debezium's one-table-per-thread mode. pgcdc splits every
+    /// table into chunks either way (the tables stay one after another, so the
+    /// `source.snapshot` markers stay exact); the key is accepted and noted at start.
+    pub legacy: bool,
+}
+
+/// The most connections `snapshot.max.threads` may ask for.
+pub const MAX_SNAPSHOT_THREADS: usize = 64;
 
 /// A table's `snapshot.select.statement.overrides.<schema>.<table>` query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +120,24 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Snapshot {
             ],
         ),
         select_overrides: select_overrides(c),
+        threads: threads(c),
+    }
+}
+
+/// `snapshot.max.threads` (1 to [`MAX_SNAPSHOT_THREADS`]), its multiplier (at least 1) and
+/// `legacy.snapshot.max.threads`.
+fn threads(c: &mut Checker<'_>) -> SnapshotThreads {
+    let mut threads = c.int(SNAPSHOT_MAX_THREADS, 1usize, 1);
+    if threads > MAX_SNAPSHOT_THREADS {
+        c.problem(format!(
+            "{SNAPSHOT_MAX_THREADS}={threads} is too large: each thread is a database connection; use at most {MAX_SNAPSHOT_THREADS}"
+        ));
+        threads = 1;
+    }
+    SnapshotThreads {
+        threads,
+        multiplier: c.int(SNAPSHOT_MAX_THREADS_MULTIPLIER, 1usize, 1),
+        legacy: c.boolean(LEGACY_SNAPSHOT_MAX_THREADS, false),
     }
 }
 

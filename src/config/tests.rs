@@ -108,15 +108,15 @@ fn only_pgoutput_is_accepted_as_plugin_and_absent_means_pgoutput() {
 
 #[test]
 fn a_debezium_key_not_implemented_is_an_error_unless_it_has_the_default_value() {
-    let msg = problems(&seed_with(&[("snapshot.max.threads", "5")]));
+    let msg = problems(&seed_with(&[("snapshot.locking.mode", "shared")]));
     assert!(
         msg.contains(
-            "snapshot.max.threads=5 is a Debezium/Kafka Connect setting that pgcdc does not implement yet"
+            "snapshot.locking.mode=shared is a Debezium/Kafka Connect setting that pgcdc does not implement yet"
         ),
         "{msg}"
     );
-    assert!(msg.contains("\"1\""), "{msg}");
-    assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.max.threads", "1")])).is_ok());
+    assert!(msg.contains("\"none\""), "{msg}");
+    assert!(ConnectorConfig::from_map(&seed_with(&[("snapshot.locking.mode", "none")])).is_ok());
     let msg = problems(&seed_with(&[("signal.data.collection", "signals")]));
     assert!(
         msg.contains("signal.data.collection=signals is invalid"),
@@ -1408,4 +1408,33 @@ fn the_regex_naming_strategies_need_their_regex_and_replacement() {
         ),
         "{msg}"
     );
+}
+
+#[test]
+fn snapshot_threads_are_read_and_bounded() {
+    let c = ConnectorConfig::from_map(&seed_with(&[
+        ("snapshot.max.threads", "4"),
+        ("snapshot.max.threads.multiplier", "3"),
+        ("legacy.snapshot.max.threads", "true"),
+    ]))
+    .unwrap()
+    .0;
+    assert_eq!(
+        c.snapshot_threads,
+        crate::config::SnapshotThreads {
+            threads: 4,
+            multiplier: 3,
+            legacy: true
+        }
+    );
+    let defaults = ConnectorConfig::from_map(&seed_with(&[])).unwrap().0;
+    assert_eq!(defaults.snapshot_threads.threads, 1);
+    assert_eq!(defaults.snapshot_threads.multiplier, 1);
+    let msg = problems(&seed_with(&[("snapshot.max.threads", "65")]));
+    assert!(
+        msg.contains("snapshot.max.threads=65 is too large"),
+        "{msg}"
+    );
+    let msg = problems(&seed_with(&[("snapshot.max.threads", "0")]));
+    assert!(msg.contains("expected an integer >= 1"), "{msg}");
 }

@@ -34,6 +34,58 @@ pub struct KafkaRecord<'a> {
     pub timestamp: Option<i64>,
 }
 
+/// A [`KafkaRecord`] that owns its bytes: converted on one task, sent from another (the
+/// parallel snapshot's readers convert, the pipeline sends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedKafkaRecord {
+    /// Topic.
+    pub topic: Arc<str>,
+    /// Explicit partition, or `None` to hash the key.
+    pub partition: Option<i32>,
+    /// Key bytes.
+    pub key: Option<Vec<u8>>,
+    /// Value bytes.
+    pub value: Option<Vec<u8>>,
+    /// Headers (`None` value is a null header).
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+    /// Timestamp in ms, or `None` for the producer's clock.
+    pub timestamp: Option<i64>,
+}
+
+impl OwnedKafkaRecord {
+    /// A copy of `r` with owned bytes.
+    pub fn of(r: &KafkaRecord<'_>) -> Self {
+        OwnedKafkaRecord {
+            topic: Arc::from(r.topic),
+            partition: r.partition,
+            key: r.key.map(<[u8]>::to_vec),
+            value: r.value.map(<[u8]>::to_vec),
+            headers: r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.as_ref().map(|b| b.to_vec())))
+                .collect(),
+            timestamp: r.timestamp,
+        }
+    }
+
+    /// The record, borrowing these bytes.
+    pub fn as_record(&self) -> KafkaRecord<'_> {
+        KafkaRecord {
+            topic: &self.topic,
+            partition: self.partition,
+            key: self.key.as_deref(),
+            value: self.value.as_deref(),
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_deref().map(Cow::Borrowed)))
+                .collect(),
+            timestamp: self.timestamp,
+        }
+    }
+}
+
 /// The converter of one record part.
 #[derive(Debug)]
 enum PartConverter {

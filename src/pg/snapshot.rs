@@ -69,20 +69,79 @@ fn lost_export(e: tokio_postgres::Error, name: &str) -> Error {
     }
 }
 
-/// Declares a cursor over `columns` of `schema.table`, or, with `query`
-/// (`snapshot.select.statement.overrides`), over those columns of the query's result, matched
-/// by name as Debezium matches them: a column the query leaves out reads as NULL, a column the
-/// table does not have is a config error naming it.
+/// What a snapshot cursor reads: the whole table, one range of its pages, or the result of
+/// its `snapshot.select.statement.overrides` query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorSource<'a> {
+    /// Every row of the table.
+    Table,
+    /// The rows stored in one range of the table's heap pages.
+    Pages(PageRange),
+    /// The query's result.
+    Query(&'a str),
+}
+
+/// Heap pages `[from, to)` of a table (`to: None`: to its end, pages added since included),
+/// read with a `ctid` range (a TID range scan, PostgreSQL 14+). Every row version lives in
+/// exactly one page, so ranges that cover the pages read every row the snapshot sees once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRange {
+    /// First page.
+    pub from: u64,
+    /// The page after the last, or `None` for the end of the table.
+    pub to: Option<u64>,
+}
+
+impl PageRange {
+    /// The `WHERE` condition that selects the range's rows.
+    fn condition(&self) -> String {
+        let from = format!("ctid >= '({},0)'::tid", self.from);
+        match self.to {
+            Some(to) => format!("{from} AND ctid < '({to},0)'::tid"),
+            None => from,
+        }
+    }
+}
+
+/// Splits a table of `pages` heap pages into at most `n` ranges of nearly equal size; the last
+/// one is open-ended. Always at least one range (a table without pages gets the open one).
+pub fn split_pages(pages: u64, n: usize) -> Vec<PageRange> {
+    let n = (n.max(1) as u64).min(pages.max(1));
+    (0..n)
+        .map(|i| PageRange {
+            from: pages * i / n,
+            to: (i + 1 < n).then(|| pages * (i + 1) / n),
+        })
+        .collect()
+}
+
+/// The number of heap pages of table `oid` (its main fork), as the server sees it now.
+pub async fn relation_pages(client: &Client, oid: u32) -> Result<u64> {
+    let row = client
+        .query_one(
+            "SELECT (pg_relation_size($1::oid) / current_setting('block_size')::int8)::int8",
+            &[&oid],
+        )
+        .await?;
+    Ok(row.get::<_, i64>(0).max(0) as u64)
+}
+
+/// Declares a cursor over `columns` of `schema.table` (all of it or a page range), or, with a
+/// query (`snapshot.select.statement.overrides`), over those columns of the query's result,
+/// matched by name as Debezium matches them: a column the query leaves out reads as NULL, a
+/// column the table does not have is a config error naming it.
 pub async fn open_cursor(
     client: &Client,
     schema: &str,
     table: &str,
     columns: &[String],
-    query: Option<&str>,
+    read: CursorSource<'_>,
 ) -> Result<()> {
-    let source = match query {
-        None => format!("{}.{}", quote_ident(schema), quote_ident(table)),
-        Some(q) => format!("({q}) AS pgcdc_override"),
+    let table_name = format!("{}.{}", quote_ident(schema), quote_ident(table));
+    let (source, query) = match read {
+        CursorSource::Table => (table_name, None),
+        CursorSource::Pages(range) => (format!("{table_name} WHERE {}", range.condition()), None),
+        CursorSource::Query(q) => (format!("({q}) AS pgcdc_override"), Some(q)),
     };
     let present: Option<Vec<String>> = match query {
         None => None,
@@ -205,4 +264,43 @@ pub async fn visibility(client: &Client, version_num: u32) -> Result<Visibility>
         segment_size: row.get::<_, i64>(3).max(1) as u64,
         committed_invisible: row.get(4),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_ranges_cover_every_page_once_and_end_open() {
+        for (pages, n) in [(0u64, 4usize), (1, 4), (3, 4), (10, 3), (1000, 8), (7, 1)] {
+            let ranges = split_pages(pages, n);
+            assert!(!ranges.is_empty() && ranges.len() <= n.max(1));
+            assert_eq!(ranges[0].from, 0);
+            assert_eq!(ranges.last().unwrap().to, None, "{pages} {n}");
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].to, Some(w[1].from), "{pages} {n}: contiguous");
+                assert!(w[0].to.unwrap() > w[0].from, "{pages} {n}: not empty");
+            }
+        }
+        assert_eq!(split_pages(1000, 4).len(), 4);
+        assert_eq!(
+            split_pages(1000, 4)[1],
+            PageRange {
+                from: 250,
+                to: Some(500)
+            }
+        );
+        assert_eq!(
+            PageRange {
+                from: 2,
+                to: Some(9)
+            }
+            .condition(),
+            "ctid >= '(2,0)'::tid AND ctid < '(9,0)'::tid"
+        );
+        assert_eq!(
+            PageRange { from: 9, to: None }.condition(),
+            "ctid >= '(9,0)'::tid"
+        );
+    }
 }

@@ -324,6 +324,10 @@ impl Counters {
     pub(crate) fn add_snapshot_row(&self) {
         self.snapshot_rows.fetch_add(1, Ordering::Relaxed);
     }
+    /// Counts `n` snapshot rows at once.
+    pub(crate) fn add_snapshot_rows(&self, n: u64) {
+        self.snapshot_rows.fetch_add(n, Ordering::Relaxed);
+    }
 
     /// Counts a streamed change event of kind `op` (`None`: a logical message) committed at
     /// `commit_time_us` (µs since the Unix epoch).

@@ -39,6 +39,7 @@ mod incremental;
 pub mod messages;
 pub mod notifications;
 pub mod offsets;
+mod parallel;
 pub mod plan;
 pub mod preflight;
 pub mod processor;

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::config::values::BinaryMode;
 use crate::config::ConnectorConfig;
-use crate::convert::RecordConverter;
+use crate::convert::{OwnedKafkaRecord, RecordConverter};
 use crate::error::{Error, Result};
 use crate::event::envelope::{change_records, message_value_schema, RecordOptions};
 use crate::event::meta::{self, TransactionCounters};
@@ -128,6 +128,67 @@ pub(super) struct RecordOutput {
 }
 
 impl RecordOutput {
+    /// The output of `config`'s records with `options`: its transform chain, converters and
+    /// registry clients. Errors: a transform that cannot be built.
+    fn new(config: &ConnectorConfig, options: RecordOptions) -> Result<Self> {
+        Ok(RecordOutput {
+            options,
+            transforms: build_chain(&config.transforms)?,
+            converter: RecordConverter::with(&config.key_converter, &config.value_converter),
+            registries: Registries::new(&config.key_converter, &config.value_converter),
+            checked_topics: HashSet::new(),
+        })
+    }
+
+    /// A second output with the same options and its own transforms, converters and registry
+    /// clients, for a task that converts records in parallel (the parallel snapshot's
+    /// readers). The records it makes are the bytes this one would make.
+    pub(super) fn fork(&self, config: &ConnectorConfig) -> Result<Self> {
+        Self::new(config, self.options.clone())
+    }
+
+    /// Runs `record` through the transform chain, checks its topic and obtains the registry
+    /// ids its schemas lack. `None`: a transform dropped it. Errors: a transform's, a topic
+    /// Kafka refuses, the registry's.
+    pub(super) async fn prepare(
+        &mut self,
+        record: ConnectRecord,
+        counters: &Counters,
+    ) -> Result<Option<ConnectRecord>> {
+        let Some(record) = apply_chain(&mut self.transforms, record)? else {
+            return Ok(None);
+        };
+        if self.check_topic(&record)? {
+            counters.add_topic(&record.topic);
+        }
+        while let Some(request) = self.converter.missing_schema(&record)? {
+            let obtained = self
+                .registries
+                .schema_id(request.is_key, &request.subject, &request.schema)
+                .await?;
+            if let Some(latest) = &obtained.latest_schema {
+                self.converter.check_latest(&request, obtained.id, latest)?;
+            }
+            self.converter.set_schema_id(&record, request, obtained.id);
+            counters.add_registry_call();
+        }
+        Ok(Some(record))
+    }
+
+    /// [`Self::prepare`], then the record's bytes, owned. `None`: a transform dropped it.
+    pub(super) async fn render(
+        &mut self,
+        record: ConnectRecord,
+        counters: &Counters,
+    ) -> Result<Option<OwnedKafkaRecord>> {
+        let Some(record) = self.prepare(record, counters).await? else {
+            return Ok(None);
+        };
+        Ok(Some(OwnedKafkaRecord::of(
+            &self.converter.convert(&record)?,
+        )))
+    }
+
     /// Whether `record`'s topic is new to this run (`true` the first time). Refuses a record whose topic Kafka would refuse (too long, a character it does not
     /// allow), naming the table it came from: a config error, never a cut name that could
     /// merge two tables' records.
@@ -205,18 +266,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         start: ProcessorStart,
     ) -> Result<Self> {
         let run_id = uuid::Uuid::new_v4().to_string();
-        let output = RecordOutput {
-            options: RecordOptions::new(
-                config.tombstones_on_delete,
-                config.extended_headers,
-                &config.topic_prefix,
-                &run_id,
-            ),
-            transforms: build_chain(&config.transforms)?,
-            converter: RecordConverter::with(&config.key_converter, &config.value_converter),
-            registries: Registries::new(&config.key_converter, &config.value_converter),
-            checked_topics: HashSet::new(),
-        };
+        let options = RecordOptions::new(
+            config.tombstones_on_delete,
+            config.extended_headers,
+            &config.topic_prefix,
+            &run_id,
+        );
+        let output = RecordOutput::new(&config, options)?;
         let records = &config.records;
         Ok(Processor {
             catalog,
@@ -469,30 +525,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         record: ConnectRecord,
         token: AckToken,
     ) -> Result<()> {
-        if let Some(record) = apply_chain(&mut self.output.transforms, record)? {
-            if self.counters.take_topics_reset() {
-                // `PUT .../topics/reset`: each topic is noted again at its next record.
-                self.output.checked_topics.clear();
-            }
-            if self.output.check_topic(&record)? {
-                self.counters.add_topic(&record.topic);
-            }
-            while let Some(request) = self.output.converter.missing_schema(&record)? {
-                let obtained = self
-                    .output
-                    .registries
-                    .schema_id(request.is_key, &request.subject, &request.schema)
-                    .await?;
-                if let Some(latest) = &obtained.latest_schema {
-                    self.output
-                        .converter
-                        .check_latest(&request, obtained.id, latest)?;
-                }
-                self.output
-                    .converter
-                    .set_schema_id(&record, request, obtained.id);
-                self.counters.add_registry_call();
-            }
+        if self.counters.take_topics_reset() {
+            // `PUT .../topics/reset`: each topic is noted again at its next record.
+            self.output.checked_topics.clear();
+        }
+        if let Some(record) = self.output.prepare(record, &self.counters).await? {
             let kafka_record = self.output.converter.convert(&record)?;
             self.sink.send(&kafka_record, token).await?;
             self.counters.add_record();

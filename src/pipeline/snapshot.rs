@@ -207,17 +207,19 @@ async fn complete<S: Sink>(started: &mut Started<S>, position: Lsn) -> Result<()
 /// Debezium's `source.snapshot` markers need to know which row is the last of its table and
 /// of the snapshot, so one row is held back until the next one (or the end) arrives.
 #[derive(Default)]
-struct HeldBack {
+pub(super) struct HeldBack {
     /// The held row: its event, whether it is the first overall and in its table, and its
     /// table's index.
     row: Option<(ChangeEvent, bool, bool, usize)>,
     /// No row was emitted yet.
     started: bool,
+    /// The table of the last row pushed.
+    table: Option<usize>,
 }
 
 impl HeldBack {
     /// Holds `ev` (row of table `table_index`) and returns the previous row, marked.
-    fn push(
+    pub(super) fn push(
         &mut self,
         ev: ChangeEvent,
         first_in_table: bool,
@@ -225,9 +227,27 @@ impl HeldBack {
     ) -> Option<ChangeEvent> {
         let first = !self.started;
         self.started = true;
+        self.table = Some(table_index);
         let prev = self.row.replace((ev, first, first_in_table, table_index));
         prev.map(|(mut p, f, fi, ti)| {
             p.source.snapshot = Some(marker(f, fi, false, ti != table_index));
+            p
+        })
+    }
+
+    /// Whether a row of table `table_index` was pushed already.
+    pub(super) fn table_started(&self, table_index: usize) -> bool {
+        self.table == Some(table_index)
+    }
+
+    /// The held row, marked, when it is the first of table `table_index`: other rows of the
+    /// table are about to go out, so it is neither the table's last nor the snapshot's.
+    pub(super) fn release_first(&mut self, table_index: usize) -> Option<ChangeEvent> {
+        if !matches!(self.row, Some((_, _, true, ti)) if ti == table_index) {
+            return None;
+        }
+        self.row.take().map(|(mut p, f, fi, _)| {
+            p.source.snapshot = Some(marker(f, fi, false, false));
             p
         })
     }
@@ -258,12 +278,13 @@ fn marker(first: bool, first_in_table: bool, last: bool, last_in_table: bool) ->
 }
 
 /// The snapshot transaction's facts shared by every row.
-struct SnapshotTx {
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SnapshotTx {
     xid: i64,
     start_us: i64,
     position: Lsn,
     /// Its unit at the sink: every snapshot record.
-    token: crate::offsets::ack::AckToken,
+    pub(super) token: crate::offsets::ack::AckToken,
 }
 
 /// The captured tables a snapshot reads, in the order it reads them:
@@ -388,6 +409,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let captured = captured_order(tables, &self.config).join(",");
         self.notify("STARTED", Vec::new(), tx.token).await?;
         let mut held = HeldBack::default();
+        let mut readers = self.open_readers(snap_sql).await?;
         for (index, t) in tables.iter().enumerate() {
             let name = names[index].clone();
             let progress = vec![
@@ -396,7 +418,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             ];
             self.notify("IN_PROGRESS", progress, tx.token).await?;
             let rows = self
-                .snapshot_table(snap_sql, t, index, &tx, &mut held, overrides)
+                .snapshot_table(
+                    snap_sql,
+                    &mut readers,
+                    t,
+                    (index, &tx, &mut held),
+                    overrides,
+                )
                 .await?;
             // `status` and `data_collections` share a bucket of Debezium's map, where their
             // order follows `Map.of`'s per-JVM random salt: pgcdc keeps `status` first.
@@ -412,19 +440,20 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             self.emit(last, tx.token).await?;
         }
         self.notify("COMPLETED", Vec::new(), tx.token).await?;
+        drop(readers);
         snap_sql.batch_execute("COMMIT").await?;
         Ok(())
     }
 
-    /// Reads one table through a cursor, in batches of about [`SNAPSHOT_BATCH_BYTES`].
-    /// Returns the rows read.
+    /// Reads one table: over the readers in page ranges when they are several and the table
+    /// has no override query, else through one cursor on `snap_sql`, in batches of about
+    /// [`SNAPSHOT_BATCH_BYTES`]. Returns the rows read.
     async fn snapshot_table(
         &mut self,
         snap_sql: &Client,
+        readers: &mut super::parallel::Readers,
         t: &CatalogTable,
-        index: usize,
-        tx: &SnapshotTx,
-        held: &mut HeldBack,
+        (index, tx, held): (usize, &SnapshotTx, &mut HeldBack),
         overrides: &[crate::config::SelectOverride],
     ) -> Result<u64> {
         let needs_source_types = self.config.records.columns.needs_source_types();
@@ -450,9 +479,28 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 t.table),
                 "snapshot reads the table with its snapshot.select.statement.overrides query");
         }
-        cursor::open_cursor(snap_sql, &t.schema, &t.table, &names, query).await?;
-        let mut rows_in_table = 0u64;
         let mut progress = ProgressLog::new(format!("{}.{}", t.schema, t.table), t.estimate);
+        if readers.parallel() && query.is_none() {
+            let read = (index, tx, &mut *held);
+            let split = self
+                .snapshot_table_parallel(
+                    readers,
+                    snap_sql,
+                    table.clone(),
+                    names.clone(),
+                    read,
+                    &mut progress,
+                )
+                .await?;
+            if let Some(rows) = split {
+                self.counters.snapshot_table_done();
+                tracing::info!(table = %table.full_name(), rows, "snapshot of table done");
+                return Ok(rows);
+            }
+        }
+        let read = query.map_or(cursor::CursorSource::Table, cursor::CursorSource::Query);
+        cursor::open_cursor(snap_sql, &t.schema, &t.table, &names, read).await?;
+        let mut rows_in_table = 0u64;
         // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch stays
         // near SNAPSHOT_BATCH_BYTES.
         let mut fetch = self.config.snapshot_fetch_size.min(64);
@@ -461,9 +509,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             if rows.is_empty() {
                 break;
             }
-            fetch = self.next_fetch_size(&rows);
+            fetch = next_fetch_size(&rows, self.config.snapshot_fetch_size);
             for row in rows {
-                let ev = self.snapshot_event(&table, &row, tx)?;
+                let ev = snapshot_event(&table, &row, tx, &self.source, &self.config)?;
                 if let Some(ready) = held.push(ev, rows_in_table == 0, index) {
                     self.emit(ready, tx.token).await?;
                 }
@@ -477,53 +525,54 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         tracing::info!(table = %table.full_name(), rows = rows_in_table, "snapshot of table done");
         Ok(rows_in_table)
     }
+}
 
-    /// The fetch size after a batch: rows per [`SNAPSHOT_BATCH_BYTES`] at this batch's row
-    /// width, within `1..=snapshot.fetch.size`.
-    fn next_fetch_size(&self, rows: &[Vec<Option<String>>]) -> usize {
-        let bytes: usize = rows
-            .iter()
-            .flat_map(|r| r.iter())
-            .map(|v| v.as_ref().map_or(1, String::len))
-            .sum();
-        let per_row = (bytes / rows.len().max(1)).max(1);
-        (SNAPSHOT_BATCH_BYTES / per_row).clamp(1, self.config.snapshot_fetch_size)
-    }
+/// The fetch size after a batch: rows per [`SNAPSHOT_BATCH_BYTES`] at this batch's row width,
+/// within `1..=fetch_size` (`snapshot.fetch.size`).
+pub(super) fn next_fetch_size(rows: &[Vec<Option<String>>], fetch_size: usize) -> usize {
+    let bytes: usize = rows
+        .iter()
+        .flat_map(|r| r.iter())
+        .map(|v| v.as_ref().map_or(1, String::len))
+        .sum();
+    let per_row = (bytes / rows.len().max(1)).max(1);
+    (SNAPSHOT_BATCH_BYTES / per_row).clamp(1, fetch_size)
+}
 
-    /// The `op: r` event of one snapshot row (its marker is set when it is released).
-    fn snapshot_event(
-        &self,
-        table: &TableSchema,
-        row: &[Option<String>],
-        tx: &SnapshotTx,
-    ) -> Result<ChangeEvent> {
-        let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
-        let after =
-            table.row_from_text(&refs, &self.config.values, self.config.converting_failure)?;
-        let key = table.key_of(&after);
-        let source = self.source.info(
-            tx.start_us,
-            Some("true"),
-            None,
-            tx.position,
-            Some(tx.xid),
-            None,
-        );
-        Ok(ChangeEvent {
-            table: table.descriptor.clone(),
-            op: Op::Read,
-            key,
-            old_key: None,
-            before: None,
-            after: Some(table.value_row(after)),
-            source,
-        })
-    }
+/// The `op: r` event of one snapshot row of `table` (its marker is set when it is released).
+/// Errors: a value that does not convert (`event.converting.failure.handling.mode=fail`).
+pub(super) fn snapshot_event(
+    table: &TableSchema,
+    row: &[Option<String>],
+    tx: &SnapshotTx,
+    source: &super::processor::SourceContext,
+    config: &ConnectorConfig,
+) -> Result<ChangeEvent> {
+    let refs: Vec<Option<&str>> = row.iter().map(|v| v.as_deref()).collect();
+    let after = table.row_from_text(&refs, &config.values, config.converting_failure)?;
+    let key = table.key_of(&after);
+    let source = source.info(
+        tx.start_us,
+        Some("true"),
+        None,
+        tx.position,
+        Some(tx.xid),
+        None,
+    );
+    Ok(ChangeEvent {
+        table: table.descriptor.clone(),
+        op: Op::Read,
+        key,
+        old_key: None,
+        before: None,
+        after: Some(table.value_row(after)),
+        source,
+    })
 }
 
 /// Logs a table's snapshot progress every [`PROGRESS_LOG_INTERVAL`]: rows, rows/s, the
 /// planner's estimate and the time left at the current rate; and counts rows per table.
-struct ProgressLog {
+pub(super) struct ProgressLog {
     table: String,
     estimate: Option<u64>,
     started: std::time::Instant,
@@ -547,7 +596,7 @@ impl ProgressLog {
     }
 
     /// After a batch: `rows` read so far in this table.
-    fn batch(&mut self, counters: &super::Counters, rows: u64) {
+    pub(super) fn batch(&mut self, counters: &super::Counters, rows: u64) {
         counters.snapshot_rows(&self.table, rows - self.counted);
         self.counted = rows;
         if self.last_log.elapsed() < PROGRESS_LOG_INTERVAL {
