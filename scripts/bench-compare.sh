@@ -20,6 +20,9 @@
 #   wide   200,000 rows of a 50-column table of mixed types, in transactions of 10,000
 #   toast  50,000 rows with an 8 KiB text column stored out of line (STORAGE EXTERNAL: not
 #          compressed), in transactions of 1,000
+#   snapshot  the initial snapshot of 2,000,000 rows: COPY, pgcdc and Debezium at 1 and 4
+#          snapshot.max.threads, JSON and Avro; run after the others by scripts/bench-snapshot.sh
+#          (same mode flag; see its --help), with its own report
 # For each workload: a fresh database (pgcdc_compare) with the table and publication cmp_pub;
 # one pgoutput slot (cmp_recvlogical) copied with pg_copy_logical_replication_slot into
 # cmp_pgcdc and cmp_debezium, so all three start at the same LSN; the load while nothing
@@ -92,6 +95,17 @@ declare -A SIZES=(
   [toast]="50000 1000 5000 1000 200 100"
 )
 read -r -a WORKLOADS <<<"${BENCH_WORKLOADS:-bulk small wide toast}"
+# The snapshot workload has its own script and report: run after the others.
+SNAPSHOT_WORKLOAD=0
+for i in "${!WORKLOADS[@]}"; do
+  if [ "${WORKLOADS[$i]}" = snapshot ]; then SNAPSHOT_WORKLOAD=1; unset 'WORKLOADS[i]'; fi
+done
+WORKLOADS=(${WORKLOADS[@]+"${WORKLOADS[@]}"})
+if [ "$SNAPSHOT_WORKLOAD" = 1 ] && [ ${#WORKLOADS[@]} -eq 0 ]; then
+  snapshot_args=()
+  [ "$MODE" = default ] || snapshot_args=("--$MODE")
+  exec "$ROOT/scripts/bench-snapshot.sh" ${snapshot_args[@]+"${snapshot_args[@]}"}
+fi
 EXTRA_SET=${BENCH_SET:-}
 DBZ_EXTRA_SET=${BENCH_DBZ_SET:-}
 read -r -a CONNECT_HEAP <<<"${BENCH_CONNECT_HEAP:--Xms256m -Xmx2g}"   # read by lib.sh's connect_launch
@@ -106,7 +120,7 @@ export PGCDC_LOG=${PGCDC_LOG:-info}
 
 [ ${#WORKLOADS[@]} -gt 0 ] || die "BENCH_WORKLOADS is empty"
 for w in "${WORKLOADS[@]}"; do
-  [ -n "${SIZES[$w]:-}" ] || die "BENCH_WORKLOADS: unknown workload '$w' (bulk, small, wide, toast)"
+  [ -n "${SIZES[$w]:-}" ] || die "BENCH_WORKLOADS: unknown workload '$w' (bulk, small, wide, toast, snapshot)"
 done
 { is_uint "$RUN_TIMEOUT" && [ "$RUN_TIMEOUT" -gt 0 ]; } || die "BENCH_TIMEOUT=$RUN_TIMEOUT: expected a positive integer"
 [[ "$DB" =~ ^[a-z_][a-z0-9_]*$ ]] || die "BENCH_COMPARE_DB=$DB: use lower-case letters, digits and _"
@@ -917,3 +931,8 @@ fmt_rows() { # workload name -> the three system rows of its table
   echo "report: $JSON ($TOTAL_S s in all)"
   echo "logs:   $RUN, Connect: $CONNECT_RUN/logs"
 }
+if [ "$SNAPSHOT_WORKLOAD" = 1 ]; then
+  snapshot_args=()
+  [ "$MODE" = default ] || snapshot_args=("--$MODE")
+  "$ROOT/scripts/bench-snapshot.sh" ${snapshot_args[@]+"${snapshot_args[@]}"}
+fi

@@ -9,6 +9,7 @@
 #        PGCDC_CRASH_MODE=exactly-once scripts/crash-loop.sh ...
 #   PGCDC_TEST_CRASH_SNAPSHOT_KILLS [5]  how many of the first kills land inside snapshots (the
 #                                     initial one, then those taken again on the existing slot)
+#   PGCDC_TEST_CRASH_SNAPSHOT_THREADS [1 at-least-once, 2 exactly-once]  snapshot.max.threads
 #   PGCDC_CRASH_MODE [at-least-once]  exactly-once: exactly.once.source.support=enabled, offsets
 #                                     in a topic, the checker reading committed records, and no
 #                                     duplicate allowed

@@ -831,3 +831,48 @@ async fn use_latest(apicurio: bool) {
     );
     db.cleanup().await;
 }
+
+/// A parallel snapshot with Avro: each reader connection converts with its own registry
+/// client, and the records decode to the serial snapshot's keys and values, under one schema
+/// version per subject.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parallel_snapshot_writes_the_serial_snapshots_avro_records() {
+    let db = TestDb::create("avropar").await;
+    db.exec(
+        "CREATE TABLE public.p (id int PRIMARY KEY, n numeric(10,2), t text, at timestamptz);
+         INSERT INTO p SELECT g, g / 10.0, md5(g::text), '2026-01-01'::timestamptz + g * interval '1 min' \
+           FROM generate_series(1, 6000) g",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut snapshots = Vec::new();
+    for threads in ["1", "3"] {
+        let prefix = unique("avropar");
+        let offsets = dir.path().join(&prefix);
+        std::fs::create_dir_all(&offsets).unwrap();
+        let mut raw = avro_config(&db, &prefix, &offsets, &env().registry);
+        raw.insert("snapshot.max.threads".into(), threads.into());
+        let running = start(&raw);
+        let recs = read_n(&env().kafka, &format!("{prefix}.public.p"), 6000, T).await;
+        running.stop().await.expect("clean stop");
+        let rows: HashMap<String, (J, J)> = recs
+            .iter()
+            .map(|r| {
+                let key = decode(r.key.as_deref().unwrap()).1;
+                let value = decode(r.value.as_deref().unwrap()).1;
+                (key.to_string(), (key, value["after"].clone()))
+            })
+            .collect();
+        assert_eq!(rows.len(), 6000, "{prefix}: every row once");
+        for part in ["key", "value"] {
+            let versions = registry_get(&format!("/subjects/{prefix}.public.p-{part}/versions"));
+            assert_eq!(versions, json!([1]), "{prefix}.public.p-{part}");
+        }
+        snapshots.push(rows);
+    }
+    assert_eq!(
+        snapshots[0], snapshots[1],
+        "the serial and the parallel snapshot's records"
+    );
+    db.cleanup().await;
+}

@@ -30,7 +30,9 @@
 //!
 //! CI runs about 200,000 changes with 20 kills, in each mode. `scripts/crash-loop.sh` runs the long
 //! version (1,000,000 changes, 100 kills); `PGCDC_TEST_CRASH_CHANGES`, `PGCDC_TEST_CRASH_KILLS`,
-//! `PGCDC_TEST_CRASH_SEED` and `PGCDC_TEST_CRASH_ROWS` set the figures.
+//! `PGCDC_TEST_CRASH_SEED` and `PGCDC_TEST_CRASH_ROWS` set the figures. The snapshots are read
+//! by one connection in at-least-once mode and by two (`snapshot.max.threads=2`) in exactly-once
+//! mode; `PGCDC_TEST_CRASH_SNAPSHOT_THREADS` sets it for both.
 
 use std::collections::{HashMap, HashSet};
 use std::process::{Child, Stdio};
@@ -77,6 +79,8 @@ struct Params {
     snapshot_kills: u32,
     seed: u64,
     rows: i64,
+    /// `snapshot.max.threads`; 0: the mode's default.
+    snapshot_threads: u64,
 }
 
 impl Params {
@@ -97,6 +101,7 @@ impl Params {
             snapshot_kills: var("PGCDC_TEST_CRASH_SNAPSHOT_KILLS", 3) as u32,
             seed: var("PGCDC_TEST_CRASH_SEED", now),
             rows: var("PGCDC_TEST_CRASH_ROWS", 20_000) as i64,
+            snapshot_threads: var("PGCDC_TEST_CRASH_SNAPSHOT_THREADS", 0),
         }
     }
 }
@@ -488,6 +493,12 @@ async fn crash_loop(delivery: Delivery) {
     ] {
         raw.insert(k.into(), v.into());
     }
+    let threads = match (p.snapshot_threads, delivery) {
+        (0, Delivery::AtLeastOnce) => 1,
+        (0, Delivery::ExactlyOnce) => 2,
+        (n, _) => n,
+    };
+    raw.insert("snapshot.max.threads".into(), threads.to_string());
     if delivery == Delivery::ExactlyOnce {
         raw.remove("offset.storage.file.filename");
         for (k, v) in [

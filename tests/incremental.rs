@@ -438,6 +438,7 @@ async fn tables_an_incremental_snapshot_cannot_read_are_skipped_with_their_statu
 /// snapshot's markers and notifications, every streamed version arrives once, and no key's
 /// versions go back (the stream runs on to the end of what the snapshot contains before its
 /// rows, and everything after them is newer). An `additional-conditions` SELECT limits the rows.
+/// Two connections read `v` in page ranges (`snapshot.max.threads=2`) in the snapshot's snapshot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocking_snapshot_while_writes_stream_keeps_each_keys_order() {
     const ROWS: i64 = 3_000;
@@ -463,6 +464,7 @@ async fn a_blocking_snapshot_while_writes_stream_keeps_each_keys_order() {
         // commits many transactions between the signal and the snapshot, which the stream
         // must publish before the snapshot's rows.
         ("database.initial.statements", "SELECT pg_sleep(0.3)"),
+        ("snapshot.max.threads", "2"),
     ] {
         raw.insert(k.into(), v.into());
     }

@@ -9,6 +9,7 @@ pub mod header;
 pub mod json;
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::config::ConverterConfig;
@@ -34,55 +35,90 @@ pub struct KafkaRecord<'a> {
     pub timestamp: Option<i64>,
 }
 
-/// A [`KafkaRecord`] that owns its bytes: converted on one task, sent from another (the
-/// parallel snapshot's readers convert, the pipeline sends).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedKafkaRecord {
-    /// Topic.
-    pub topic: Arc<str>,
-    /// Explicit partition, or `None` to hash the key.
-    pub partition: Option<i32>,
-    /// Key bytes.
-    pub key: Option<Vec<u8>>,
-    /// Value bytes.
-    pub value: Option<Vec<u8>>,
-    /// Headers (`None` value is a null header).
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
-    /// Timestamp in ms, or `None` for the producer's clock.
-    pub timestamp: Option<i64>,
+/// Records converted on one task and sent from another (the parallel snapshot's readers
+/// convert, the pipeline sends), their bytes in one buffer: one allocation per batch, not
+/// several per record.
+#[derive(Debug, Default)]
+pub struct KafkaBatch {
+    /// Keys, values and header names and values, one after another.
+    bytes: Vec<u8>,
+    records: Vec<BatchRecord>,
+    /// Every record's headers: name and value ranges in `bytes`.
+    headers: Vec<(Range<usize>, Option<Range<usize>>)>,
 }
 
-impl OwnedKafkaRecord {
-    /// A copy of `r` with owned bytes.
-    pub fn of(r: &KafkaRecord<'_>) -> Self {
-        OwnedKafkaRecord {
-            topic: Arc::from(r.topic),
-            partition: r.partition,
-            key: r.key.map(<[u8]>::to_vec),
-            value: r.value.map(<[u8]>::to_vec),
-            headers: r
-                .headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.as_ref().map(|b| b.to_vec())))
-                .collect(),
-            timestamp: r.timestamp,
+/// One record of a [`KafkaBatch`]: ranges in its buffer.
+#[derive(Debug)]
+struct BatchRecord {
+    topic: Arc<str>,
+    partition: Option<i32>,
+    key: Option<Range<usize>>,
+    value: Option<Range<usize>>,
+    /// Its range in the batch's headers.
+    headers: Range<usize>,
+    timestamp: Option<i64>,
+}
+
+impl KafkaBatch {
+    /// Appends a copy of `r`, whose topic is `topic`.
+    pub fn push(&mut self, r: &KafkaRecord<'_>, topic: &Arc<str>) {
+        let first_header = self.headers.len();
+        for (name, value) in &r.headers {
+            let name = self.append(name.as_bytes());
+            let value = value.as_deref().map(|v| self.append(v));
+            self.headers.push((name, value));
         }
+        let key = r.key.map(|k| self.append(k));
+        let value = r.value.map(|v| self.append(v));
+        self.records.push(BatchRecord {
+            topic: topic.clone(),
+            partition: r.partition,
+            key,
+            value,
+            headers: first_header..self.headers.len(),
+            timestamp: r.timestamp,
+        });
     }
 
-    /// The record, borrowing these bytes.
-    pub fn as_record(&self) -> KafkaRecord<'_> {
-        KafkaRecord {
-            topic: &self.topic,
-            partition: self.partition,
-            key: self.key.as_deref(),
-            value: self.value.as_deref(),
-            headers: self
-                .headers
+    fn append(&mut self, b: &[u8]) -> Range<usize> {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(b);
+        start..self.bytes.len()
+    }
+
+    /// Records in the batch.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Bytes held (keys, values, headers).
+    pub fn bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The records, borrowing the batch's bytes, in the order they were pushed.
+    pub fn iter(&self) -> impl Iterator<Item = KafkaRecord<'_>> {
+        self.records.iter().map(|r| KafkaRecord {
+            topic: &r.topic,
+            partition: r.partition,
+            key: r.key.clone().map(|k| &self.bytes[k]),
+            value: r.value.clone().map(|v| &self.bytes[v]),
+            headers: self.headers[r.headers.clone()]
                 .iter()
-                .map(|(k, v)| (k.as_str(), v.as_deref().map(Cow::Borrowed)))
+                .map(|(name, value)| {
+                    (
+                        std::str::from_utf8(&self.bytes[name.clone()]).unwrap_or_default(),
+                        value.clone().map(|v| Cow::Borrowed(&self.bytes[v])),
+                    )
+                })
                 .collect(),
-            timestamp: self.timestamp,
-        }
+            timestamp: r.timestamp,
+        })
     }
 }
 
@@ -226,5 +262,40 @@ impl RecordConverter {
                 .collect(),
             timestamp: r.timestamp,
         })
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_gives_back_the_records_pushed() {
+        let topic: Arc<str> = Arc::from("p.public.t");
+        let records = [
+            KafkaRecord {
+                topic: "p.public.t",
+                partition: None,
+                key: Some(b"k1"),
+                value: Some(b"v1"),
+                headers: vec![("h1", Some(Cow::Borrowed(b"x".as_slice()))), ("h2", None)],
+                timestamp: Some(7),
+            },
+            KafkaRecord {
+                topic: "p.public.t",
+                partition: Some(2),
+                key: None,
+                value: None,
+                headers: vec![],
+                timestamp: None,
+            },
+        ];
+        let mut batch = KafkaBatch::default();
+        for r in &records {
+            batch.push(r, &topic);
+        }
+        assert_eq!(batch.len(), 2);
+        assert_eq!(batch.bytes(), 2 + 2 + 2 + 1 + 2);
+        assert_eq!(batch.iter().collect::<Vec<_>>(), records);
     }
 }

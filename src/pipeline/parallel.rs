@@ -25,7 +25,7 @@ use tokio::task::JoinSet;
 use tokio_postgres::Client;
 
 use crate::config::ConnectorConfig;
-use crate::convert::OwnedKafkaRecord;
+use crate::convert::KafkaBatch;
 use crate::error::{Error, Result};
 use crate::event::envelope::change_records;
 use crate::event::ChangeEvent;
@@ -70,7 +70,7 @@ enum ReaderOut {
     /// The first or the last row of a page range, unconverted (its marker is not known yet).
     Boundary(Box<ChangeEvent>),
     /// Converted records of rows between them (marker `true`), and how many rows they are.
-    Records(Vec<OwnedKafkaRecord>, u64),
+    Records(KafkaBatch, u64),
 }
 
 /// One table's parallel read: what every reader needs.
@@ -195,8 +195,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 if let Some(first) = held.release_first(index) {
                     self.emit(first, tx.token).await?;
                 }
-                for record in &records {
-                    self.sink.send(&record.as_record(), tx.token).await?;
+                for record in records.iter() {
+                    self.sink.send(&record, tx.token).await?;
                     self.counters.add_record();
                 }
                 Ok(rows)
@@ -286,12 +286,12 @@ async fn read_range(
                 continue;
             }
             for record in change_records(previous, &output.options) {
-                if let Some(r) = output.render(record, &job.counters).await? {
-                    batch.add(r);
-                }
+                output
+                    .render(record, &job.counters, &mut batch.records)
+                    .await?;
             }
             batch.rows += 1;
-            if batch.bytes >= RECORDS_BATCH_BYTES {
+            if batch.records.bytes() >= RECORDS_BATCH_BYTES {
                 batch.hand_over(out, &job.counters).await?;
             }
         }
@@ -307,9 +307,8 @@ async fn read_range(
 /// Records a reader converted and has not handed over yet.
 #[derive(Default)]
 struct Batch {
-    records: Vec<OwnedKafkaRecord>,
+    records: KafkaBatch,
     rows: u64,
-    bytes: usize,
 }
 
 /// The key and value bytes after which a reader hands its converted records over: the
@@ -317,11 +316,6 @@ struct Batch {
 const RECORDS_BATCH_BYTES: usize = 512 * 1024;
 
 impl Batch {
-    fn add(&mut self, r: OwnedKafkaRecord) {
-        self.bytes += r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len);
-        self.records.push(r);
-    }
-
     /// Hands the rows converted so far over (if any), counting them, and starts over.
     async fn hand_over(
         &mut self,

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::config::values::BinaryMode;
 use crate::config::ConnectorConfig;
-use crate::convert::{OwnedKafkaRecord, RecordConverter};
+use crate::convert::{KafkaBatch, RecordConverter};
 use crate::error::{Error, Result};
 use crate::event::envelope::{change_records, message_value_schema, RecordOptions};
 use crate::event::meta::{self, TransactionCounters};
@@ -175,18 +175,18 @@ impl RecordOutput {
         Ok(Some(record))
     }
 
-    /// [`Self::prepare`], then the record's bytes, owned. `None`: a transform dropped it.
+    /// [`Self::prepare`], then the record's bytes, appended to `batch` (nothing when a
+    /// transform dropped it).
     pub(super) async fn render(
         &mut self,
         record: ConnectRecord,
         counters: &Counters,
-    ) -> Result<Option<OwnedKafkaRecord>> {
-        let Some(record) = self.prepare(record, counters).await? else {
-            return Ok(None);
-        };
-        Ok(Some(OwnedKafkaRecord::of(
-            &self.converter.convert(&record)?,
-        )))
+        batch: &mut KafkaBatch,
+    ) -> Result<()> {
+        if let Some(record) = self.prepare(record, counters).await? {
+            batch.push(&self.converter.convert(&record)?, &record.topic);
+        }
+        Ok(())
     }
 
     /// Whether `record`'s topic is new to this run (`true` the first time). Refuses a record whose topic Kafka would refuse (too long, a character it does not
