@@ -928,12 +928,14 @@ stop_one() {
 # The services' ports lie in Linux's ephemeral range (32768-60999): a client connection (the
 # tests open thousands) could take one of them as its local port just before a service binds
 # it. Reserving them keeps the kernel from handing them out; best effort (root and a writable
-# /proc/sys only), existing reservations kept.
+# /proc/sys only), existing reservations kept. Also the ports the harness and the benches bind
+# for a moment (registries 58084-58085, pgcdc's REST 58086, Connect workers 58083, 58183-58184).
 reserve_ports() {
-  local f=/proc/sys/net/ipv4/ip_local_reserved_ports ours="54329,58081,58083,59092-59099,59190-59192" cur
+  local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur
+  local ours="54329,58081-58090,58183-58184,59092-59099,59190-59192"
   [ -w "$f" ] || return 0
   cur=$(cat "$f" 2>/dev/null || true)
-  case ",$cur," in *",59092-59099,"*) return 0 ;; esac
+  case ",$cur," in *",58081-58090,"*) return 0 ;; esac
   echo "${cur:+$cur,}$ours" >"$f" 2>/dev/null || true
 }
 
