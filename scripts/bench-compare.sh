@@ -187,8 +187,6 @@ KAFKA_PID=$("$ROOT/scripts/services.sh" kafka-pid kafka 2>/dev/null || true)
 PGCDC_PID="" TIME_PID="" RECV_PID="" WAITER_PID="" WR_PID="" SAMPLER_PID="" WATCHDOG_PID=""
 CONNECT_PID="" OBJECTS_MAY_EXIST=0 TOPICS_MAY_EXIST=0
 
-# Stops a background process of ours (SIGTERM, SIGKILL after $2 seconds), if it is still there.
-stop_bg() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && stop_pid "$1" "$2" "$3"; return 0; }
 
 cleanup() {
   local rc=$?
@@ -226,11 +224,9 @@ active=$(q postgres -c "SELECT string_agg(slot_name || ' (pid ' || active_pid ||
 # Measurement helpers
 # ---------------------------------------------------------------------------------------------
 
-broker_ticks() { if [ -n "$KAFKA_PID" ]; then cpu_ticks "$KAFKA_PID"; else echo 0; fi; }
 # Ticks the hypervisor ran something else while this VM wanted a cpu (steal, /proc/stat).
 steal_ticks() { awk '/^cpu / { print $9 }' /proc/stat; }
 connect_ticks() { if [ -n "$CONNECT_PID" ]; then cpu_ticks "$CONNECT_PID"; else echo 0; fi; }
-broker_cpu_s() { if [ -n "$KAFKA_PID" ]; then ticks_to_s $(( $(broker_ticks) - $1 )); else echo null; fi; }
 per_million() { awk -v c="$1" -v n="$2" 'BEGIN { if (c != "null" && c != "" && n > 0) printf "%.2f", c / n * 1000000; else printf "null" }'; }
 # Busy cpu-s of everything but the listed cpu-s figures (null counts 0): HOST_BUSY FIGURE...
 other_cpu_s() { awk -v h="$1" 'BEGIN { s = h; for (i = 2; i < ARGC; i++) if (ARGV[i] != "null") s -= ARGV[i]; printf "%.2f", s }' "$@"; }
@@ -252,12 +248,6 @@ other_top() {
     | sort -rn | awk -F'\t' 'NR <= 3 { printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }'
 }
 
-# key value ... -> a JSON object; numbers become numbers, "" and null null, true/false booleans.
-mkjson() {
-  jq -n '[$ARGS.positional | _nwise(2) | {(.[0]): (.[1]
-    | if test("^-?[0-9]+(\\.[0-9]+)?$") then tonumber elif . == "" or . == "null" then null
-      elif . == "true" then true elif . == "false" then false else . end)}] | add // {}' --args "$@"
-}
 
 # Background: the cpu ticks of the walsender serving slot $1, appended to $2 every 50 ms until
 # it exits (pg_recvlogical's walsender exits with it, so its last reading is kept).
@@ -279,39 +269,12 @@ walsender_sampler() {
   done
 }
 
-# start_record_waiter TOPIC FILES: bench/WaitRecords polls the topic's watermarks every 50 ms
-# until it holds ROWS records (FILES.out: ready/first/done lines with epoch times). Returns once
-# it is connected, so its start-up is not timed. Sets WR_PID.
-start_record_waiter() {
-  local topic=$1 files=$2 deadline
-  java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$CLASSES:$KAFKA_LIB/*" \
-    WaitRecords "$KAFKA" "$ROWS" "$RUN_TIMEOUT" "$topic" >"$files.out" 2>"$files.err" </dev/null &
-  WR_PID=$!
-  deadline=$(( $(date +%s) + 60 ))
-  until grep -q '^ready ' "$files.out" 2>/dev/null; do
-    kill -0 "$WR_PID" 2>/dev/null || { cat "$files.err" >&2; die "WaitRecords exited during start-up"; }
-    [ "$(date +%s)" -lt "$deadline" ] || die "WaitRecords not connected within 60s (log: $files.err)"
-    sleep 0.05
-  done
-}
-# wr_time FILES first|done: the epoch time WaitRecords printed for that event (empty if none).
-wr_time() { awk -v k="$2" '$1 == k { print $2; exit }' "$1.out"; }
 # wr_cpu_s FILES: WaitRecords' own cpu seconds from "ready" to "done" (null if it did not finish).
 wr_cpu_s() {
   awk '$1 == "ready" { r = $3 } $1 == "done" { d = $4 }
        END { if (r != "" && d != "") printf "%.2f", (d - r) / 1e9; else printf "null" }' "$1.out"
 }
 
-# Background: fails when the connector or its task is FAILED or the worker is gone.
-dbz_watchdog() {
-  local st
-  while :; do
-    kill -0 "$CONNECT_PID" 2>/dev/null || { echo "the Connect worker exited"; return 1; }
-    st=$(rest "/connectors/$1/status" 2>/dev/null || true)
-    case "$st" in *'"state":"FAILED"'*) printf 'connector FAILED: %s\n' "$st" | sed 's/\\n/\n/g' | head -n 40; return 1 ;; esac
-    sleep 1
-  done
-}
 
 # threads_line FILE N: the N busiest thread names of a threads_summary file, "name(xT) cpu-s".
 threads_line() {

@@ -311,3 +311,46 @@ stop_pgcdc() {
   PGCDC_RC=0; wait "$TIME_PID" || PGCDC_RC=$?
   TIME_PID=""; PGCDC_PID=""
 }
+
+# ---------------------------------------------------------------------------------------------
+# Shared by bench-compare.sh and bench-snapshot.sh (their globals: KAFKA_PID, KAFKA, KAFKA_LIB,
+# CLASSES, ROWS, RUN_TIMEOUT, CONNECT_PID)
+# ---------------------------------------------------------------------------------------------
+
+# Stops a background process of ours (SIGTERM, SIGKILL after $2 seconds), if it is still there.
+stop_bg() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && stop_pid "$1" "$2" "$3"; return 0; }
+broker_ticks() { if [ -n "$KAFKA_PID" ]; then cpu_ticks "$KAFKA_PID"; else echo 0; fi; }
+broker_cpu_s() { if [ -n "$KAFKA_PID" ]; then ticks_to_s $(( $(broker_ticks) - $1 )); else echo null; fi; }
+# key value ... -> a JSON object; numbers become numbers, "" and null null, true/false booleans.
+mkjson() {
+  jq -n '[$ARGS.positional | _nwise(2) | {(.[0]): (.[1]
+    | if test("^-?[0-9]+(\\.[0-9]+)?$") then tonumber elif . == "" or . == "null" then null
+      elif . == "true" then true elif . == "false" then false else . end)}] | add // {}' --args "$@"
+}
+# start_record_waiter TOPIC FILES: bench/WaitRecords polls the topic's watermarks every 50 ms
+# until it holds ROWS records (FILES.out: ready/first/done lines with epoch times). Returns once
+# it is connected, so its start-up is not timed. Sets WR_PID.
+start_record_waiter() {
+  local topic=$1 files=$2 deadline
+  java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$CLASSES:$KAFKA_LIB/*" \
+    WaitRecords "$KAFKA" "$ROWS" "$RUN_TIMEOUT" "$topic" >"$files.out" 2>"$files.err" </dev/null &
+  WR_PID=$!
+  deadline=$(( $(date +%s) + 60 ))
+  until grep -q '^ready ' "$files.out" 2>/dev/null; do
+    kill -0 "$WR_PID" 2>/dev/null || { cat "$files.err" >&2; die "WaitRecords exited during start-up"; }
+    [ "$(date +%s)" -lt "$deadline" ] || die "WaitRecords not connected within 60s (log: $files.err)"
+    sleep 0.05
+  done
+}
+# wr_time FILES first|done: the epoch time WaitRecords printed for that event (empty if none).
+wr_time() { awk -v k="$2" '$1 == k { print $2; exit }' "$1.out"; }
+# Background: fails when the connector or its task is FAILED or the worker is gone.
+dbz_watchdog() {
+  local st
+  while :; do
+    kill -0 "$CONNECT_PID" 2>/dev/null || { echo "the Connect worker exited"; return 1; }
+    st=$(rest "/connectors/$1/status" 2>/dev/null || true)
+    case "$st" in *'"state":"FAILED"'*) printf 'connector FAILED: %s\n' "$st" | sed 's/\\n/\n/g' | head -n 40; return 1 ;; esac
+    sleep 1
+  done
+}

@@ -121,7 +121,6 @@ KAFKA_PID=$("$ROOT/scripts/services.sh" kafka-pid kafka 2>/dev/null || true)
 [ -n "$KAFKA_PID" ] || log "WARNING: the broker's pid is unknown: no broker cpu figures"
 
 PGCDC_PID="" TIME_PID="" WR_PID="" WATCHDOG_PID="" CONNECT_PID=""
-stop_bg() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && stop_pid "$1" "$2" "$3"; return 0; }
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -141,37 +140,7 @@ trap 'log "ERROR: command failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-broker_ticks() { if [ -n "$KAFKA_PID" ]; then cpu_ticks "$KAFKA_PID"; else echo 0; fi; }
-broker_cpu_s() { if [ -n "$KAFKA_PID" ]; then ticks_to_s $(( $(broker_ticks) - $1 )); else echo null; fi; }
 us_per_row() { awk -v c="$1" -v n="$ROWS" 'BEGIN { if (c != "null" && c != "" && n > 0) printf "%.2f", c / n * 1000000; else printf "null" }'; }
-mkjson() {
-  jq -n '[$ARGS.positional | _nwise(2) | {(.[0]): (.[1]
-    | if test("^-?[0-9]+(\\.[0-9]+)?$") then tonumber elif . == "" or . == "null" then null
-      elif . == "true" then true elif . == "false" then false else . end)}] | add // {}' --args "$@"
-}
-# Polls TOPIC's watermarks until it holds ROWS records (FILES.out: ready/first/done lines).
-start_record_waiter() {
-  local topic=$1 files=$2 deadline
-  java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$CLASSES:$KAFKA_LIB/*" \
-    WaitRecords "$KAFKA" "$ROWS" "$RUN_TIMEOUT" "$topic" >"$files.out" 2>"$files.err" </dev/null &
-  WR_PID=$!
-  deadline=$(( $(date +%s) + 60 ))
-  until grep -q '^ready ' "$files.out" 2>/dev/null; do
-    kill -0 "$WR_PID" 2>/dev/null || { cat "$files.err" >&2; die "WaitRecords exited during start-up"; }
-    [ "$(date +%s)" -lt "$deadline" ] || die "WaitRecords not connected within 60s (log: $files.err)"
-    sleep 0.05
-  done
-}
-wr_time() { awk -v k="$2" '$1 == k { print $2; exit }' "$1.out"; }
-dbz_watchdog() {
-  local st
-  while :; do
-    kill -0 "$CONNECT_PID" 2>/dev/null || { echo "the Connect worker exited"; return 1; }
-    st=$(rest "/connectors/$1/status" 2>/dev/null || true)
-    case "$st" in *'"state":"FAILED"'*) printf 'connector FAILED: %s\n' "$st" | sed 's/\\n/\n/g' | head -n 40; return 1 ;; esac
-    sleep 1
-  done
-}
 # The broker writes GBs per run (2,000,000 JSON records are 6.8 GB): each run starts once the
 # page cache has written the previous runs' data, or the runs after a big one are slower.
 settle() { local t0; t0=$(now); sync; log "sync took $(fsub "$(now)" "$t0")s (not timed)"; }
