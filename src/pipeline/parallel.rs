@@ -112,11 +112,18 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             cursor::begin(&client, exported.as_deref(), isolation, self.server_version).await?;
             idle.push((client, self.output.fork(&self.config)?));
         }
-        tracing::info!(
-            threads = threads.threads,
-            ranges_per_table = threads.threads * threads.multiplier,
-            "snapshot reads each table over several connections in one snapshot"
-        );
+        let ranges_per_table = threads.threads * threads.multiplier;
+        if exported.is_some() {
+            tracing::info!(
+                threads = threads.threads,
+                ranges_per_table,
+                "snapshot reads each table over several connections in one snapshot"
+            );
+        } else {
+            tracing::info!(threads = threads.threads, ranges_per_table,
+                isolation = ?self.config.snapshot_isolation_mode,
+                "snapshot reads each table over several connections, each statement in its own snapshot (snapshot.isolation.mode)");
+        }
         Ok(Readers {
             idle,
             ranges_per_table: threads.threads * threads.multiplier,
