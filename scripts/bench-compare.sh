@@ -164,21 +164,8 @@ fi
 # Prerequisites
 # ---------------------------------------------------------------------------------------------
 
-bench_tools
-need_pkg curl curl
-command -v javac >/dev/null 2>&1 || die "missing javac (a JDK 17+)"
-[ -d "$KAFKA_LIB" ] || die "no broker jars in $KAFKA_LIB (scripts/services.sh start kafka fills it)"
-"$ROOT/scripts/debezium/setup.sh" 2>&1 | sed 's/^/  /' >&2
-DBZ_VERSION=$(cut -d: -f2 "$PLUGINS/.complete")
-bench_build
-if [ ! -f "$CLASSES/WaitRecords.class" ] || [ "$ROOT/bench/WaitRecords.java" -nt "$CLASSES/WaitRecords.class" ]; then
-  mkdir -p "$CLASSES"
-  javac -cp "$KAFKA_LIB/*" -d "$CLASSES" "$ROOT/bench/WaitRecords.java" 2>"$RUN/javac.log" \
-    || { cat "$RUN/javac.log" >&2; die "javac bench/WaitRecords.java failed"; }
-fi
+debezium_bench_setup
 CONN_BASE="host=$PG_HOST port=$PG_PORT user=$PG_USER sslmode=$SSLMODE"
-KAFKA_PID=$("$ROOT/scripts/services.sh" kafka-pid kafka 2>/dev/null || true)
-[ -n "$KAFKA_PID" ] || log "WARNING: the broker's pid is unknown (services from another checkout?): no broker cpu figures"
 
 # ---------------------------------------------------------------------------------------------
 # Clean-up (also on failure / Ctrl-C)

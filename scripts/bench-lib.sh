@@ -354,3 +354,23 @@ dbz_watchdog() {
     sleep 1
   done
 }
+
+# What a bench with Debezium needs before its first run: the tools, the Connect worker and the
+# Debezium plugin (scripts/debezium/setup.sh), pgcdc's build, bench/WaitRecords compiled; sets
+# DBZ_VERSION and KAFKA_PID (empty, with a warning, when the broker's pid is unknown).
+debezium_bench_setup() {
+  bench_tools
+  need_pkg curl curl
+  command -v javac >/dev/null 2>&1 || die "missing javac (a JDK 17+)"
+  [ -d "$KAFKA_LIB" ] || die "no broker jars in $KAFKA_LIB (scripts/services.sh start kafka fills it)"
+  "$ROOT/scripts/debezium/setup.sh" 2>&1 | sed 's/^/  /' >&2
+  DBZ_VERSION=$(cut -d: -f2 "$PLUGINS/.complete")
+  bench_build
+  if [ ! -f "$CLASSES/WaitRecords.class" ] || [ "$ROOT/bench/WaitRecords.java" -nt "$CLASSES/WaitRecords.class" ]; then
+    mkdir -p "$CLASSES"
+    javac -cp "$KAFKA_LIB/*" -d "$CLASSES" "$ROOT/bench/WaitRecords.java" 2>"$RUN/javac.log" \
+      || { cat "$RUN/javac.log" >&2; die "javac bench/WaitRecords.java failed"; }
+  fi
+  KAFKA_PID=$("$ROOT/scripts/services.sh" kafka-pid kafka 2>/dev/null || true)
+  [ -n "$KAFKA_PID" ] || log "WARNING: the broker's pid is unknown (services from another checkout?): no broker cpu figures"
+}
