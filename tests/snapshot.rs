@@ -629,7 +629,8 @@ async fn snapshot_notifications_go_to_the_sink_topic_and_a_start_without_snapsho
 /// `snapshot.max.threads`: a table of many pages is read in page ranges by several connections
 /// in one snapshot. Every row arrives once, with the key and value the serial snapshot gives;
 /// the records of the table interleave, and the `source.snapshot` markers stay exact (the
-/// table's first record `first`, its last `last_in_data_collection`; a one-page table read
+/// table's first record `first_in_data_collection`, not `first`, since the empty table `e` is
+/// read first, as Debezium marks it; its last `last_in_data_collection`; a one-page table read
 /// after it ends the snapshot with `last`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() {
@@ -736,7 +737,7 @@ async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() 
             .collect()
     };
     let pm = markers(&p);
-    assert_eq!(pm[0], "first");
+    assert_eq!(pm[0], "first_in_data_collection");
     assert_eq!(pm[pm.len() - 1], "last_in_data_collection");
     assert!(
         pm[1..pm.len() - 1].iter().all(|m| m == "true"),
@@ -748,4 +749,269 @@ async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() 
         ["first_in_data_collection", "true", "true", "true", "last"]
     );
     db.cleanup().await;
+}
+
+/// An interrupted initial snapshot resumes where it was: the second start does not read the
+/// table the first completed, and reads the table it was reading from where the first
+/// stopped (plus the rows written before that point since), on the same slot; every key's
+/// versions still arrive in commit order, every change once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_snapshot_resumes_where_it_was() {
+    resumes_where_it_was(false, 1).await;
+}
+
+/// The same in exactly-once mode: `read_committed` consumers see every row of the table the
+/// first run was reading once (the rows changed since, a second time in their new version).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_snapshot_in_exactly_once_mode_resumes_where_it_was() {
+    resumes_where_it_was(true, 1).await;
+}
+
+/// With `snapshot.max.threads=2` the table read in parallel is recorded complete, and the
+/// table read through an override query is read again whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_parallel_snapshot_in_exactly_once_mode_resumes_after_its_committed_tables()
+{
+    resumes_where_it_was(true, 2).await;
+}
+
+async fn resumes_where_it_was(exactly_once: bool, threads: usize) {
+    const ROWS_A: i64 = 3_000;
+    const ROWS_B: i64 = 20_000;
+    const HOT: i64 = 30;
+    let db = TestDb::create("resume").await;
+    db.exec(&format!(
+        "CREATE TABLE public.a (id int PRIMARY KEY, ver int NOT NULL); \
+         CREATE TABLE public.b (id int PRIMARY KEY, ver int NOT NULL, pad text); \
+         INSERT INTO a SELECT g, 1 FROM generate_series(1, {ROWS_A}) g; \
+         INSERT INTO b SELECT g, 1, repeat('p', 100) FROM generate_series(1, {ROWS_B}) g; \
+         CREATE FUNCTION slow(int) RETURNS boolean VOLATILE LANGUAGE plpgsql \
+           AS $$ BEGIN PERFORM pg_sleep(0.0002); RETURN true; END $$"
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("resume");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.fetch.size".into(), "100".into());
+    raw.insert("snapshot.max.threads".into(), threads.to_string());
+    // A checkpoint at every table's end and after every fetch of a table read in order (each
+    // waits for Kafka, which also slows the first run down enough to stop it inside table b).
+    raw.insert("offset.flush.interval.ms".into(), "1".into());
+    let parallel = threads > 1;
+    if parallel {
+        // Table b is read slowly (about 5,000 rows/s) through a query, so that the first run
+        // stops inside it; a query's rows have no order, so b is read again whole.
+        raw.insert(
+            "snapshot.select.statement.overrides".into(),
+            "public.b".into(),
+        );
+        raw.insert(
+            "snapshot.select.statement.overrides.public.b".into(),
+            "SELECT * FROM public.b WHERE slow(id)".into(),
+        );
+    }
+    let isolation = if exactly_once {
+        raw.remove("offset.storage.file.filename");
+        raw.insert("exactly.once.source.support".into(), "enabled".into());
+        raw.insert("offsets.storage.topic".into(), format!("{prefix}-offsets"));
+        raw.insert("offset.storage.partitions".into(), "1".into());
+        Isolation::Committed
+    } else {
+        Isolation::Uncommitted
+    };
+    let (topic_a, topic_b) = (format!("{prefix}.public.a"), format!("{prefix}.public.b"));
+    let reads = |n: i64| at_least(n as usize, |x| value_has(x, br#""op":"r""#));
+
+    // 1. Stopped once table a is recorded complete and (read in order) part of table b,
+    // while writes go on.
+    let c = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    let stop_writing = Arc::new(AtomicBool::new(false));
+    let writer = tokio::spawn(bump_both(db.name.clone(), HOT, stop_writing.clone()));
+    if exactly_once {
+        // Rows are committed with the checkpoint that records them.
+        let (topic, rows) = match parallel {
+            true => (&topic_a, ROWS_A),
+            false => (&topic_b, 2_000),
+        };
+        read_until_with(&env().kafka, topic, Isolation::Committed, T, reads(rows)).await;
+    } else {
+        let file = dir.path().join("offsets.json");
+        wait_for("part of table b recorded in the offsets", T, || async {
+            let text = std::fs::read_to_string(&file).ok()?;
+            let stored: serde_json::Value = serde_json::from_str(&text).ok()?;
+            let offsets = stored.as_object()?.values().next()?.clone();
+            let completed = offsets["pgcdc_snapshot_completed_tables"] == json!(r#"["public.a"]"#);
+            // At least 2,000 rows of b (about 90 to a page) recorded.
+            let reading_b = offsets["pgcdc_snapshot_table_progress"]
+                .as_str()
+                .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+                .filter(|p| p["table"] == json!("public.b"))
+                .and_then(|p| {
+                    let ctid = p["ctid"].as_str()?.trim_start_matches('(').to_string();
+                    ctid.split(',').next()?.parse::<u64>().ok()
+                })
+                .is_some_and(|page| page >= 22);
+            (completed && (reading_b || parallel)).then_some(())
+        })
+        .await;
+    }
+    let first = c.stop().await.unwrap();
+    assert!(
+        (first.snapshot_rows as i64) < ROWS_A + ROWS_B,
+        "the first run must stop inside table b (it read {} rows)",
+        first.snapshot_rows
+    );
+    let sum_hot = || async {
+        db.client
+            .query_one("SELECT sum(ver) FROM a WHERE id <= $1", &[&(HOT as i32)])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let committed = sum_hot().await;
+    wait_for("writes while stopped", T, || async {
+        (sum_hot().await > committed + 20).then_some(())
+    })
+    .await;
+    if !parallel {
+        // Rows from the part of b not read yet (from full pages) move into its first pages,
+        // which were read: the next start must read them there (they are new there since the
+        // first snapshot). VACUUM frees the space once no snapshot of the server (another
+        // test creating its slot, say) still needs the deleted rows.
+        db.exec("DELETE FROM b WHERE id BETWEEN 100 AND 300").await;
+        let next = std::sync::atomic::AtomicI32::new(15_001);
+        wait_for("updated rows moved into b's first pages", T, || async {
+            db.exec("VACUUM b").await;
+            let from = next.fetch_add(20, Ordering::Relaxed);
+            let sql = "UPDATE b SET ver = ver + 1 WHERE id BETWEEN $1 AND $1 + 19 \
+                       AND (ctid::text::point)[0] >= 20 RETURNING (ctid::text::point)[0] < 20";
+            let rows = db.client.query(sql, &[&from]).await.unwrap();
+            rows.iter().any(|r| r.get::<_, bool>(0)).then_some(())
+        })
+        .await;
+    }
+
+    // 2. The second start reads only table b and streams on.
+    let c = start(&raw);
+    read_until_with(&env().kafka, &topic_b, isolation, T, reads(ROWS_B)).await;
+    stop_writing.store(true, Ordering::Relaxed);
+    writer.await.unwrap();
+    db.exec(&format!(
+        "UPDATE a SET ver = -1 WHERE id = {0}; UPDATE b SET ver = -1 WHERE id = {0}",
+        HOT + 1
+    ))
+    .await;
+    let end = db.current_lsn().await;
+    db.wait_confirmed(&prefix, end, "the sentinels after the snapshot")
+        .await;
+    let second = c.stop().await.unwrap();
+    if parallel {
+        assert_eq!(
+            second.snapshot_rows as i64, ROWS_B,
+            "the second run reads table b only, whole"
+        );
+    } else {
+        assert!(
+            (second.snapshot_rows as i64) < ROWS_B - 1_000,
+            "the second run reads the rest of table b only ({} rows)",
+            second.snapshot_rows
+        );
+    }
+    for (topic, table, rows) in [(&topic_a, "a", ROWS_A), (&topic_b, "b", ROWS_B)] {
+        let sentinel = at_least(1, |x| value_has(x, br#""ver":-1"#));
+        let recs = read_until_with(&env().kafka, topic, isolation, T, sentinel).await;
+        check_versions(&db, &recs, table, HOT, exactly_once).await;
+        let mut reads: HashMap<i64, usize> = HashMap::new();
+        for r in recs.iter().filter(|r| r.payload()["op"] == json!("r")) {
+            *reads
+                .entry(r.payload()["after"]["id"].as_i64().unwrap())
+                .or_default() += 1;
+        }
+        assert_eq!(reads.len() as i64, rows, "table {table}: every row read");
+        if exactly_once || table == "a" {
+            // Only a row written since the first run read it is read again (in its new
+            // version, after the change that made it: check_versions checks the order).
+            let again: Vec<_> = reads
+                .iter()
+                .filter(|(id, n)| **n > 1 && **id > HOT)
+                .collect();
+            assert!(
+                again.is_empty(),
+                "table {table}: rows read twice: {again:?}"
+            );
+        }
+    }
+    db.cleanup().await;
+}
+
+/// Bumps `ver` of rows 1..=`hot` of tables a and b in turn, one transaction each.
+async fn bump_both(dbname: String, hot: i64, stop: Arc<AtomicBool>) {
+    let client = connect(&dbname).await;
+    let mut turn = 0i64;
+    while !stop.load(Ordering::Relaxed) {
+        let id = (turn % hot + 1) as i32;
+        let table = if turn % 2 == 0 { "a" } else { "b" };
+        client
+            .execute(
+                &format!("UPDATE {table} SET ver = ver + 1 WHERE id = $1"),
+                &[&id],
+            )
+            .await
+            .unwrap();
+        turn += 1;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// For `table`'s rows 1..=`hot` in `recs`: the versions first arrive in increasing order, and
+/// every version since the slot was created (all rows were at version 1) arrives; exactly-once,
+/// no change arrives twice.
+async fn check_versions(db: &TestDb, recs: &[Rec], table: &str, hot: i64, exactly_once: bool) {
+    let finals: HashMap<i64, i64> = db
+        .client
+        .query(
+            &format!("SELECT id, ver FROM {table} WHERE id <= $1"),
+            &[&(hot as i32)],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get::<_, i32>(0) as i64, row.get::<_, i32>(1) as i64))
+        .collect();
+    let mut first_seen: HashMap<i64, Vec<i64>> = HashMap::new();
+    let mut changes: HashMap<(i64, i64), usize> = HashMap::new();
+    for r in recs.iter().filter(|r| !r.payload()["after"].is_null()) {
+        let payload = r.payload();
+        let (id, ver) = (
+            payload["after"]["id"].as_i64().unwrap(),
+            payload["after"]["ver"].as_i64().unwrap(),
+        );
+        if payload["op"] != json!("r") {
+            *changes.entry((id, ver)).or_default() += 1;
+        }
+        let versions = first_seen.entry(id).or_default();
+        if ver == -1 || versions.contains(&ver) {
+            continue;
+        }
+        if let Some(newest) = versions.last() {
+            assert!(
+                ver > *newest,
+                "{table} row {id}: version {ver} first arrived after version {newest}"
+            );
+        }
+        versions.push(ver);
+    }
+    for (id, last) in &finals {
+        let streamed: Vec<i64> = first_seen[id].iter().copied().filter(|v| *v >= 2).collect();
+        assert_eq!(
+            streamed,
+            (2..=*last).collect::<Vec<_>>(),
+            "{table} row {id}: every version since the slot was created, in order"
+        );
+    }
+    if exactly_once {
+        let twice: Vec<_> = changes.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(twice.is_empty(), "{table}: changes seen twice: {twice:?}");
+    }
 }

@@ -65,6 +65,11 @@ pub struct CommitInfo {
     /// A running incremental snapshot's progress once this unit is published (its offsets
     /// carry it), shared by the units that do not move it.
     pub incremental: Option<std::sync::Arc<crate::offsets::incremental::IncrementalProgress>>,
+    /// An initial snapshot in progress, with the tables it completed (see
+    /// [`crate::offsets::initial`]): set on the snapshot's checkpoints (the unit that ends as
+    /// a table is complete) and on the transactions published ahead of it, whose offsets then
+    /// say the snapshot is in progress and which tables need not be read again.
+    pub initial: Option<std::sync::Arc<crate::offsets::initial::InitialProgress>>,
 }
 
 #[derive(Debug, Default)]
@@ -228,6 +233,12 @@ impl AckTracker {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |limit| {
                 (limit != u64::MAX && lsn.0 > limit).then_some(lsn.0)
             });
+    }
+
+    /// The position a hold caps the flushable LSN at, if held.
+    pub fn hold_position(&self) -> Option<Lsn> {
+        let limit = self.limit.load(Ordering::Acquire);
+        (limit != u64::MAX).then_some(Lsn(limit))
     }
 
     /// Ends a hold.

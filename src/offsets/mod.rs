@@ -7,5 +7,6 @@
 
 pub mod ack;
 pub mod incremental;
+pub mod initial;
 pub mod java_keys;
 pub mod store;

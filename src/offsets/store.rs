@@ -17,6 +17,7 @@ use crate::error::{Error, ErrorKind, IoContext, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::CommitInfo;
 use crate::offsets::incremental::IncrementalProgress;
+use crate::offsets::initial::InitialProgress;
 use crate::util::{java_hash_map_order, JAVA_HASH_MAP_INITIAL_CAPACITY};
 
 /// Kafka Connect's offset key of a Debezium PostgreSQL connector, as its JsonConverter
@@ -46,18 +47,23 @@ pub struct Offsets {
     pub snapshot_completed: bool,
     /// A running incremental snapshot's progress (`incremental_snapshot_*`).
     pub incremental: Option<IncrementalProgress>,
+    /// An initial snapshot in progress: the tables it completed
+    /// (`pgcdc_snapshot_completed_tables`, see [`crate::offsets::initial`]).
+    pub initial: Option<InitialProgress>,
 }
 
 impl Offsets {
     /// The offsets once the unit described by `info` is published: a completed snapshot at
     /// its position, or streaming past the transaction that ended at `info.end_lsn` (with a
     /// snapshot still in progress when the unit came before one, see
-    /// [`CommitInfo::before_snapshot`]).
+    /// [`CommitInfo::before_snapshot`], or is one of its checkpoints, see
+    /// [`CommitInfo::initial`]).
     pub fn after(info: &CommitInfo) -> Offsets {
         if info.completes_snapshot {
             return Offsets::snapshot_completed_at(info.end_lsn);
         }
-        let snapshot = info.before_snapshot.then(|| "INITIAL".to_string());
+        let in_snapshot = info.before_snapshot || info.initial.is_some();
+        let snapshot = in_snapshot.then(|| "INITIAL".to_string());
         Offsets {
             lsn: Some(info.end_lsn),
             lsn_proc: Some(info.end_lsn),
@@ -68,6 +74,7 @@ impl Offsets {
             snapshot,
             snapshot_completed: false,
             incremental: info.incremental.as_deref().cloned(),
+            initial: info.initial.as_deref().cloned(),
         }
     }
 
@@ -119,6 +126,9 @@ impl Offsets {
             fields.push(("messageType", json!(v)));
         }
         if let Some(p) = &self.incremental {
+            fields.extend(p.fields());
+        }
+        if let (Some(p), false) = (&self.initial, self.snapshot_completed) {
             fields.extend(p.fields());
         }
         let order = java_hash_map_order(
@@ -199,6 +209,7 @@ impl Offsets {
             snapshot,
             snapshot_completed: flag("snapshot_completed")? || flag("last_snapshot_record")?,
             incremental: IncrementalProgress::from_offsets(map)?,
+            initial: InitialProgress::from_offsets(map)?,
         })
     }
 }

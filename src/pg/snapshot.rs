@@ -69,8 +69,14 @@ fn lost_export(e: tokio_postgres::Error, name: &str) -> Error {
     }
 }
 
+/// The oldest server with TID range scans (PostgreSQL 14), which read a range of a table's
+/// pages (and its pages in order) without reading the rest.
+pub const TID_RANGE_SERVER_VERSION: u32 = 140_000;
+
 /// What a snapshot cursor reads: the whole table, one range of its pages, or the result of
-/// its `snapshot.select.statement.overrides` query.
+/// its `snapshot.select.statement.overrides` query; or, in the table's physical order with
+/// each row's `ctid` as one more column, the rows from a `ctid` on, or the rows before a
+/// `ctid` that an older snapshot did not see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CursorSource<'a> {
     /// Every row of the table.
@@ -79,6 +85,103 @@ pub enum CursorSource<'a> {
     Pages(PageRange),
     /// The query's result.
     Query(&'a str),
+    /// The rows at or after a `ctid`, in `ctid` order: a TID range scan (PostgreSQL 14+)
+    /// reads the pages in order and is never synchronized with other scans (see
+    /// [`physical_order`]; a sort would read the whole table first).
+    From(Tid),
+    /// The rows before a `ctid` whose version an older snapshot (`xmin:xmax:xip,...`) did not
+    /// see: written since, in `ctid` order.
+    ChangedBefore(Tid, &'a XidWindow),
+}
+
+impl CursorSource<'_> {
+    /// Whether the cursor returns each row's `ctid` after the columns.
+    pub fn with_ctid(&self) -> bool {
+        matches!(
+            self,
+            CursorSource::From(_) | CursorSource::ChangedBefore(..)
+        )
+    }
+}
+
+/// A row's place in its table's file: `(page, item)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Tid {
+    /// The heap page.
+    pub page: u64,
+    /// The item (line pointer) in the page, from 1.
+    pub item: u32,
+}
+
+impl Tid {
+    /// The first place of a table.
+    pub const START: Tid = Tid { page: 0, item: 0 };
+
+    /// Parses `(page,item)` as PostgreSQL prints a `tid`.
+    pub fn parse(text: &str) -> Option<Tid> {
+        let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
+        let (page, item) = inner.split_once(',')?;
+        Some(Tid {
+            page: page.trim().parse().ok()?,
+            item: item.trim().parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for Tid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({},{})", self.page, self.item)
+    }
+}
+
+/// The transactions a snapshot saw, as the 32-bit ids a row's `xmin` holds: a row version
+/// whose `xmin` it did not see was written after it. Ids are compared modulo 2^32 within
+/// 2^31 of `xmax`, as PostgreSQL compares them; the special ids below 3 (frozen, bootstrap)
+/// count as seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XidWindow {
+    /// The oldest transaction still running (everything before it is seen).
+    pub xmin: u32,
+    /// The first transaction not yet assigned (it and everything after it are not seen).
+    pub xmax: u32,
+    /// Transactions running between them (not seen).
+    pub xip: Vec<u32>,
+}
+
+impl XidWindow {
+    /// Parses `pg_current_snapshot()::text` (`xmin:xmax:xip,...`, 64-bit ids).
+    pub fn parse(text: &str) -> Option<XidWindow> {
+        let mut parts = text.trim().split(':');
+        let low32 = |s: &str| s.trim().parse::<u64>().ok().map(|x| x as u32);
+        let xmin = low32(parts.next()?)?;
+        let xmax = low32(parts.next()?)?;
+        let xip = match parts.next() {
+            None | Some("") => Vec::new(),
+            Some(list) => list.split(',').map(low32).collect::<Option<Vec<u32>>>()?,
+        };
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(XidWindow { xmin, xmax, xip })
+    }
+
+    /// The SQL condition on a row that holds when the snapshot did not see its version.
+    fn unseen_condition(&self) -> String {
+        // (x - a) mod 2^32 < 2^31: x is a or follows it.
+        let follows =
+            |a: u32| format!("((xmin::text::int8 - {a} + 4294967296) % 4294967296) < 2147483648");
+        let running = if self.xip.is_empty() {
+            "false".to_string()
+        } else {
+            let list: Vec<String> = self.xip.iter().map(u32::to_string).collect();
+            format!("xmin::text::int8 IN ({})", list.join(","))
+        };
+        format!(
+            "(xmin::text::int8 >= 3 AND {} AND ({} OR {running}))",
+            follows(self.xmin),
+            follows(self.xmax)
+        )
+    }
 }
 
 /// Heap pages `[from, to)` of a table (`to: None`: to its end, pages added since included),
@@ -142,6 +245,14 @@ pub async fn open_cursor(
         CursorSource::Table => (table_name, None),
         CursorSource::Pages(range) => (format!("{table_name} WHERE {}", range.condition()), None),
         CursorSource::Query(q) => (format!("({q}) AS pgcdc_override"), Some(q)),
+        CursorSource::From(tid) => (format!("{table_name} WHERE ctid >= '{tid}'::tid"), None),
+        CursorSource::ChangedBefore(tid, seen) => (
+            format!(
+                "{table_name} WHERE ctid < '{tid}'::tid AND {}",
+                seen.unseen_condition()
+            ),
+            None,
+        ),
     };
     let present: Option<Vec<String>> = match query {
         None => None,
@@ -183,6 +294,11 @@ pub async fn open_cursor(
     } else {
         cols
     };
+    let cols = if read.with_ctid() {
+        format!("{cols}, ctid")
+    } else {
+        cols
+    };
     client
         .batch_execute(&format!(
             "DECLARE pgcdc_snapshot NO SCROLL CURSOR FOR SELECT {cols} FROM {source}"
@@ -204,6 +320,46 @@ pub async fn fetch(client: &Client, n: usize, width: usize) -> Result<Vec<Vec<Op
         }
     }
     Ok(rows)
+}
+
+/// The `relfilenode` of table `oid`, after locking it for the snapshot transaction (`ACCESS
+/// SHARE`, what reading it takes anyway), so that no rewrite gives it another file until the
+/// snapshot ends.
+pub async fn relation_filenode(
+    client: &Client,
+    oid: u32,
+    schema: &str,
+    table: &str,
+) -> Result<u32> {
+    client
+        .batch_execute(&format!(
+            "LOCK TABLE {}.{} IN ACCESS SHARE MODE",
+            quote_ident(schema),
+            quote_ident(table)
+        ))
+        .await?;
+    let row = client
+        .query_one("SELECT pg_relation_filenode($1::oid)::text::int8", &[&oid])
+        .await?;
+    Ok(row.get::<_, Option<i64>>(0).unwrap_or(0) as u32)
+}
+
+/// In the open transaction: a sequential scan starts at the table's first page too
+/// (`synchronize_seqscans=off`), so rows arrive in `ctid` order whichever scan the planner
+/// picks (cursors never run parallel plans).
+pub async fn physical_order(client: &Client) -> Result<()> {
+    client
+        .batch_execute("SET LOCAL synchronize_seqscans = off")
+        .await?;
+    Ok(())
+}
+
+/// `pg_current_snapshot()` of the open snapshot transaction, as text (PostgreSQL 13+).
+pub async fn current_snapshot(client: &Client) -> Result<String> {
+    let row = client
+        .query_one("SELECT pg_current_snapshot()::text", &[])
+        .await?;
+    Ok(row.get(0))
 }
 
 /// Closes the cursor.
@@ -269,6 +425,20 @@ pub async fn visibility(client: &Client, version_num: u32) -> Result<Visibility>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tids_and_snapshots_parse_and_the_unseen_condition_follows_wraparound() {
+        assert_eq!(Tid::parse("(52,3)"), Some(Tid { page: 52, item: 3 }));
+        assert_eq!(Tid::parse("(0,0)").unwrap(), Tid::START);
+        assert_eq!(Tid::parse("52,3"), None);
+        assert_eq!(Tid { page: 7, item: 1 }.to_string(), "(7,1)");
+        let w = XidWindow::parse("4294967400:4294967410:4294967401,4294967405").unwrap();
+        assert_eq!((w.xmin, w.xmax, w.xip.clone()), (104, 114, vec![105, 109]));
+        assert_eq!(XidWindow::parse("5:9:").unwrap().xip, Vec::<u32>::new());
+        assert!(XidWindow::parse("5:x:").is_none());
+        let sql = XidWindow::parse("100:110:").unwrap().unseen_condition();
+        assert!(sql.contains("- 100 +") && sql.contains("- 110 +") && sql.contains("OR false"));
+    }
 
     #[test]
     fn page_ranges_cover_every_page_once_and_end_open() {

@@ -166,7 +166,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let position = self.progress.idle_position();
         let unit = Unit::open(&mut self.sink);
         let read = self
-            .read_snapshot_tables(&d.client, &tables, &overrides, d.tx, position, unit.token())
+            .read_snapshot_tables(
+                &d.client,
+                &tables,
+                &overrides,
+                d.tx,
+                position,
+                (unit.token(), None),
+            )
             .await;
         let info = self.idle_unit_info();
         unit.commit(&mut self.sink, info);

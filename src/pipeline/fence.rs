@@ -271,12 +271,18 @@ pub enum FenceEvent {
 pub struct FenceState {
     fence: Option<SnapshotFence>,
     event: Option<FenceEvent>,
+    /// Once pass 1 ended: how many transactions it skipped.
+    first_pass_skipped: Option<u64>,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// Puts a fence in place (`None`: no fence).
     pub fn set_fence(&mut self, fence: Option<SnapshotFence>) {
-        self.fence = FenceState { fence, event: None };
+        self.fence = FenceState {
+            fence,
+            event: None,
+            first_pass_skipped: None,
+        };
     }
 
     /// What the fence reported since the last call.
@@ -297,6 +303,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let step = fence.on_begin(final_lsn, xid);
         self.fence_report(step);
         step
+    }
+
+    /// Whether pass 1 ended having published every transaction it saw, so that what it
+    /// published is a prefix of the slot that the offsets can describe (the snapshot may then
+    /// record its completed tables, see [`crate::offsets::initial`]).
+    pub(super) fn first_pass_published_a_prefix(&self) -> bool {
+        self.fence.first_pass_skipped == Some(0)
     }
 
     /// Whether a fence's pass 1 runs and has skipped no transaction yet.
@@ -329,6 +342,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             FenceStep::End => {
                 let fence = self.fence.fence.take();
                 let skipped = fence.as_ref().map_or(0, SnapshotFence::skipped);
+                self.fence.first_pass_skipped = Some(skipped);
                 tracing::info!(lsn = %fence.map_or(Lsn::ZERO, |f| f.position()), skipped_transactions = skipped,
                     "published the transactions the snapshot contains, in commit order; reading the tables next");
                 self.fence.event = Some(FenceEvent::Reached);
@@ -350,6 +364,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             completes_snapshot: true,
             idle: false,
             before_snapshot: false,
+            initial: None,
             ..self.progress.last_commit()
         };
         let marker = marker.commit(&mut self.sink, info);
@@ -381,7 +396,21 @@ pub async fn run<S: Sink>(
     if !stream_first_pass(started, &config, shutdown).await? {
         return Ok(false);
     }
-    match snapshot::read_tables(started, &snap_sql, tx, position, false, shutdown).await? {
+    let checkpoints = started.processor.first_pass_published_a_prefix();
+    if !checkpoints {
+        tracing::info!(
+            "the first pass skipped transactions before the snapshot's position: this snapshot records no completed tables, so a crash takes it again whole"
+        );
+    }
+    let read = snapshot::read_tables(
+        started,
+        &snap_sql,
+        tx,
+        position,
+        (false, checkpoints),
+        shutdown,
+    );
+    match read.await? {
         None => return Ok(false),
         Some(read) => read?,
     }

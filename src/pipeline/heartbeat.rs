@@ -143,6 +143,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             completes_snapshot: false,
             idle: true,
             before_snapshot: false,
+            initial: None,
             ..self.progress.last_commit()
         }
     }

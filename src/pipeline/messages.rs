@@ -118,6 +118,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 idle: false,
                 before_snapshot: false,
                 incremental: self.incremental.progress(),
+                initial: None,
             },
         );
         if self.tx.is_none() {

@@ -131,6 +131,9 @@ pub struct OffsetSaver {
     verifying: Option<tokio::task::JoinHandle<Result<()>>>,
     verified_at: std::time::Instant,
     saved: Option<Lsn>,
+    /// The snapshot checkpoint last written (see [`CommitInfo::initial`]): checkpoints share
+    /// their position, and differ in the tables they list.
+    saved_initial: Option<Arc<crate::offsets::initial::InitialProgress>>,
     /// The end of the newest transaction the store holds (at first, the slot's position):
     /// what may be confirmed to PostgreSQL (see [`AckTracker::confirmable`]).
     stored: Arc<AtomicU64>,
@@ -163,6 +166,7 @@ impl OffsetSaver {
             verifying: None,
             verified_at: std::time::Instant::now(),
             saved: None,
+            saved_initial: None,
             floor,
             stored: Arc::new(AtomicU64::new(start.0.max(floor.map_or(0, |f| f.0)))),
             pending_snapshot: None,
@@ -310,9 +314,16 @@ impl OffsetSaver {
         if held && !c.before_snapshot {
             return Ok(None);
         }
-        if self.saved == Some(c.end_lsn) || self.floor.is_some_and(|f| c.end_lsn <= f) {
+        let same_checkpoint = match (&self.saved_initial, &c.initial) {
+            (_, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, Some(_)) => false,
+        };
+        let written = self.saved == Some(c.end_lsn) && same_checkpoint;
+        if written || self.floor.is_some_and(|f| c.end_lsn <= f) {
             return Ok(None);
         }
+        self.saved_initial = c.initial.clone();
         Ok(Some(Offsets::after(&CommitInfo {
             completes_snapshot: false,
             before_snapshot: held,
@@ -347,6 +358,7 @@ mod tests {
                 idle: false,
                 before_snapshot: false,
                 incremental: None,
+                initial: None,
             },
         );
     }
@@ -388,6 +400,31 @@ mod tests {
         assert_eq!(store.load().unwrap().unwrap().lsn_commit, Some(Lsn(700)));
         let stored = Lsn(saver.stored().load(Ordering::Acquire));
         assert_eq!(t.confirmable(stored), Lsn(700));
+    }
+
+    #[tokio::test]
+    async fn each_snapshot_checkpoint_is_written_though_they_share_a_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = OffsetStore::new(&dir.path().join("o.json"), "c", "p");
+        let mut saver = OffsetSaver::new(OffsetStorage::File(store.clone()), Lsn(100), None, false);
+        let t = AckTracker::new(Lsn(100));
+        let mut progress = crate::offsets::initial::InitialProgress::default();
+        for table in ["public.a", "public.b"] {
+            progress = progress.with([table.to_string()]);
+            let u = t.begin();
+            t.commit(
+                u,
+                CommitInfo {
+                    end_lsn: Lsn(100),
+                    initial: Some(Arc::new(progress.clone())),
+                    ..CommitInfo::default()
+                },
+            );
+            saver.save_completed(&t).await.unwrap();
+            let stored = store.load().unwrap().unwrap();
+            assert!(!stored.snapshot_done(), "the snapshot is in progress");
+            assert_eq!(stored.initial.as_ref(), Some(&progress));
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,9 +38,9 @@ use super::relations::Catalog;
 use super::snapshot::{next_fetch_size, snapshot_event, HeldBack, ProgressLog, SnapshotTx};
 use super::Counters;
 
-/// The oldest server with TID range scans (PostgreSQL 14): before it, each page range would
-/// read the whole table, so the snapshot stays serial.
-const MIN_SERVER_VERSION: u32 = 140_000;
+/// The oldest server with TID range scans: before it, each page range would read the whole
+/// table, so the snapshot stays serial.
+const MIN_SERVER_VERSION: u32 = cursor::TID_RANGE_SERVER_VERSION;
 
 /// The reader connections of one snapshot, each in the snapshot transaction's snapshot, with
 /// the output each converts with. Empty when the snapshot is serial.

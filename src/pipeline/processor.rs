@@ -223,6 +223,9 @@ pub struct ProcessorStart {
     pub resume: ResumeFilter,
     /// An incremental snapshot the stored offsets say is running.
     pub incremental: Option<crate::offsets::incremental::IncrementalProgress>,
+    /// The tables an interrupted initial snapshot completed, when this run takes it again on
+    /// the same slot (see [`crate::offsets::initial`]).
+    pub initial: Option<crate::offsets::initial::InitialProgress>,
     /// The server's `server_version_num`.
     pub server_version: u32,
 }
@@ -253,6 +256,10 @@ pub struct Processor<S: Sink, C: Catalog> {
     pub(super) blocking: super::blocking::Blocking,
     /// The server's `server_version_num`.
     pub(super) server_version: u32,
+    /// The tables the initial snapshot in progress has completed, in this run or before it
+    /// (see [`crate::offsets::initial`]): they are not read again, and the offsets of every
+    /// unit published ahead of the snapshot carry them.
+    pub(super) initial_progress: Option<Arc<crate::offsets::initial::InitialProgress>>,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -297,6 +304,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             incremental: super::incremental::Incremental::restored(start.incremental),
             blocking: Default::default(),
             server_version: start.server_version,
+            initial_progress: start.initial.map(Arc::new),
             config,
         })
     }
@@ -474,6 +482,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             idle: tx.fenced_out,
             before_snapshot: tx.before_snapshot,
             incremental: self.incremental.progress(),
+            initial: if tx.before_snapshot {
+                self.initial_progress.clone()
+            } else {
+                None
+            },
         };
         if tx.before_snapshot {
             // Published ahead of the snapshot with all before it: confirmable once acknowledged.

@@ -218,6 +218,7 @@ mod tests {
             snapshot: None,
             snapshot_completed: false,
             incremental: None,
+            initial: None,
         }
     }
 

@@ -2,11 +2,17 @@
 //! snapshot the new slot exported, so snapshot and stream meet with no gap and no overlap)
 //! and emitted as `op: r` events with Debezium's `source.snapshot` markers.
 //!
-//! The snapshot is one unit at the sink that completes at the slot's position. Before it
-//! starts, the offsets say a snapshot is in progress; only once Kafka has acknowledged every
-//! snapshot record do they say it completed. A stop request or a crash in between means the
-//! next start takes the snapshot again. A fatal error drops the slot this run created, which
-//! would otherwise only retain WAL.
+//! Before the snapshot starts, the offsets say a snapshot is in progress; only once Kafka has
+//! acknowledged every snapshot record do they say it completed. On the way, at most every
+//! `offset.flush.interval.ms`, a checkpoint at the end of a table waits until Kafka has
+//! acknowledged everything sent (exactly-once: commits the Kafka transaction) and records the
+//! tables completed so far in the offsets (see [`crate::offsets::initial`]). A stop request or
+//! a crash means the next start takes the snapshot again on the same slot, reading only the
+//! tables not recorded. A fatal error drops the slot this run created, which would otherwise
+//! only retain WAL (and with it the recorded tables' later changes: the next start then reads
+//! every table again).
+
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio_postgres::Client;
@@ -16,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::event::{ChangeEvent, Op};
 use crate::lsn::Lsn;
 use crate::offsets::ack::CommitInfo;
+use crate::offsets::initial::InitialProgress;
 use crate::offsets::store::Offsets;
 use crate::pg::relation::{self, TableSchema};
 use crate::pg::setup::{self, CatalogTable};
@@ -23,6 +30,7 @@ use crate::pg::snapshot as cursor;
 use crate::sink::{Sink, Unit};
 
 use super::notifications;
+use super::offsets::OffsetSaver;
 use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::{SnapshotJob, Started};
@@ -42,12 +50,28 @@ pub async fn run<S: Sink>(
 ) -> Result<bool> {
     if job.exported.is_none() && started.replication.is_some() {
         if one_snapshot(started.processor.config.snapshot_isolation_mode) {
+            log_resumption(started.processor.initial_progress.as_deref());
             return super::fence::run(started, shutdown).await;
         }
         tracing::warn!(slot = %started.processor.config.slot_name,
             "snapshot.isolation.mode gives each table its own snapshot, so a snapshot on an existing slot cannot be put in commit order with the slot's changes: rows may arrive again after the snapshot in an older version. Use repeatable_read or serializable to keep per-key order");
     }
+    if started.processor.initial_progress.take().is_some() {
+        tracing::info!(
+            "the offsets list tables an interrupted snapshot completed, but this snapshot cannot be put in commit order with the slot's changes: every table is read again"
+        );
+    }
     run_initial(started, job, shutdown).await
+}
+
+/// Logs that a snapshot resumes after the tables an interrupted one completed.
+fn log_resumption(progress: Option<&InitialProgress>) {
+    if let Some(p) = progress.filter(|p| !p.completed_tables.is_empty()) {
+        tracing::info!(
+            completed_tables = p.completed_tables.len(),
+            "resuming the interrupted initial snapshot: the tables it completed are not read again"
+        );
+    }
 }
 
 /// Whether `snapshot.isolation.mode` reads every table in one snapshot.
@@ -69,6 +93,7 @@ pub(super) async fn save_in_progress<S: Sink>(
             lsn: Some(position),
             snapshot: Some("INITIAL".into()),
             snapshot_completed: false,
+            initial: started.processor.initial_progress.as_deref().cloned(),
             ..Default::default()
         })
         .await
@@ -87,7 +112,17 @@ async fn run_initial<S: Sink>(
     let isolation = started.processor.config.snapshot_isolation_mode;
     let exported = job.exported.as_deref();
     let tx = cursor::begin(&snap_sql, exported, isolation, version).await?;
-    let read = read_tables(started, &snap_sql, tx, position, true, shutdown).await?;
+    // A snapshot on the slot it created can be resumed on that slot, fenced.
+    let checkpoints = exported.is_some() && started.replication.is_some();
+    let read = read_tables(
+        started,
+        &snap_sql,
+        tx,
+        position,
+        (true, checkpoints),
+        shutdown,
+    );
+    let read = read.await?;
     drop(snap_sql);
     match read {
         None => return Ok(false),
@@ -107,27 +142,29 @@ async fn run_initial<S: Sink>(
 /// Reads every table in the open snapshot transaction `tx` (xid, start time), unless a stop
 /// request comes first (`None`: the offsets still say the snapshot is in progress, so the
 /// next start redoes it). `completes`: the unit of the tables completes the snapshot (not
-/// when a later marker does, see [`super::fence`]).
+/// when a later marker does, see [`super::fence`]); `checkpoints`: completed tables are
+/// recorded in the offsets on the way.
 pub(super) async fn read_tables<S: Sink>(
     started: &mut Started<S>,
     snap_sql: &Client,
     tx: (i64, i64),
     position: Lsn,
-    completes: bool,
+    (completes, checkpoints): (bool, bool),
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Option<Result<()>>> {
     let processor = &mut started.processor;
+    let saver = checkpoints.then_some(&mut started.offsets);
     tokio::select! {
         biased;
         _ = shutdown.changed() => {
             tracing::info!(rows = processor.counters.snapshot().snapshot_rows,
-                "stop requested during the snapshot; it will be taken again on the next start");
+                "stop requested during the snapshot; the next start takes it again from its last checkpoint");
             processor.counters.snapshot_ended(false);
             processor.log_snapshot_aborted();
             processor.sink().flush(SHUTDOWN_FLUSH_TIMEOUT).await;
             Ok(None)
         }
-        r = processor.snapshot_tables(snap_sql, tx, position, completes) => {
+        r = processor.snapshot_tables(snap_sql, tx, position, completes, saver) => {
             if r.is_err() {
                 processor.counters.snapshot_ended(false);
                 processor.log_snapshot_aborted();
@@ -170,7 +207,7 @@ pub(super) async fn wait_acknowledged<S: Sink>(
         biased;
         _ = shutdown.changed() => {
             tracing::info!(
-                "stop requested while waiting for Kafka to acknowledge the snapshot; it will be taken again on the next start");
+                "stop requested while waiting for Kafka to acknowledge the snapshot; the next start takes it again from its last checkpoint");
             return Ok(false);
         }
         ok = processor.sink().flush(std::time::Duration::MAX) => ok,
@@ -204,29 +241,30 @@ async fn complete<S: Sink>(started: &mut Started<S>, position: Lsn) -> Result<()
     Ok(())
 }
 
-/// Debezium's `source.snapshot` markers need to know which row is the last of its table and
-/// of the snapshot, so one row is held back until the next one (or the end) arrives.
+/// Debezium's `source.snapshot` markers need to know which row is the last of its table, so
+/// one row is held back until the next one arrives or the table ends. As Debezium does, the
+/// snapshot's `first` is the first row of the first table read and its `last` the last row of
+/// the last table (an empty first or last table means no `first` or `last`), so nothing is
+/// held from one table to the next.
 #[derive(Default)]
 pub(super) struct HeldBack {
-    /// The held row: its event, whether it is the first overall and in its table, and its
-    /// table's index.
+    /// The held row: its event, whether it is the snapshot's first and its table's first,
+    /// and its table's index.
     row: Option<(ChangeEvent, bool, bool, usize)>,
-    /// No row was emitted yet.
-    started: bool,
     /// The table of the last row pushed.
     table: Option<usize>,
 }
 
 impl HeldBack {
-    /// Holds `ev` (row of table `table_index`) and returns the previous row, marked.
+    /// Holds `ev` (row of table `table_index`, the index in the snapshot's order) and returns
+    /// the previous row, marked.
     pub(super) fn push(
         &mut self,
         ev: ChangeEvent,
         first_in_table: bool,
         table_index: usize,
     ) -> Option<ChangeEvent> {
-        let first = !self.started;
-        self.started = true;
+        let first = first_in_table && table_index == 0;
         self.table = Some(table_index);
         let prev = self.row.replace((ev, first, first_in_table, table_index));
         prev.map(|(mut p, f, fi, ti)| {
@@ -252,10 +290,10 @@ impl HeldBack {
         })
     }
 
-    /// The last row of the snapshot, marked `last`.
-    fn finish(&mut self) -> Option<ChangeEvent> {
+    /// At a table's end: its last row, marked (`last` when `last_table`).
+    fn end_table(&mut self, last_table: bool) -> Option<ChangeEvent> {
         self.row.take().map(|(mut p, f, fi, _)| {
-            p.source.snapshot = Some(marker(f, fi, true, true));
+            p.source.snapshot = Some(marker(f, fi, last_table, true));
             p
         })
     }
@@ -275,6 +313,94 @@ fn marker(first: bool, first_in_table: bool, last: bool, last_in_table: bool) ->
     } else {
         "true"
     }
+}
+
+/// The units of an initial snapshot at the sink. Without an offsets saver, one unit holds
+/// every record. With one (a snapshot that can be resumed, see [`crate::offsets::initial`]),
+/// a checkpoint at a table's end, at most every `offset.flush.interval.ms`, closes the unit
+/// with the tables completed so far and opens the next: units keep their order, so a
+/// checkpoint completes only once every record before it is acknowledged.
+pub(super) struct Checkpoints<'a> {
+    /// The open unit (taken while a checkpoint closes it).
+    unit: Option<Unit>,
+    saver: Option<&'a mut OffsetSaver>,
+    /// The snapshot's `pg_current_snapshot()`, when tables are read in their physical order
+    /// (PostgreSQL 14+), so that a checkpoint can record how far one was read.
+    snapshot: Option<String>,
+    /// What was sent so far: the tables completed before this run and in it, and how far
+    /// the table being read was read at the last checkpoint (or before this run).
+    progress: InitialProgress,
+    interval: std::time::Duration,
+    last: std::time::Instant,
+}
+
+impl<'a> Checkpoints<'a> {
+    /// The snapshot's first `unit`; checkpoints when `saver` is given, at most every
+    /// `interval`; inside tables too when the `snapshot` (`pg_current_snapshot()`) is known.
+    fn new(
+        unit: Unit,
+        saver: Option<&'a mut OffsetSaver>,
+        (snapshot, progress): (Option<String>, InitialProgress),
+        interval: std::time::Duration,
+    ) -> Self {
+        Checkpoints {
+            unit: Some(unit),
+            saver,
+            snapshot,
+            progress,
+            interval,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Whether checkpoints can record how far a table read in its physical order was read.
+    fn records_tables(&self) -> bool {
+        self.saver.is_some() && self.snapshot.is_some()
+    }
+
+    /// How far `table` (`schema.table`, in file `filenode`) was read: every row before `tid`.
+    fn table_progress(
+        &self,
+        table: &str,
+        filenode: u32,
+        tid: cursor::Tid,
+    ) -> Result<crate::offsets::initial::TableProgress> {
+        Ok(crate::offsets::initial::TableProgress {
+            table: table.to_string(),
+            filenode,
+            snapshot: self.snapshot.clone().ok_or_else(no_unit)?,
+            ctid: tid.to_string(),
+        })
+    }
+
+    /// The open unit's token.
+    fn token(&self) -> Result<crate::offsets::ack::AckToken> {
+        self.unit.as_ref().map(Unit::token).ok_or_else(no_unit)
+    }
+
+    /// Takes the open unit.
+    fn take_unit(&mut self) -> Result<Unit> {
+        self.unit.take().ok_or_else(no_unit)
+    }
+
+    /// Whether a checkpoint is due.
+    fn due(&self) -> bool {
+        self.saver.is_some() && self.unit.is_some() && self.last.elapsed() >= self.interval
+    }
+
+    /// After a checkpoint: `unit` is the open one.
+    fn resume(&mut self, unit: Unit) {
+        self.unit = Some(unit);
+        self.last = std::time::Instant::now();
+    }
+}
+
+/// The error of a snapshot whose unit was already closed (a bug).
+fn no_unit() -> Error {
+    Error::new(
+        crate::error::ErrorKind::Internal,
+        "the snapshot's unit is closed",
+    )
 }
 
 /// The snapshot transaction's facts shared by every row.
@@ -337,31 +463,46 @@ fn captured_order(tables: &[CatalogTable], config: &ConnectorConfig) -> Vec<Stri
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
     /// Reads every captured table in the snapshot transaction open on `snap_sql` (its xid
-    /// and start time in µs) and sends `op: r` events as one unit that completes at
-    /// `position`; commits the snapshot transaction. `completes`: that unit completes the
-    /// snapshot (see [`CommitInfo::completes_snapshot`]).
+    /// and start time in µs), except those an interrupted snapshot completed, and sends
+    /// `op: r` events in a unit that completes at `position`; commits the snapshot
+    /// transaction. `completes`: that unit completes the snapshot (see
+    /// [`CommitInfo::completes_snapshot`]). With `saver`, checkpoints at table ends record the
+    /// tables completed so far (see [`Checkpoints`]).
     pub async fn snapshot_tables(
         &mut self,
         snap_sql: &Client,
         (xid, start_us): (i64, i64),
         position: Lsn,
         completes: bool,
+        saver: Option<&mut OffsetSaver>,
     ) -> Result<()> {
-        let tables = snapshot_plan(
-            setup::captured_tables(snap_sql, &self.config).await?,
-            &self.config,
-        );
+        let all = setup::captured_tables(snap_sql, &self.config).await?;
+        let tables = self.tables_left(snapshot_plan(all, &self.config));
         let overrides = self.config.snapshot_select_overrides.clone();
+        let interval = self.config.offset_flush_interval;
+        let ordered = saver.is_some() && self.server_version >= cursor::TID_RANGE_SERVER_VERSION;
+        let snapshot = match ordered {
+            true => Some(cursor::current_snapshot(snap_sql).await?),
+            false => None,
+        };
         let unit = Unit::open(&mut self.sink);
+        let before = self
+            .initial_progress
+            .as_deref()
+            .cloned()
+            .unwrap_or_default();
+        let mut checkpoints = Checkpoints::new(unit, saver, (snapshot, before), interval);
+        let token = checkpoints.token()?;
         self.read_snapshot_tables(
             snap_sql,
             &tables,
             &overrides,
             (xid, start_us),
             position,
-            unit.token(),
+            (token, Some(&mut checkpoints)),
         )
         .await?;
+        let unit = checkpoints.take_unit()?;
         let info = CommitInfo {
             end_lsn: position,
             xid: xid as u32,
@@ -370,14 +511,79 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             idle: false,
             before_snapshot: false,
             incremental: None,
+            initial: None,
         };
         unit.commit(&mut self.sink, info);
         Ok(())
     }
 
+    /// `tables` without those an interrupted snapshot completed.
+    fn tables_left(&self, tables: Vec<CatalogTable>) -> Vec<CatalogTable> {
+        let Some(done) = self.initial_progress.as_deref() else {
+            return tables;
+        };
+        let total = tables.len();
+        let left: Vec<CatalogTable> = tables
+            .into_iter()
+            .filter(|t| !done.completed(&format!("{}.{}", t.schema, t.table)))
+            .collect();
+        tracing::info!(
+            tables_left = left.len(),
+            tables_completed_before = total - left.len(),
+            "the snapshot reads the tables the interrupted one did not complete"
+        );
+        left
+    }
+
+    /// A checkpoint (see [`Checkpoints`]): closes the snapshot's unit with `progress` (every
+    /// record it claims was sent), waits until Kafka has acknowledged it (exactly-once:
+    /// commits the Kafka transaction, whose offsets record then holds the progress), stores
+    /// it, and opens the next unit for `tx`.
+    /// Errors: Kafka failed a record, or the offsets could not be written.
+    async fn checkpoint(
+        &mut self,
+        checkpoints: &mut Checkpoints<'_>,
+        tx: &mut SnapshotTx,
+        progress: InitialProgress,
+    ) -> Result<()> {
+        let progress = Arc::new(progress);
+        let hold = self.sink.tracker().hold_position();
+        let info = CommitInfo {
+            // No commit time: a checkpoint is not a transaction, it has no delivery latency.
+            end_lsn: hold.unwrap_or(tx.position),
+            before_snapshot: hold.is_some(),
+            initial: Some(progress.clone()),
+            ..CommitInfo::default()
+        };
+        checkpoints.take_unit()?.commit(&mut self.sink, info);
+        if !self.sink.flush(std::time::Duration::MAX).await {
+            return Err(match self.sink.failure() {
+                Some(f) => f.copy(),
+                None => Error::kafka("snapshot records were not acknowledged"),
+            });
+        }
+        if let Some(saver) = checkpoints.saver.as_deref_mut() {
+            saver.save_completed(self.sink.tracker()).await?;
+        }
+        let reading = progress.table.as_ref();
+        tracing::info!(
+            completed_tables = progress.completed_tables.len(),
+            table = reading.map(|t| t.table.as_str()),
+            ctid = reading.map(|t| t.ctid.as_str()),
+            "snapshot checkpoint: what was read is acknowledged and recorded in the offsets"
+        );
+        checkpoints.progress = (*progress).clone();
+        self.initial_progress = Some(progress);
+        let unit = Unit::open(&mut self.sink);
+        tx.token = unit.token();
+        checkpoints.resume(unit);
+        Ok(())
+    }
+
     /// Reads `tables` in the snapshot transaction open on `snap_sql` (its xid and start time
     /// in µs), each through its query in `overrides` if it has one, and sends `op: r` events
-    /// with the `Initial Snapshot` notifications, all in the caller's unit `token`; commits
+    /// with the `Initial Snapshot` notifications in the caller's unit `token` (with
+    /// `checkpoints`, whose unit that is, in the unit each checkpoint opens next); commits
     /// the snapshot transaction.
     pub(super) async fn read_snapshot_tables(
         &mut self,
@@ -386,7 +592,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         overrides: &[crate::config::SelectOverride],
         (xid, start_us): (i64, i64),
         position: Lsn,
-        token: crate::offsets::ack::AckToken,
+        (token, mut checkpoints): (crate::offsets::ack::AckToken, Option<&mut Checkpoints<'_>>),
     ) -> Result<()> {
         tracing::info!(tables = tables.len(), lsn = %position, "snapshot started");
         self.counters.snapshot_started(
@@ -395,7 +601,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 .map(|t| (format!("{}.{}", t.schema, t.table), t.estimate))
                 .collect(),
         );
-        let tx = SnapshotTx {
+        let mut tx = SnapshotTx {
             xid,
             start_us,
             position,
@@ -422,10 +628,14 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                     snap_sql,
                     &mut readers,
                     t,
-                    (index, &tx, &mut held),
+                    (index, &mut tx, &mut held),
                     overrides,
+                    checkpoints.as_deref_mut(),
                 )
                 .await?;
+            if let Some(last) = held.end_table(index + 1 == tables.len()) {
+                self.emit(last, tx.token).await?;
+            }
             // `status` and `data_collections` share a bucket of Debezium's map, where their
             // order follows `Map.of`'s per-JVM random salt: pgcdc keeps `status` first.
             let done = vec![
@@ -435,9 +645,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 ("data_collections", captured.clone()),
             ];
             self.notify("TABLE_SCAN_COMPLETED", done, tx.token).await?;
-        }
-        if let Some(last) = held.finish() {
-            self.emit(last, tx.token).await?;
+            if let Some(c) = checkpoints.as_deref_mut() {
+                c.progress = c.progress.with([names[index].clone()]);
+                if c.due() {
+                    let progress = c.progress.clone();
+                    self.checkpoint(c, &mut tx, progress).await?;
+                }
+            }
         }
         self.notify("COMPLETED", Vec::new(), tx.token).await?;
         drop(readers);
@@ -446,15 +660,17 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     /// Reads one table: over the readers in page ranges when they are several and the table
-    /// has no override query, else through one cursor on `snap_sql`, in batches of about
-    /// [`SNAPSHOT_BATCH_BYTES`]. Returns the rows read.
+    /// has no override query (nor a part read by an interrupted snapshot), else on
+    /// `snap_sql` (in its physical order when `checkpoints` can record how far). Returns the
+    /// rows read.
     async fn snapshot_table(
         &mut self,
         snap_sql: &Client,
         readers: &mut super::parallel::Readers,
         t: &CatalogTable,
-        (index, tx, held): (usize, &SnapshotTx, &mut HeldBack),
+        (index, tx, held): (usize, &mut SnapshotTx, &mut HeldBack),
         overrides: &[crate::config::SelectOverride],
+        checkpoints: Option<&mut Checkpoints<'_>>,
     ) -> Result<u64> {
         let needs_source_types = self.config.records.columns.needs_source_types();
         let (published, catalog) =
@@ -480,8 +696,13 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 "snapshot reads the table with its snapshot.select.statement.overrides query");
         }
         let mut progress = ProgressLog::new(format!("{}.{}", t.schema, t.table), t.estimate);
-        if readers.parallel() && query.is_none() {
-            let read = (index, tx, &mut *held);
+        let part_read = self
+            .initial_progress
+            .as_deref()
+            .and_then(|p| p.table_progress(&format!("{}.{}", t.schema, t.table)))
+            .is_some();
+        if readers.parallel() && query.is_none() && !part_read {
+            let read = (index, &*tx, &mut *held);
             let split = self
                 .snapshot_table_parallel(
                     readers,
@@ -498,33 +719,165 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 return Ok(rows);
             }
         }
-        let read = query.map_or(cursor::CursorSource::Table, cursor::CursorSource::Query);
-        cursor::open_cursor(snap_sql, &t.schema, &t.table, &names, read).await?;
-        let mut rows_in_table = 0u64;
+        let full = format!("{}.{}", t.schema, t.table);
+        let mut read = SerialRead {
+            table: &table,
+            full,
+            names: &names,
+            index,
+            rows: 0,
+            progress,
+        };
+        // In order when checkpoints can record how far, or to resume where an interrupted
+        // snapshot recorded it was (whether or not this run records anything).
+        let records = checkpoints.as_ref().is_some_and(|c| c.records_tables());
+        let ordered = query.is_none()
+            && self.server_version >= cursor::TID_RANGE_SERVER_VERSION
+            && (records || part_read);
+        if ordered {
+            self.read_ordered(snap_sql, t, &mut read, (tx, held), checkpoints)
+                .await?;
+        } else {
+            let source = query.map_or(cursor::CursorSource::Table, cursor::CursorSource::Query);
+            self.read_serial(snap_sql, source, &mut read, (tx, held), None)
+                .await?;
+        }
+        self.counters.snapshot_table_done();
+        tracing::info!(table = %table.full_name(), rows = read.rows, "snapshot of table done");
+        Ok(read.rows)
+    }
+
+    /// Reads a table in its physical order, so that checkpoints can record how far (see
+    /// [`crate::offsets::initial`]). When an interrupted snapshot read it part way, in the
+    /// same file, first the rows before that point which its snapshot did not see (written
+    /// since), then the rest; otherwise all of it.
+    async fn read_ordered(
+        &mut self,
+        snap_sql: &Client,
+        t: &CatalogTable,
+        read: &mut SerialRead<'_>,
+        (tx, held): (&mut SnapshotTx, &mut HeldBack),
+        checkpoints: Option<&mut Checkpoints<'_>>,
+    ) -> Result<()> {
+        let filenode = cursor::relation_filenode(snap_sql, t.oid, &t.schema, &t.table).await?;
+        cursor::physical_order(snap_sql).await?;
+        let resume = self
+            .initial_progress
+            .as_deref()
+            .and_then(|p| p.table_progress(&read.full))
+            .cloned();
+        let mut from = cursor::Tid::START;
+        if let Some(p) = resume {
+            let point = cursor::Tid::parse(&p.ctid);
+            let window = cursor::XidWindow::parse(&p.snapshot);
+            match (point, window) {
+                (Some(point), Some(window)) if p.filenode == filenode => {
+                    tracing::info!(table = %read.full, ctid = %point,
+                        "resuming the table where the interrupted snapshot stopped: first the rows before that point written since, then the rest");
+                    let changed = cursor::CursorSource::ChangedBefore(point, &window);
+                    self.read_serial(snap_sql, changed, read, (&mut *tx, &mut *held), None)
+                        .await?;
+                    from = point;
+                }
+                _ => tracing::info!(table = %read.full,
+                    "the table was rewritten (VACUUM FULL, CLUSTER, TRUNCATE) since the interrupted snapshot read part of it: reading it whole"),
+            }
+        }
+        let checkpoints = checkpoints
+            .filter(|c| c.records_tables())
+            .map(|c| (c, filenode));
+        let source = cursor::CursorSource::From(from);
+        self.read_serial(snap_sql, source, read, (tx, held), checkpoints)
+            .await
+    }
+
+    /// Reads `source` through one cursor on `snap_sql`, in batches of about
+    /// [`SNAPSHOT_BATCH_BYTES`]; with `checkpoints` (an ordered read of the table in file
+    /// `filenode`), a due checkpoint after a batch records how far the table was read.
+    async fn read_serial(
+        &mut self,
+        snap_sql: &Client,
+        source: cursor::CursorSource<'_>,
+        read: &mut SerialRead<'_>,
+        (tx, held): (&mut SnapshotTx, &mut HeldBack),
+        mut checkpoints: Option<(&mut Checkpoints<'_>, u32)>,
+    ) -> Result<()> {
+        let schema = &read.table.descriptor;
+        cursor::open_cursor(snap_sql, &schema.schema, &schema.table, read.names, source).await?;
+        let width = read.names.len();
+        let fetched_width = width + usize::from(source.with_ctid());
+        let mut last_tid: Option<cursor::Tid> = None;
         // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch stays
         // near SNAPSHOT_BATCH_BYTES.
         let mut fetch = self.config.snapshot_fetch_size.min(64);
         loop {
-            let rows = cursor::fetch(snap_sql, fetch, names.len()).await?;
+            let rows = cursor::fetch(snap_sql, fetch, fetched_width).await?;
             if rows.is_empty() {
                 break;
             }
             fetch = next_fetch_size(&rows, self.config.snapshot_fetch_size);
             for row in rows {
-                let ev = snapshot_event(&table, &row, tx, &self.source, &self.config)?;
-                if let Some(ready) = held.push(ev, rows_in_table == 0, index) {
+                if source.with_ctid() {
+                    last_tid = Some(next_tid(&read.full, &row[width], last_tid)?);
+                }
+                let ev = snapshot_event(read.table, &row[..width], tx, &self.source, &self.config)?;
+                if let Some(ready) = held.push(ev, read.rows == 0, read.index) {
                     self.emit(ready, tx.token).await?;
                 }
-                rows_in_table += 1;
+                read.rows += 1;
                 self.counters.add_snapshot_row();
             }
-            progress.batch(&self.counters, rows_in_table);
+            read.progress.batch(&self.counters, read.rows);
+            if let (Some((c, filenode)), Some(tid)) = (checkpoints.as_mut(), last_tid) {
+                if c.due() {
+                    // The row at `tid` is held back: every row before it was sent.
+                    let at = c.table_progress(&read.full, *filenode, tid)?;
+                    let progress = c.progress.reading(at);
+                    self.checkpoint(c, tx, progress).await?;
+                }
+            }
         }
-        self.counters.snapshot_table_done();
         cursor::close_cursor(snap_sql).await?;
-        tracing::info!(table = %table.full_name(), rows = rows_in_table, "snapshot of table done");
-        Ok(rows_in_table)
+        Ok(())
     }
+}
+
+/// One table read on the snapshot connection.
+struct SerialRead<'a> {
+    table: &'a TableSchema,
+    /// `schema.table`, as the offsets name it.
+    full: String,
+    /// The published columns.
+    names: &'a [String],
+    /// The table's index in the snapshot's order.
+    index: usize,
+    /// Rows read so far.
+    rows: u64,
+    progress: ProgressLog,
+}
+
+/// The `ctid` of the next row of an ordered read of `table`, which must follow `last`.
+/// Errors: the server sent something else (a protocol error), or rows out of order (which
+/// would make a checkpoint claim rows not sent).
+fn next_tid(table: &str, text: &Option<String>, last: Option<cursor::Tid>) -> Result<cursor::Tid> {
+    let tid = text
+        .as_deref()
+        .and_then(cursor::Tid::parse)
+        .ok_or_else(|| {
+            Error::protocol(format!(
+                "the snapshot of {table} read a row without a ctid ({text:?})"
+            ))
+        })?;
+    if last.is_some_and(|l| tid <= l) {
+        return Err(Error::new(
+            crate::error::ErrorKind::Internal,
+            format!(
+                "the snapshot of {table} read its rows out of ctid order ({tid} after {})",
+                last.unwrap_or(tid)
+            ),
+        ));
+    }
+    Ok(tid)
 }
 
 /// The fetch size after a batch: rows per [`SNAPSHOT_BATCH_BYTES`] at this batch's row width,

@@ -456,6 +456,11 @@ pub async fn start<S: Sink>(
             .as_ref()
             .filter(|o| o.snapshot_done() && plan.stream)
             .and_then(|o| o.incremental.clone()),
+        initial: offsets
+            .as_ref()
+            .filter(|_| plan.snapshot && plan.stream && !plan.create_slot)
+            .filter(|o| !o.snapshot_done())
+            .and_then(|o| o.initial.clone()),
         server_version: server.version_num,
     };
     let offsets = OffsetSaver::new(store, resume_lsn, floor, sink.is_transactional());

@@ -601,6 +601,7 @@ async fn resuming_after_stored_offsets_skips_exactly_what_was_published() {
         snapshot: None,
         snapshot_completed: false,
         incremental: None,
+        initial: None,
     };
     let start = ProcessorStart {
         last_commit_lsn: None,

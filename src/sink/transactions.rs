@@ -16,7 +16,10 @@
 //!   published ahead of it ([`CommitInfo::before_snapshot`]), never with the snapshot's rows
 //!   alone: a crash before the end aborts the rows and what followed them, which the next
 //!   start publishes again without a duplicate;
-//! - the offsets record never moves back below the offsets loaded at start (`floor`).
+//! - the offsets record never moves back below the offsets loaded at start (`floor`);
+//! - a snapshot's checkpoint (see `pipeline::snapshot`) may end a Kafka transaction, whose
+//!   offsets record then lists the tables completed: the records of a table are committed
+//!   with the record that says it is complete, or aborted with it.
 
 use std::time::{Duration, Instant};
 
@@ -111,9 +114,10 @@ impl KafkaTransaction {
     /// Whether the open transaction may commit now: it holds closed units and no unit is half
     /// sent. While a snapshot on an existing slot is incomplete (`held`), only when it holds
     /// the unit that completes the snapshot (and perhaps units after it), or when its newest
-    /// unit is a transaction published before the snapshot (see
-    /// [`CommitInfo::before_snapshot`]; units keep their order, so all before it are too):
-    /// never with the snapshot's rows or the transactions after it alone.
+    /// unit is a transaction published before the snapshot or a checkpoint of the snapshot
+    /// (see [`CommitInfo::before_snapshot`]; units keep their order, so all before it are
+    /// too): never with a table's rows before its checkpoint or the transactions after the
+    /// snapshot alone.
     pub fn may_commit(&self, held: bool) -> bool {
         if self.pending.is_empty() || self.open_units > 0 {
             return false;
@@ -161,7 +165,9 @@ impl KafkaTransaction {
         // Idle units (heartbeats between transactions) never set the offsets.
         let (token, last) = self.pending.iter().rev().find(|(_, i)| !i.idle)?;
         let forward = self.written.is_none_or(|w| last.end_lsn > w);
-        (forward || last.completes_snapshot).then(|| (*token, Offsets::after(last)))
+        // A snapshot's checkpoint moves the offsets forward by its completed tables.
+        let checkpoint = last.initial.is_some();
+        (forward || last.completes_snapshot || checkpoint).then(|| (*token, Offsets::after(last)))
     }
 
     /// The transaction committed, with `written` the offsets it stored (if any): returns its
@@ -389,5 +395,47 @@ mod tests {
         t.unit_opened();
         t.unit_closed(AckToken(3), info(300, true));
         assert!(t.may_commit(true));
+    }
+
+    #[test]
+    fn a_snapshot_checkpoint_commits_the_tables_before_it_with_their_names() {
+        let now = Instant::now();
+        let checkpoint = |tables: &[&str]| CommitInfo {
+            before_snapshot: true,
+            initial: Some(std::sync::Arc::new(
+                crate::offsets::initial::InitialProgress::default()
+                    .with(tables.iter().map(|t| t.to_string())),
+            )),
+            ..info(100, false)
+        };
+        let mut t = tx(TransactionBoundary::Poll);
+        t.set_floor(None);
+        for (n, tables) in [&["public.a"][..], &["public.a", "public.b"]]
+            .iter()
+            .enumerate()
+        {
+            t.opened(now);
+            t.unit_opened();
+            t.unit_closed(AckToken(2 * n as u64), info(100, false));
+            assert!(
+                !t.may_commit(true),
+                "a table's rows wait for its checkpoint"
+            );
+            t.unit_opened();
+            t.unit_closed(AckToken(2 * n as u64 + 1), checkpoint(tables));
+            assert!(t.may_commit(true), "held, yet a checkpoint");
+            // The second checkpoint shares the first's position and still writes its record.
+            let (token, offsets) = t.offsets_record().expect("an offsets record");
+            assert_eq!(token, AckToken(2 * n as u64 + 1));
+            assert!(
+                !offsets.snapshot_done(),
+                "the snapshot is still in progress"
+            );
+            assert_eq!(
+                offsets.initial.unwrap().completed_tables,
+                tables.iter().map(|t| t.to_string()).collect::<Vec<_>>()
+            );
+            t.committed(Some(&Offsets::after(&checkpoint(tables))));
+        }
     }
 }
