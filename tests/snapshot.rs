@@ -293,15 +293,7 @@ async fn restarts_during_the_snapshot(exactly_once: bool, threads: usize) {
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("snapshot.fetch.size".into(), "200".into());
     raw.insert("snapshot.max.threads".into(), threads.to_string());
-    let isolation = if exactly_once {
-        raw.remove("offset.storage.file.filename");
-        raw.insert("exactly.once.source.support".into(), "enabled".into());
-        raw.insert("offsets.storage.topic".into(), format!("{prefix}-offsets"));
-        raw.insert("offset.storage.partitions".into(), "1".into());
-        Isolation::Committed
-    } else {
-        Isolation::Uncommitted
-    };
+    let isolation = delivery(&mut raw, &prefix, exactly_once);
     let topic = format!("{prefix}.public.v");
     let sum_hot = || async {
         db.client
@@ -362,14 +354,6 @@ async fn restarts_during_the_snapshot(exactly_once: bool, threads: usize) {
     read_until_with(&env().kafka, &topic, isolation, T, reads).await;
     stop_writing.store(true, Ordering::Relaxed);
     let outbox_ids = writer.await.unwrap();
-    let finals: HashMap<i64, i64> = db
-        .client
-        .query("SELECT id, ver FROM v WHERE id <= $1", &[&(HOT as i32)])
-        .await
-        .unwrap()
-        .iter()
-        .map(|row| (row.get::<_, i32>(0) as i64, row.get::<_, i32>(1) as i64))
-        .collect();
     let sentinel = HOT + 1;
     db.exec(&format!("UPDATE v SET ver = -1 WHERE id = {sentinel}"))
         .await;
@@ -379,47 +363,8 @@ async fn restarts_during_the_snapshot(exactly_once: bool, threads: usize) {
 
     let sentinel_seen = at_least(1, |x| value_has(x, br#""ver":-1"#));
     let recs = read_until_with(&env().kafka, &topic, isolation, T, sentinel_seen).await;
-    let mut first_seen: HashMap<i64, Vec<i64>> = HashMap::new();
-    let mut changes: HashMap<(i64, i64), usize> = HashMap::new();
-    for r in &recs {
-        let payload = r.payload();
-        let after = &payload["after"];
-        let (id, ver) = (
-            after["id"].as_i64().unwrap(),
-            after["ver"].as_i64().unwrap(),
-        );
-        if payload["op"] != json!("r") {
-            *changes.entry((id, ver)).or_default() += 1;
-        }
-        let versions = first_seen.entry(id).or_default();
-        if ver == -1 || versions.contains(&ver) {
-            continue;
-        }
-        if let Some(newest) = versions.last() {
-            assert!(
-                ver > *newest,
-                "row {id}: version {ver} first arrived after version {newest} (first arrivals so far: {versions:?})"
-            );
-        }
-        versions.push(ver);
-    }
-    assert_eq!(first_seen.len() as i64, ROWS, "every row arrived");
-    for (id, last) in &finals {
-        let seen = &first_seen[id];
-        let streamed: Vec<i64> = seen.iter().copied().filter(|v| *v >= 2).collect();
-        let expected: Vec<i64> = (2..=*last).collect();
-        assert_eq!(
-            streamed, expected,
-            "row {id}: every version since the slot was created, once, in order"
-        );
-    }
-    if exactly_once {
-        let twice: Vec<_> = changes.iter().filter(|(_, n)| **n > 1).collect();
-        assert!(
-            twice.is_empty(),
-            "read_committed saw changes twice: {twice:?}"
-        );
-    }
+    assert_eq!(after_ids(&recs).len() as i64, ROWS, "every row arrived");
+    check_versions(&db, &recs, "v", HOT, exactly_once).await;
 
     let want = outbox_ids.len();
     let ob = read_until_with(
@@ -810,15 +755,7 @@ async fn resumes_where_it_was(exactly_once: bool, threads: usize) {
             "SELECT * FROM public.b WHERE slow(id)".into(),
         );
     }
-    let isolation = if exactly_once {
-        raw.remove("offset.storage.file.filename");
-        raw.insert("exactly.once.source.support".into(), "enabled".into());
-        raw.insert("offsets.storage.topic".into(), format!("{prefix}-offsets"));
-        raw.insert("offset.storage.partitions".into(), "1".into());
-        Isolation::Committed
-    } else {
-        Isolation::Uncommitted
-    };
+    let isolation = delivery(&mut raw, &prefix, exactly_once);
     let (topic_a, topic_b) = (format!("{prefix}.public.a"), format!("{prefix}.public.b"));
     let reads = |n: i64| at_least(n as usize, |x| value_has(x, br#""op":"r""#));
 
@@ -943,6 +880,19 @@ async fn resumes_where_it_was(exactly_once: bool, threads: usize) {
         }
     }
     db.cleanup().await;
+}
+
+/// Sets `raw` up for exactly-once delivery (offsets in the topic `<prefix>-offsets`) when
+/// `exactly_once`; returns the isolation a consumer of the connector's topics reads with.
+fn delivery(raw: &mut pgcdc::config::RawConfig, prefix: &str, exactly_once: bool) -> Isolation {
+    if !exactly_once {
+        return Isolation::Uncommitted;
+    }
+    raw.remove("offset.storage.file.filename");
+    raw.insert("exactly.once.source.support".into(), "enabled".into());
+    raw.insert("offsets.storage.topic".into(), format!("{prefix}-offsets"));
+    raw.insert("offset.storage.partitions".into(), "1".into());
+    Isolation::Committed
 }
 
 /// Bumps `ver` of rows 1..=`hot` of tables a and b in turn, one transaction each.

@@ -100,6 +100,13 @@ pub struct CatalogTable {
     pub estimate: Option<u64>,
 }
 
+impl CatalogTable {
+    /// `schema.table`, as the offsets and the notifications name it.
+    pub fn full_name(&self) -> String {
+        format!("{}.{}", self.schema, self.table)
+    }
+}
+
 /// Ordinary tables (including partitions) matching the filters, sorted by schema and name.
 pub async fn captured_tables(
     client: &Client,

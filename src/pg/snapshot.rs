@@ -87,7 +87,7 @@ pub enum CursorSource<'a> {
     Query(&'a str),
     /// The rows at or after a `ctid`, in `ctid` order: a TID range scan (PostgreSQL 14+)
     /// reads the pages in order and is never synchronized with other scans (see
-    /// [`physical_order`]; a sort would read the whole table first).
+    /// [`begin_ordered_read`]; a sort would read the whole table first).
     From(Tid),
     /// The rows before a `ctid` whose version an older snapshot (`xmin:xmax:xip,...`) did not
     /// see: written since, in `ctid` order.
@@ -149,22 +149,6 @@ pub struct XidWindow {
 }
 
 impl XidWindow {
-    /// Parses `pg_current_snapshot()::text` (`xmin:xmax:xip,...`, 64-bit ids).
-    pub fn parse(text: &str) -> Option<XidWindow> {
-        let mut parts = text.trim().split(':');
-        let low32 = |s: &str| s.trim().parse::<u64>().ok().map(|x| x as u32);
-        let xmin = low32(parts.next()?)?;
-        let xmax = low32(parts.next()?)?;
-        let xip = match parts.next() {
-            None | Some("") => Vec::new(),
-            Some(list) => list.split(',').map(low32).collect::<Option<Vec<u32>>>()?,
-        };
-        if parts.next().is_some() {
-            return None;
-        }
-        Some(XidWindow { xmin, xmax, xip })
-    }
-
     /// The SQL condition on a row that holds when the snapshot did not see its version.
     fn unseen_condition(&self) -> String {
         // (x - a) mod 2^32 < 2^31: x is a or follows it.
@@ -322,10 +306,12 @@ pub async fn fetch(client: &Client, n: usize, width: usize) -> Result<Vec<Vec<Op
     Ok(rows)
 }
 
-/// The `relfilenode` of table `oid`, after locking it for the snapshot transaction (`ACCESS
-/// SHARE`, what reading it takes anyway), so that no rewrite gives it another file until the
-/// snapshot ends.
-pub async fn relation_filenode(
+/// Prepares an ordered read of table `oid` in the open snapshot transaction and returns its
+/// `relfilenode`: locks it (`ACCESS SHARE`, what reading it takes anyway), so that no rewrite
+/// gives it another file until the snapshot ends, and makes a sequential scan start at the
+/// table's first page too (`synchronize_seqscans=off`), so that rows arrive in `ctid` order
+/// whichever scan the planner picks (cursors never run parallel plans).
+pub async fn begin_ordered_read(
     client: &Client,
     oid: u32,
     schema: &str,
@@ -333,7 +319,7 @@ pub async fn relation_filenode(
 ) -> Result<u32> {
     client
         .batch_execute(&format!(
-            "LOCK TABLE {}.{} IN ACCESS SHARE MODE",
+            "SET LOCAL synchronize_seqscans = off; LOCK TABLE {}.{} IN ACCESS SHARE MODE",
             quote_ident(schema),
             quote_ident(table)
         ))
@@ -342,16 +328,6 @@ pub async fn relation_filenode(
         .query_one("SELECT pg_relation_filenode($1::oid)::text::int8", &[&oid])
         .await?;
     Ok(row.get::<_, Option<i64>>(0).unwrap_or(0) as u32)
-}
-
-/// In the open transaction: a sequential scan starts at the table's first page too
-/// (`synchronize_seqscans=off`), so rows arrive in `ctid` order whichever scan the planner
-/// picks (cursors never run parallel plans).
-pub async fn physical_order(client: &Client) -> Result<()> {
-    client
-        .batch_execute("SET LOCAL synchronize_seqscans = off")
-        .await?;
-    Ok(())
 }
 
 /// `pg_current_snapshot()` of the open snapshot transaction, as text (PostgreSQL 13+).
@@ -427,16 +403,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tids_and_snapshots_parse_and_the_unseen_condition_follows_wraparound() {
+    fn tids_parse_and_the_unseen_condition_follows_wraparound() {
         assert_eq!(Tid::parse("(52,3)"), Some(Tid { page: 52, item: 3 }));
         assert_eq!(Tid::parse("(0,0)").unwrap(), Tid::START);
         assert_eq!(Tid::parse("52,3"), None);
         assert_eq!(Tid { page: 7, item: 1 }.to_string(), "(7,1)");
-        let w = XidWindow::parse("4294967400:4294967410:4294967401,4294967405").unwrap();
-        assert_eq!((w.xmin, w.xmax, w.xip.clone()), (104, 114, vec![105, 109]));
-        assert_eq!(XidWindow::parse("5:9:").unwrap().xip, Vec::<u32>::new());
-        assert!(XidWindow::parse("5:x:").is_none());
-        let sql = XidWindow::parse("100:110:").unwrap().unseen_condition();
+        let w = XidWindow {
+            xmin: 100,
+            xmax: 110,
+            xip: Vec::new(),
+        };
+        let sql = w.unseen_condition();
         assert!(sql.contains("- 100 +") && sql.contains("- 110 +") && sql.contains("OR false"));
     }
 

@@ -98,6 +98,15 @@ impl XidSnapshot {
         Ok(XidSnapshot { xmin, xmax, xip })
     }
 
+    /// The snapshot as the 32-bit ids a row's `xmin` holds, for a filter in SQL.
+    pub fn window(&self) -> cursor::XidWindow {
+        cursor::XidWindow {
+            xmin: self.xmin as u32,
+            xmax: self.xmax as u32,
+            xip: self.xip.iter().map(|x| *x as u32).collect(),
+        }
+    }
+
     /// Whether the snapshot sees (the commit of) transaction `xid`, a 32-bit id as pgoutput's
     /// BEGIN carries it; the epoch is taken as the one nearest the snapshot's `xmax`.
     pub fn sees(&self, xid: u32) -> bool {
@@ -571,6 +580,10 @@ mod tests {
 
     #[test]
     fn thirty_two_bit_ids_take_the_snapshots_epoch() {
+        let w = XidSnapshot::parse("4294967400:4294967410:4294967405,4294967401")
+            .unwrap()
+            .window();
+        assert_eq!((w.xmin, w.xmax, w.xip), (104, 114, vec![105, 109]));
         // Epoch 1: xmax = 2^32 + 10. Transaction 4294967290 (epoch 0) committed before it;
         // transaction 20 (epoch 1) started after it.
         let e1 = 1u64 << 32;

@@ -368,7 +368,12 @@ impl<'a> Checkpoints<'a> {
         Ok(crate::offsets::initial::TableProgress {
             table: table.to_string(),
             filenode,
-            snapshot: self.snapshot.clone().ok_or_else(no_unit)?,
+            snapshot: self.snapshot.clone().ok_or_else(|| {
+                Error::new(
+                    crate::error::ErrorKind::Internal,
+                    "a checkpoint inside a table without the snapshot's visibility",
+                )
+            })?,
             ctid: tid.to_string(),
         })
     }
@@ -525,7 +530,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let total = tables.len();
         let left: Vec<CatalogTable> = tables
             .into_iter()
-            .filter(|t| !done.completed(&format!("{}.{}", t.schema, t.table)))
+            .filter(|t| !done.completed(&t.full_name()))
             .collect();
         tracing::info!(
             tables_left = left.len(),
@@ -688,18 +693,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .iter()
             .find(|o| o.schema == t.schema && o.table == t.table)
             .map(|o| o.query.as_str());
+        let full = t.full_name();
         if query.is_some() {
-            tracing::info!(table = %format!(
-                "{}.{}",
-                t.schema,
-                t.table),
+            tracing::info!(table = %full,
                 "snapshot reads the table with its snapshot.select.statement.overrides query");
         }
-        let mut progress = ProgressLog::new(format!("{}.{}", t.schema, t.table), t.estimate);
+        let mut progress = ProgressLog::new(full.clone(), t.estimate);
         let part_read = self
             .initial_progress
             .as_deref()
-            .and_then(|p| p.table_progress(&format!("{}.{}", t.schema, t.table)))
+            .and_then(|p| p.table_progress(&full))
             .is_some();
         if readers.parallel() && query.is_none() && !part_read {
             let read = (index, &*tx, &mut *held);
@@ -719,7 +722,6 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 return Ok(rows);
             }
         }
-        let full = format!("{}.{}", t.schema, t.table);
         let mut read = SerialRead {
             table: &table,
             full,
@@ -759,8 +761,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         (tx, held): (&mut SnapshotTx, &mut HeldBack),
         checkpoints: Option<&mut Checkpoints<'_>>,
     ) -> Result<()> {
-        let filenode = cursor::relation_filenode(snap_sql, t.oid, &t.schema, &t.table).await?;
-        cursor::physical_order(snap_sql).await?;
+        let filenode = cursor::begin_ordered_read(snap_sql, t.oid, &t.schema, &t.table).await?;
         let resume = self
             .initial_progress
             .as_deref()
@@ -769,7 +770,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let mut from = cursor::Tid::START;
         if let Some(p) = resume {
             let point = cursor::Tid::parse(&p.ctid);
-            let window = cursor::XidWindow::parse(&p.snapshot);
+            let window = super::fence::XidSnapshot::parse(&p.snapshot)
+                .ok()
+                .map(|s| s.window());
             match (point, window) {
                 (Some(point), Some(window)) if p.filenode == filenode => {
                     tracing::info!(table = %read.full, ctid = %point,
@@ -779,8 +782,10 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                         .await?;
                     from = point;
                 }
-                _ => tracing::info!(table = %read.full,
+                (Some(_), Some(_)) => tracing::info!(table = %read.full,
                     "the table was rewritten (VACUUM FULL, CLUSTER, TRUNCATE) since the interrupted snapshot read part of it: reading it whole"),
+                _ => tracing::warn!(table = %read.full, ctid = %p.ctid, snapshot = %p.snapshot,
+                    "the offsets' progress of this table (pgcdc_snapshot_table_progress) cannot be read: reading it whole"),
             }
         }
         let checkpoints = checkpoints
