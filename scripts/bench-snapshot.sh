@@ -17,7 +17,10 @@
 #   3. for each converter (JsonConverter with schemas; Avro with the schema registry of
 #      scripts/services.sh, Apicurio's converter in Confluent mode on Debezium's side) and each
 #      thread count: pgcdc with snapshot.mode=initial_only, timed from process start until its
-#      topic holds every row; then Debezium (snapshot.mode=initial_only, the same
+#      topic holds every row; pgcdc with snapshot.mode=initial (system pgcdc-initial: a new
+#      slot, the table read in its physical order by TID range scans, with a checkpoint that
+#      waits for Kafka's acknowledgements every offset.flush.interval.ms, 10 s), timed the same
+#      way and then stopped (SIGTERM); then Debezium (snapshot.mode=initial_only, the same
 #      snapshot.max.threads) on a standalone Connect worker started once (REST
 #      127.0.0.1:58184, JVM -Xms256m -Xmx2g), timed from POST /connectors until its topic holds
 #      every row;
@@ -30,7 +33,8 @@
 # GNU time's user+sys; Debezium: the Connect JVM's growth over the run), peak RSS (Debezium: the
 # JVM's VmHWM, reset before each run), the broker's cpu seconds, and the host's busy cpu seconds
 # (PostgreSQL's backends are in there). Ratios pgcdc/Debezium at equal threads and converter,
-# and pgcdc (Avro, 4 threads) against one COPY. Report on stdout and in
+# and pgcdc (Avro, 4 threads) against one COPY, and pgcdc-initial / pgcdc (what resumability
+# costs). Report on stdout and in
 # target/bench/snapshot-<UTC stamp>.json, logs in target/bench/snapshot-<stamp>/. Slots,
 # database, topics and the Connect worker are removed at the end, also on failure and Ctrl-C.
 #
@@ -38,7 +42,7 @@
 #   BENCH_SNAPSHOT_ROWS        rows of the table, overriding the mode's size
 #   BENCH_SNAPSHOT_THREADS     ["1 4"]           snapshot.max.threads values
 #   BENCH_SNAPSHOT_CONVERTERS  ["json avro"]     converters
-#   BENCH_SNAPSHOT_SYSTEMS     ["pgcdc debezium"]
+#   BENCH_SNAPSHOT_SYSTEMS     ["pgcdc pgcdc-initial debezium"]
 #   BENCH_SNAPSHOT_UPDATES_PER_S [1000]  the updates while the incremental snapshot runs (0: skip it)
 #   BENCH_CONNECT_HEAP ["-Xms256m -Xmx2g"], BENCH_TIMEOUT [900], BENCH_NO_BUILD [0],
 #   BENCH_PGCDC_BIN [target/release/pgcdc], BENCH_SERVICES [start]: as in scripts/bench-compare.sh
@@ -69,7 +73,7 @@ case "$MODE" in default) ROWS=2000000 ;; quick) ROWS=200000 ;; smoke) ROWS=5000 
 ROWS=${BENCH_SNAPSHOT_ROWS:-$ROWS}
 read -r -a THREADS <<<"${BENCH_SNAPSHOT_THREADS:-1 4}"
 read -r -a CONVERTERS <<<"${BENCH_SNAPSHOT_CONVERTERS:-json avro}"
-read -r -a SYSTEMS <<<"${BENCH_SNAPSHOT_SYSTEMS:-pgcdc debezium}"
+read -r -a SYSTEMS <<<"${BENCH_SNAPSHOT_SYSTEMS:-pgcdc pgcdc-initial debezium}"
 read -r -a CONNECT_HEAP <<<"${BENCH_CONNECT_HEAP:--Xms256m -Xmx2g}"
 UPDATES_PER_S=${BENCH_SNAPSHOT_UPDATES_PER_S:-1000}
 RUN_TIMEOUT=${BENCH_TIMEOUT:-900}
@@ -96,7 +100,7 @@ CONNECT_RUN="$OUT/snapshot-connect"
 DBZ_OFFSET_FLUSH_MS=60000
 TOPIC_REGEX_RUN="snap${STAMP}[a-z0-9]+\\..*"
 SLOTS=()
-for c in "${CONVERTERS[@]}"; do for t in "${THREADS[@]}"; do SLOTS+=("snap_p_${c}_$t" "snap_d_${c}_$t"); done; done
+for c in "${CONVERTERS[@]}"; do for t in "${THREADS[@]}"; do SLOTS+=("snap_p_${c}_$t" "snap_i_${c}_$t" "snap_d_${c}_$t"); done; done
 mkdir -p "$RUN"
 log "run directory: $RUN"
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -226,36 +230,50 @@ run_copy() {
 # pgcdc and Debezium
 # ---------------------------------------------------------------------------------------------
 
-# run_pgcdc CONVERTER THREADS
-run_pgcdc() {
-  local conv=$1 th=$2 d="$RUN/pgcdc-$1-$2" slot="snap_p_$1_$2" prefix="snap${STAMP}p$1$2" topic h0 i0 h1 i1 k0 t0 t_done secs cpu rss broker_s rc
+# run_pgcdc CONVERTER THREADS: snapshot.mode=initial_only.
+run_pgcdc() { run_pgcdc_mode initial_only "$@"; }
+
+# run_pgcdc-initial CONVERTER THREADS: snapshot.mode=initial, stopped once the topic is full.
+run_pgcdc-initial() { run_pgcdc_mode initial "$@"; }
+
+# run_pgcdc_mode SNAPSHOT_MODE CONVERTER THREADS
+run_pgcdc_mode() {
+  local mode=$1 conv=$2 th=$3 sys=pgcdc tag=p
+  [ "$mode" = initial_only ] || { sys=pgcdc-initial; tag=i; }
+  local d="$RUN/$sys-$conv-$th" slot="snap_${tag}_${conv}_$th" prefix="snap${STAMP}$tag$conv$th" topic h0 i0 h1 i1 k0 t0 t_done secs cpu rss broker_s rc
   mkdir -p "$d"
   topic="$prefix.public.t"
   connector_json "snap-pgcdc" "$slot" "$prefix" "$th" "$conv" \
-    | jq --arg f "$d/offsets.json" --arg k "$KAFKA" '.config += {"offset.storage.file.filename": $f, "bootstrap.servers": $k}' >"$d/connector.json"
+    | jq --arg f "$d/offsets.json" --arg k "$KAFKA" --arg mode "$mode" \
+      '.config += {"offset.storage.file.filename": $f, "bootstrap.servers": $k, "snapshot.mode": $mode}' >"$d/connector.json"
   chmod 600 "$d/connector.json"
   settle
   start_record_waiter "$topic" "$d/records"
   read -r h0 i0 < <(host_cpu); k0=$(broker_ticks)
-  log "pgcdc $conv threads=$th: starting (log: $d/pgcdc.log)"
+  log "$sys $conv threads=$th: starting (log: $d/pgcdc.log)"
   t0=$(now)
   start_pgcdc "$d" "$d/connector.json"
   rc=0; wait "$WR_PID" || rc=$?
   WR_PID=""
-  [ "$rc" = 0 ] || { tail -n 30 "$d/pgcdc.log" >&2; die "pgcdc $conv threads=$th: the topic did not reach $ROWS records (WaitRecords exit $rc)"; }
+  [ "$rc" = 0 ] || { tail -n 30 "$d/pgcdc.log" >&2; die "$sys $conv threads=$th: the topic did not reach $ROWS records (WaitRecords exit $rc)"; }
   t_done=$(wr_time "$d/records" done)
   read -r h1 i1 < <(host_cpu); broker_s=$(broker_cpu_s "$k0")
-  # initial_only: pgcdc exits once Kafka has acknowledged the snapshot.
-  rc=0; wait "$TIME_PID" || rc=$?
-  TIME_PID=""; PGCDC_PID=""
-  [ "$rc" = 0 ] || { tail -n 30 "$d/pgcdc.log" >&2; die "pgcdc $conv threads=$th exited with $rc"; }
+  if [ "$mode" = initial_only ]; then
+    # initial_only: pgcdc exits once Kafka has acknowledged the snapshot.
+    rc=0; wait "$TIME_PID" || rc=$?
+    TIME_PID=""; PGCDC_PID=""
+  else
+    # initial: pgcdc streams on after the snapshot.
+    stop_pgcdc; rc=$PGCDC_RC
+  fi
+  [ "$rc" = 0 ] || { tail -n 30 "$d/pgcdc.log" >&2; die "$sys $conv threads=$th exited with $rc"; }
   secs=$(fsub "$t_done" "$t0")
   cpu=$(awk -v u="$(time_field "$d/pgcdc.time" "User time (seconds)")" -v s="$(time_field "$d/pgcdc.time" "System time (seconds)")" 'BEGIN { printf "%.2f", u + s }')
   rss=$(kib_to_mib "$(time_field "$d/pgcdc.time" "Maximum resident set size (kbytes)")")
-  log "pgcdc $conv threads=$th: ${secs}s, $(fdiv "$ROWS" "$secs") rows/s, cpu ${cpu}s, peak RSS ${rss} MiB"
+  log "$sys $conv threads=$th: ${secs}s, $(fdiv "$ROWS" "$secs") rows/s, cpu ${cpu}s, peak RSS ${rss} MiB, $(strip_ansi "$d/pgcdc.log" | grep -c 'snapshot checkpoint' || true) checkpoints"
   drop_slot "$slot"
   delete_topics "$prefix\\..*"
-  mkjson system pgcdc threads "$th" converter "$conv" seconds "$secs" rows_per_s "$(fdiv "$ROWS" "$secs")" \
+  mkjson system "$sys" threads "$th" converter "$conv" seconds "$secs" rows_per_s "$(fdiv "$ROWS" "$secs")" \
     cpu_s "$cpu" cpu_us_per_row "$(us_per_row "$cpu")" peak_rss_mib "$rss" broker_cpu_s "$broker_s" \
     host_busy_cpu_s "$(host_busy_s "$h0" "$i0" "$h1" "$i1")" \
     log_warnings "$(strip_ansi "$d/pgcdc.log" | grep -c ' WARN ' || true)" \
@@ -476,18 +494,23 @@ jq -n --arg date "$STAMP" --arg mode "$MODE" --argjson rows "$ROWS" --argjson pa
      {converter: $p.converter, threads: $p.threads,
       pgcdc_to_debezium_rows_per_s: ratio($p.rows_per_s; $d.rows_per_s),
       pgcdc_to_debezium_cpu_per_row: ratio($p.cpu_s; $d.cpu_s),
-      pgcdc_to_one_copy_rows_per_s: ratio($p.rows_per_s; $copy1.rows_per_s)}]}' >"$JSON"
+      pgcdc_to_one_copy_rows_per_s: ratio($p.rows_per_s; $copy1.rows_per_s)}],
+   resumable_ratios: [$runs[] | select(.system == "pgcdc-initial") | . as $i | find("pgcdc"; $i.converter; $i.threads) as $p |
+     {converter: $i.converter, threads: $i.threads,
+      initial_to_initial_only_rows_per_s: ratio($i.rows_per_s; $p.rows_per_s),
+      initial_to_initial_only_cpu: ratio($i.cpu_s; $p.cpu_s)}]}' >"$JSON"
 
 {
   echo
   echo "=== initial snapshot: $ROWS rows ($TABLE_MIB MiB, $PAGES pages), $STAMP, $MODE size ==="
   echo "pgcdc $GIT_COMMIT; debezium-connector-postgres $DBZ_VERSION on Kafka Connect standalone, JVM ${CONNECT_HEAP[*]}"
   echo "host $(nproc) cpus, load average $LOADAVG_START at start; one partition per topic; PostgreSQL, Kafka and the registry on this host"
-  printf '  %-9s %-5s %7s %8s %10s %7s %9s %9s %9s %9s\n' system conv threads seconds rows/s cpu-s "µs/row" "RSS MiB" "broker s" "host s"
+  printf '  %-13s %-5s %7s %8s %10s %7s %9s %9s %9s %9s\n' system conv threads seconds rows/s cpu-s "µs/row" "RSS MiB" "broker s" "host s"
   jq -r '.runs[] | [.system, .converter, .threads, .seconds, .rows_per_s, .cpu_s, .cpu_us_per_row, (.peak_rss_mib // "-"), .broker_cpu_s, .host_busy_cpu_s] | map(tostring) | @tsv' "$JSON" \
-    | awk -F'\t' '{ printf "  %-9s %-5s %7s %8s %10s %7s %9s %9s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
+    | awk -F'\t' '{ printf "  %-13s %-5s %7s %8s %10s %7s %9s %9s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
   echo "ratios (pgcdc / debezium at equal converter and threads; pgcdc / one COPY)"
   jq -r '.ratios[] | "  \(.converter) threads=\(.threads): rows/s \(.pgcdc_to_debezium_rows_per_s), cpu per row \(.pgcdc_to_debezium_cpu_per_row), rows/s vs one COPY \(.pgcdc_to_one_copy_rows_per_s)"' "$JSON"
+  jq -r '.resumable_ratios[] | "  resumable (snapshot.mode=initial) / initial_only, \(.converter) threads=\(.threads): rows/s \(.initial_to_initial_only_rows_per_s), cpu \(.initial_to_initial_only_cpu)"' "$JSON"
   jq -r '.incremental | select(. != null) | "incremental snapshot (pgcdc, JSON, chunks of 1024) while \(.updates_per_s) updates/s stream: \(.rows_per_s) rows/s (\(.seconds) s);",
     "  stream commit -> broker latency: p50 \(.stream_p50_ms_before) ms, p99 \(.stream_p99_ms_before) ms in the 5 s before (\(.stream_updates_before) updates); p50 \(.stream_p50_ms_during) ms, p99 \(.stream_p99_ms_during) ms, max \(.stream_max_ms_during) ms during (\(.stream_updates_during) updates)"' "$JSON"
   echo "report: $JSON ($TOTAL_S s in all)"

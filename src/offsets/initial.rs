@@ -7,10 +7,12 @@
 //! - `pgcdc_snapshot_completed_tables`: a JSON array, as a string, of the `schema.table` names
 //!   of the tables whose every snapshot record Kafka has acknowledged (exactly-once:
 //!   committed);
-//! - `pgcdc_snapshot_table_progress`, when a table was read in its physical order (a TID range
-//!   scan): a JSON object, as a string, `{"table": "<schema>.<table>", "filenode": <its
-//!   relfilenode>, "snapshot": "<xmin>:<xmax>:<xip,...>", "ctid": "(<page>,<item>)"}`: every row
-//!   the snapshot `snapshot` saw in the file `filenode` below `ctid` was acknowledged.
+//! - `pgcdc_snapshot_table_progress`, when a table was read in its physical order (TID range
+//!   scans, on one connection or several): a JSON object, as a string, `{"table":
+//!   "<schema>.<table>", "filenode": <its relfilenode>, "snapshot": "<xmin>:<xmax>:<xip,...>",
+//!   "ranges": [["(<page>,<item>)", "(<page>,<item>)" or null], ...]}`: for each range
+//!   `[from, to)` (`null`: to the end of the file), every row the snapshot `snapshot` saw in the
+//!   file `filenode` with `from <= ctid < to` was acknowledged.
 //!
 //! Debezium ignores both, so a switch to Debezium in the middle of a snapshot takes the whole
 //! snapshot again, as Debezium always does.
@@ -22,9 +24,10 @@
 //! slot's transactions are published in commit order around the tables it still reads, so
 //! each completed table's rows are followed by every later change of them, once.
 //!
-//! Inside a table, a row version never moves within its file: below `ctid`, the rows the new
-//! snapshot sees are those the old one saw (already sent) and those written since, whose
-//! `xmin` the old snapshot does not see; those are read again (see `pg::snapshot`). A rewrite
+//! Inside a table, a row version never moves within its file: in the ranges read, the rows
+//! the new snapshot sees are those the old one saw (already sent) and those written since,
+//! whose `xmin` the old snapshot does not see; those are read again (see `pg::snapshot`), and
+//! the ranges not read are read whole. A rewrite
 //! of the table (`VACUUM FULL`, `CLUSTER`, `TRUNCATE`) gives it a new file, and then the
 //! table is read again whole.
 
@@ -53,8 +56,9 @@ pub struct TableProgress {
     pub filenode: u32,
     /// `pg_current_snapshot()` of the snapshot that read it (`xmin:xmax:xip,...`).
     pub snapshot: String,
-    /// Every row that snapshot saw with a smaller `ctid` (`(page,item)`) was acknowledged.
-    pub ctid: String,
+    /// Ranges of `ctid`s (`(page,item)`), `[from, to)`, `to` `None` for the end of the file:
+    /// every row that snapshot saw in them was acknowledged.
+    pub ranges: Vec<(String, Option<String>)>,
 }
 
 impl InitialProgress {
@@ -130,7 +134,7 @@ impl InitialProgress {
         let table = match table {
             None => None,
             Some(t) => {
-                let shape = r#"{"table", "filenode", "snapshot", "ctid"}"#;
+                let shape = r#"{"table", "filenode", "snapshot", "ranges"}"#;
                 let bad = |e| format!("{TABLE_PROGRESS} is not a table's progress ({shape}): {e}");
                 Some(serde_json::from_str(&t).map_err(bad)?)
             }
@@ -163,9 +167,12 @@ mod tests {
             table: "public.b".into(),
             filenode: 16384,
             snapshot: "10:12:10".into(),
-            ctid: "(52,3)".into(),
+            ranges: vec![
+                ("(0,0)".into(), Some("(52,3)".into())),
+                ("(90,0)".into(), None),
+            ],
         });
-        assert_eq!(reading.table_progress("public.b").unwrap().ctid, "(52,3)");
+        assert_eq!(reading.table_progress("public.b").unwrap().ranges.len(), 2);
         assert!(reading.table_progress("public.a").is_none());
         let m: Map<String, Json> = reading
             .fields()
@@ -174,7 +181,9 @@ mod tests {
             .collect();
         assert_eq!(
             m[TABLE_PROGRESS],
-            json!(r#"{"table":"public.b","filenode":16384,"snapshot":"10:12:10","ctid":"(52,3)"}"#)
+            json!(
+                r#"{"table":"public.b","filenode":16384,"snapshot":"10:12:10","ranges":[["(0,0)","(52,3)"],["(90,0)",null]]}"#
+            )
         );
         assert_eq!(
             InitialProgress::from_offsets(&m).unwrap(),

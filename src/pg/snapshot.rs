@@ -73,34 +73,29 @@ fn lost_export(e: tokio_postgres::Error, name: &str) -> Error {
 /// pages (and its pages in order) without reading the rest.
 pub const TID_RANGE_SERVER_VERSION: u32 = 140_000;
 
-/// What a snapshot cursor reads: the whole table, one range of its pages, or the result of
-/// its `snapshot.select.statement.overrides` query; or, in the table's physical order with
-/// each row's `ctid` as one more column, the rows from a `ctid` on, or the rows before a
-/// `ctid` that an older snapshot did not see.
+/// What a snapshot cursor reads: the whole table, or the result of its
+/// `snapshot.select.statement.overrides` query; or, in the table's physical order with each
+/// row's `ctid` as one more column, the rows of a range of `ctid`s, or those of them whose
+/// version an older snapshot did not see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CursorSource<'a> {
     /// Every row of the table.
     Table,
-    /// The rows stored in one range of the table's heap pages.
-    Pages(PageRange),
     /// The query's result.
     Query(&'a str),
-    /// The rows at or after a `ctid`, in `ctid` order: a TID range scan (PostgreSQL 14+)
-    /// reads the pages in order and is never synchronized with other scans (see
+    /// The rows of a range, in `ctid` order: a TID range scan (PostgreSQL 14+) reads the
+    /// range's pages in order and is never synchronized with other scans (see
     /// [`begin_ordered_read`]; a sort would read the whole table first).
-    From(Tid),
-    /// The rows before a `ctid` whose version an older snapshot (`xmin:xmax:xip,...`) did not
-    /// see: written since, in `ctid` order.
-    ChangedBefore(Tid, &'a XidWindow),
+    Range(TidRange),
+    /// The rows of a range whose version an older snapshot (`xmin:xmax:xip,...`) did not see:
+    /// written since, in `ctid` order.
+    ChangedIn(TidRange, &'a XidWindow),
 }
 
 impl CursorSource<'_> {
     /// Whether the cursor returns each row's `ctid` after the columns.
     pub fn with_ctid(&self) -> bool {
-        matches!(
-            self,
-            CursorSource::From(_) | CursorSource::ChangedBefore(..)
-        )
+        matches!(self, CursorSource::Range(_) | CursorSource::ChangedIn(..))
     }
 }
 
@@ -116,6 +111,19 @@ pub struct Tid {
 impl Tid {
     /// The first place of a table.
     pub const START: Tid = Tid { page: 0, item: 0 };
+
+    /// The first place of heap page `page`.
+    pub fn page(page: u64) -> Tid {
+        Tid { page, item: 0 }
+    }
+
+    /// The place right after this one: `ctid < t.next()` is `ctid <= t`.
+    pub fn next(self) -> Tid {
+        Tid {
+            page: self.page,
+            item: self.item.saturating_add(1),
+        }
+    }
 
     /// Parses `(page,item)` as PostgreSQL prints a `tid`.
     pub fn parse(text: &str) -> Option<Tid> {
@@ -168,38 +176,33 @@ impl XidWindow {
     }
 }
 
-/// Heap pages `[from, to)` of a table (`to: None`: to its end, pages added since included),
-/// read with a `ctid` range (a TID range scan, PostgreSQL 14+). Every row version lives in
-/// exactly one page, so ranges that cover the pages read every row the snapshot sees once.
+/// The places `[from, to)` of a table's file (`to: None`: to its end, pages added since
+/// included), read with a `ctid` range (a TID range scan, PostgreSQL 14+). A row version
+/// never moves within its file, so ranges that cover the file read every row the snapshot
+/// sees once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PageRange {
-    /// First page.
-    pub from: u64,
-    /// The page after the last, or `None` for the end of the table.
-    pub to: Option<u64>,
+pub struct TidRange {
+    /// The first place.
+    pub from: Tid,
+    /// The place after the last, or `None` for the end of the table.
+    pub to: Option<Tid>,
 }
 
-impl PageRange {
+impl TidRange {
+    /// The whole table.
+    pub const ALL: TidRange = TidRange {
+        from: Tid::START,
+        to: None,
+    };
+
     /// The `WHERE` condition that selects the range's rows.
     fn condition(&self) -> String {
-        let from = format!("ctid >= '({},0)'::tid", self.from);
+        let from = format!("ctid >= '{}'::tid", self.from);
         match self.to {
-            Some(to) => format!("{from} AND ctid < '({to},0)'::tid"),
+            Some(to) => format!("{from} AND ctid < '{to}'::tid"),
             None => from,
         }
     }
-}
-
-/// Splits a table of `pages` heap pages into at most `n` ranges of nearly equal size; the last
-/// one is open-ended. Always at least one range (a table without pages gets the open one).
-pub fn split_pages(pages: u64, n: usize) -> Vec<PageRange> {
-    let n = (n.max(1) as u64).min(pages.max(1));
-    (0..n)
-        .map(|i| PageRange {
-            from: pages * i / n,
-            to: (i + 1 < n).then(|| pages * (i + 1) / n),
-        })
-        .collect()
 }
 
 /// The number of heap pages of table `oid` (its main fork), as the server sees it now.
@@ -227,12 +230,12 @@ pub async fn open_cursor(
     let table_name = format!("{}.{}", quote_ident(schema), quote_ident(table));
     let (source, query) = match read {
         CursorSource::Table => (table_name, None),
-        CursorSource::Pages(range) => (format!("{table_name} WHERE {}", range.condition()), None),
         CursorSource::Query(q) => (format!("({q}) AS pgcdc_override"), Some(q)),
-        CursorSource::From(tid) => (format!("{table_name} WHERE ctid >= '{tid}'::tid"), None),
-        CursorSource::ChangedBefore(tid, seen) => (
+        CursorSource::Range(range) => (format!("{table_name} WHERE {}", range.condition()), None),
+        CursorSource::ChangedIn(range, seen) => (
             format!(
-                "{table_name} WHERE ctid < '{tid}'::tid AND {}",
+                "{table_name} WHERE {} AND {}",
+                range.condition(),
                 seen.unseen_condition()
             ),
             None,
@@ -330,6 +333,16 @@ pub async fn begin_ordered_read(
     Ok(row.get::<_, Option<i64>>(0).unwrap_or(0) as u32)
 }
 
+/// Makes a sequential scan in the open transaction start at the table's first page
+/// (`synchronize_seqscans=off`), so that a reader's rows arrive in `ctid` order whichever scan
+/// the planner picks; what [`begin_ordered_read`] does on the snapshot connection.
+pub async fn scan_in_order(client: &Client) -> Result<()> {
+    client
+        .batch_execute("SET LOCAL synchronize_seqscans = off")
+        .await?;
+    Ok(())
+}
+
 /// `pg_current_snapshot()` of the open snapshot transaction, as text (PostgreSQL 13+).
 pub async fn current_snapshot(client: &Client) -> Result<String> {
     let row = client
@@ -418,36 +431,18 @@ mod tests {
     }
 
     #[test]
-    fn page_ranges_cover_every_page_once_and_end_open() {
-        for (pages, n) in [(0u64, 4usize), (1, 4), (3, 4), (10, 3), (1000, 8), (7, 1)] {
-            let ranges = split_pages(pages, n);
-            assert!(!ranges.is_empty() && ranges.len() <= n.max(1));
-            assert_eq!(ranges[0].from, 0);
-            assert_eq!(ranges.last().unwrap().to, None, "{pages} {n}");
-            for w in ranges.windows(2) {
-                assert_eq!(w[0].to, Some(w[1].from), "{pages} {n}: contiguous");
-                assert!(w[0].to.unwrap() > w[0].from, "{pages} {n}: not empty");
-            }
-        }
-        assert_eq!(split_pages(1000, 4).len(), 4);
+    fn tid_ranges_select_their_rows() {
+        let (a, b) = (Tid::page(2), Tid { page: 9, item: 4 });
         assert_eq!(
-            split_pages(1000, 4)[1],
-            PageRange {
-                from: 250,
-                to: Some(500)
-            }
-        );
-        assert_eq!(
-            PageRange {
-                from: 2,
-                to: Some(9)
+            TidRange {
+                from: a,
+                to: Some(b)
             }
             .condition(),
-            "ctid >= '(2,0)'::tid AND ctid < '(9,0)'::tid"
+            "ctid >= '(2,0)'::tid AND ctid < '(9,4)'::tid"
         );
-        assert_eq!(
-            PageRange { from: 9, to: None }.condition(),
-            "ctid >= '(9,0)'::tid"
-        );
+        assert_eq!(TidRange::ALL.condition(), "ctid >= '(0,0)'::tid");
+        assert_eq!(b.next(), Tid { page: 9, item: 5 });
+        assert!(b < b.next() && b.next() < Tid::page(10));
     }
 }

@@ -53,6 +53,7 @@ pub mod slot_monitor;
 pub mod snapshot;
 pub mod startup;
 pub mod stream;
+mod table_ranges;
 mod validate;
 pub mod watchdog;
 pub mod xmin;

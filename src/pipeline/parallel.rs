@@ -1,24 +1,27 @@
 //! The parallel snapshot (`snapshot.max.threads` > 1): each table is split into ranges of its
-//! heap pages, read by several connections that all import the snapshot transaction's
-//! snapshot (`pg_export_snapshot()` / `SET TRANSACTION SNAPSHOT`), so the parallel snapshot
-//! sees exactly the rows the serial one would. The readers also convert their rows (transform
-//! chain, converters, registry ids) on their own tasks; the pipeline sends what they made.
+//! `ctid`s (see [`super::table_ranges`]), read by several connections that all import the
+//! snapshot transaction's snapshot (`pg_export_snapshot()` / `SET TRANSACTION SNAPSHOT`), so
+//! the parallel snapshot sees exactly the rows the serial one would. The readers also convert
+//! their rows (transform chain, converters, registry ids) on their own tasks; the pipeline
+//! sends what they made and, at checkpoints, records how far each range was sent.
 //!
 //! Invariants:
-//! - the page ranges of a table cover all its pages once, the last one open-ended, so every
-//!   row version the snapshot sees is read exactly once;
+//! - the ranges of a table cover its file once, the last one open-ended, so every row version
+//!   the snapshot sees is read exactly once; each range is read in `ctid` order (checked);
 //! - tables are read one after another, so the records of two tables never interleave;
-//! - Debezium's `source.snapshot` markers stay exact: a reader converts only the rows between
-//!   the first and the last of its range and hands those two over unconverted. Each range's
-//!   first row reaches the pipeline before its other rows, so the first row the pipeline gets
-//!   for a table is the table's first record (`first_in_data_collection`, or `first`), and
-//!   the last range boundary it gets is held back until the table is done (the table's
-//!   `last_in_data_collection`, or the snapshot's `last`);
+//! - Debezium's `source.snapshot` markers stay exact: a reader hands the first and the last
+//!   row of each range over unconverted, the first before the range's other rows. The
+//!   pipeline marks the first of them it gets as the table's first record
+//!   (`first_in_data_collection`, or `first`) and holds the last range end it got until the
+//!   next one or the table's end (the table's `last_in_data_collection`, or the snapshot's
+//!   `last`);
+//! - a checkpoint claims, for each range, only rows the pipeline has sent (a held range end is
+//!   not), so a resumed snapshot reads the rest and nothing twice;
 //! - every queue is bounded: the readers' channel holds at most two batches per reader, each
 //!   about `SNAPSHOT_BATCH_BYTES` of rows.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -30,23 +33,26 @@ use crate::error::{Error, Result};
 use crate::event::envelope::change_records;
 use crate::event::ChangeEvent;
 use crate::pg::relation::TableSchema;
-use crate::pg::snapshot::{self as cursor, CursorSource, PageRange};
+use crate::pg::snapshot::{self as cursor, Tid};
 use crate::sink::Sink;
 
 use super::processor::{Processor, RecordOutput, SourceContext};
 use super::relations::Catalog;
-use super::snapshot::{next_fetch_size, snapshot_event, HeldBack, ProgressLog, SnapshotTx};
+use super::snapshot::{
+    marker, next_fetch_size, next_tid, snapshot_event, Checkpoints, ProgressLog, SnapshotTx,
+};
+use super::table_ranges::{RangeProgress, TablePlan};
 use super::Counters;
 
-/// The oldest server with TID range scans: before it, each page range would read the whole
-/// table, so the snapshot stays serial.
+/// The oldest server with TID range scans: before it, each range would read the whole table,
+/// so the snapshot stays serial.
 const MIN_SERVER_VERSION: u32 = cursor::TID_RANGE_SERVER_VERSION;
 
 /// The reader connections of one snapshot, each in the snapshot transaction's snapshot, with
 /// the output each converts with. Empty when the snapshot is serial.
 pub(super) struct Readers {
     idle: Vec<(Client, RecordOutput)>,
-    /// Page ranges per table: `snapshot.max.threads` × `snapshot.max.threads.multiplier`.
+    /// Ranges per table: `snapshot.max.threads` × `snapshot.max.threads.multiplier`.
     ranges_per_table: usize,
 }
 
@@ -63,25 +69,51 @@ impl Readers {
     pub(super) fn parallel(&self) -> bool {
         !self.idle.is_empty()
     }
+
+    /// How many ranges a table is split into (1 when serial).
+    pub(super) fn ranges_per_table(&self) -> usize {
+        self.ranges_per_table
+    }
 }
 
-/// What a reader hands to the pipeline.
+/// What a reader hands to the pipeline about range `range` of the table's plan.
 enum ReaderOut {
-    /// The first or the last row of a page range, unconverted (its marker is not known yet).
-    Boundary(Box<ChangeEvent>),
-    /// Converted records of rows between them (marker `true`), and how many rows they are.
-    Records(KafkaBatch, u64),
+    /// The range's first row (unconverted: the pipeline marks it), at `ctid` `Tid`, when the
+    /// range has more than one row; before any other row of the range.
+    Head(usize, Box<ChangeEvent>, Tid),
+    /// Converted records of rows after the range's first (marker `true`), how many rows they
+    /// are, and the `ctid` of the last.
+    Records(usize, KafkaBatch, u64, Tid),
+    /// The range's last row (unconverted), at `ctid` `Tid`: the range is read.
+    Tail(usize, Box<ChangeEvent>, Tid),
+    /// The range has no row.
+    Empty(usize),
 }
 
 /// One table's parallel read: what every reader needs.
 struct TableJob {
     table: Arc<TableSchema>,
     columns: Vec<String>,
-    ranges: Mutex<VecDeque<PageRange>>,
+    plan: TablePlan,
+    /// The next range of `plan` to read.
+    next: AtomicUsize,
     tx: SnapshotTx,
     config: Arc<ConnectorConfig>,
     source: SourceContext,
     counters: Arc<Counters>,
+}
+
+/// The table's place in the snapshot, for its markers: its index in the snapshot's order and
+/// whether it is the last table.
+pub(super) type TablePlace = (usize, bool);
+
+/// The range ends the pipeline holds back: the table's last record is not known until every
+/// range is read.
+struct HeldTail {
+    /// Whether a row of the table went out (or is held) already.
+    started: bool,
+    /// The held range end: its event, whether it is the table's first row, its range.
+    row: Option<(ChangeEvent, bool, usize)>,
 }
 
 impl<S: Sink, C: Catalog> Processor<S, C> {
@@ -110,6 +142,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             let client = crate::pg::sql::connect_for_snapshot(&self.config.database).await?;
             let isolation = self.config.snapshot_isolation_mode;
             cursor::begin(&client, exported.as_deref(), isolation, self.server_version).await?;
+            cursor::scan_in_order(&client).await?;
             idle.push((client, self.output.fork(&self.config)?));
         }
         let ranges_per_table = threads.threads * threads.multiplier;
@@ -126,32 +159,28 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         }
         Ok(Readers {
             idle,
-            ranges_per_table: threads.threads * threads.multiplier,
+            ranges_per_table,
         })
     }
 
-    /// Reads `table` (its published `columns`) in page ranges over the readers, when it has
-    /// more than one page. `None`: too small to split, the caller reads it serially. Returns
-    /// the rows read.
+    /// Reads `table` (its published `columns`) in the ranges of `plan` over the readers, at
+    /// `place` in the snapshot; with `checkpoints` (the table read in file `filenode`), a due
+    /// checkpoint records how far each range was sent. Returns the rows read.
     pub(super) async fn snapshot_table_parallel(
         &mut self,
         readers: &mut Readers,
-        snap_sql: &Client,
-        table: TableSchema,
-        columns: Vec<String>,
-        (index, tx, held): (usize, &SnapshotTx, &mut HeldBack),
+        (table, columns, plan): (TableSchema, Vec<String>, TablePlan),
+        (place, tx): (TablePlace, &mut SnapshotTx),
+        mut checkpoints: Option<(&mut Checkpoints<'_>, u32)>,
         progress: &mut ProgressLog,
-    ) -> Result<Option<u64>> {
-        let pages = cursor::relation_pages(snap_sql, table.relation_id).await?;
-        let ranges = cursor::split_pages(pages, readers.ranges_per_table);
-        if ranges.len() < 2 {
-            return Ok(None);
-        }
-        tracing::debug!(table = %table.full_name(), pages, ranges = ranges.len(), "snapshot splits the table");
+    ) -> Result<u64> {
+        tracing::debug!(table = %table.full_name(), ranges = plan.ranges.len(), "snapshot splits the table");
+        let mut sent = RangeProgress::new(&plan);
         let job = Arc::new(TableJob {
             table: Arc::new(table),
             columns,
-            ranges: Mutex::new(ranges.into()),
+            plan,
+            next: AtomicUsize::new(0),
             tx: *tx,
             config: self.config.clone(),
             source: self.source.clone(),
@@ -163,10 +192,28 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             tasks.spawn(read_ranges(client, output, job.clone(), out.clone()));
         }
         drop(out);
+        let mut held = HeldTail {
+            started: false,
+            row: None,
+        };
         let mut rows = 0u64;
+        let full = job.table.full_name();
         while let Some(message) = incoming.recv().await {
-            rows += self.publish_read(message?, index, tx, held).await?;
+            let read = (place, &mut held, &mut sent);
+            rows += self.publish_read(message?, read, tx).await?;
             progress.batch(&self.counters, rows);
+            if let Some((c, filenode)) = checkpoints.as_mut() {
+                self.checkpoint_in_table(c, tx, (&full, *filenode), &sent)
+                    .await?;
+            }
+        }
+        if let Some((last, first_in_table, _)) = held.row.take() {
+            let (index, last_table) = place;
+            self.emit(
+                mark(last, (index, first_in_table), (last_table, true)),
+                tx.token,
+            )
+            .await?;
         }
         while let Some(joined) = tasks.join_next().await {
             let reader = joined.map_err(|e| {
@@ -177,39 +224,67 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             })?;
             readers.idle.push(reader);
         }
-        Ok(Some(rows))
+        Ok(rows)
     }
 
-    /// Publishes what a reader handed over as part of the snapshot's unit; returns its rows.
+    /// Publishes what a reader handed over as part of the snapshot's unit, marking range
+    /// ends, and notes in `sent` what was sent; returns its rows.
     async fn publish_read(
         &mut self,
         message: ReaderOut,
-        index: usize,
+        (place, held, sent): (TablePlace, &mut HeldTail, &mut RangeProgress),
         tx: &SnapshotTx,
-        held: &mut HeldBack,
     ) -> Result<u64> {
+        let index = place.0;
         match message {
-            ReaderOut::Boundary(ev) => {
+            ReaderOut::Head(range, ev, tid) => {
                 self.counters.add_snapshot_row();
-                let first_in_table = !held.table_started(index);
-                if let Some(ready) = held.push(*ev, first_in_table, index) {
-                    self.emit(ready, tx.token).await?;
-                }
+                let first_in_table = !std::mem::replace(&mut held.started, true);
+                self.emit(mark(*ev, (index, first_in_table), (false, false)), tx.token)
+                    .await?;
+                sent.sent_before(range, tid.next());
                 Ok(1)
             }
-            ReaderOut::Records(records, rows) => {
-                // The table's first row goes out before any other row of it.
-                if let Some(first) = held.release_first(index) {
-                    self.emit(first, tx.token).await?;
-                }
+            ReaderOut::Records(range, records, rows, last) => {
                 for record in records.iter() {
                     self.sink.send(&record, tx.token).await?;
                     self.counters.add_record();
                 }
+                sent.sent_before(range, last.next());
                 Ok(rows)
+            }
+            ReaderOut::Tail(range, ev, tid) => {
+                self.counters.add_snapshot_row();
+                let first_in_table = !std::mem::replace(&mut held.started, true);
+                sent.sent_before(range, tid);
+                if let Some((prev, prev_first, prev_range)) =
+                    held.row.replace((*ev, first_in_table, range))
+                {
+                    self.emit(mark(prev, (index, prev_first), (false, false)), tx.token)
+                        .await?;
+                    sent.finished(prev_range);
+                }
+                Ok(1)
+            }
+            ReaderOut::Empty(range) => {
+                sent.finished(range);
+                Ok(0)
             }
         }
     }
+}
+
+/// `ev` with its `source.snapshot` marker: `(table index, first row of the table)`,
+/// `(last table, last row of the table)`.
+fn mark(
+    mut ev: ChangeEvent,
+    (index, first_in_table): (usize, bool),
+    (last_table, last_in_table): (bool, bool),
+) -> ChangeEvent {
+    let first = first_in_table && index == 0;
+    let last = last_in_table && last_table;
+    ev.source.snapshot = Some(marker(first, first_in_table, last, last_in_table));
+    ev
 }
 
 /// `pg_export_snapshot()` of the transaction on `snap_sql`, when its isolation level gives it
@@ -229,7 +304,7 @@ async fn export_snapshot(snap_sql: &Client) -> Result<Option<String>> {
     Ok(Some(row.get(0)))
 }
 
-/// A reader: takes page ranges of `job` until none is left, reading each through a cursor on
+/// A reader: takes ranges of `job` until none is left, reading each through a cursor on
 /// `client` and handing its rows over on `out`. A failure is handed over too and ends it.
 /// Returns the connection and the output for the next table.
 async fn read_ranges(
@@ -239,12 +314,10 @@ async fn read_ranges(
     out: mpsc::Sender<Result<ReaderOut>>,
 ) -> (Client, RecordOutput) {
     loop {
-        let range = job
-            .ranges
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front();
-        let Some(range) = range else { break };
+        let range = job.next.fetch_add(1, Ordering::Relaxed);
+        if range >= job.plan.ranges.len() {
+            break;
+        }
         if let Err(e) = read_range(&client, &mut output, &job, range, &out).await {
             let _ = out.send(Err(e)).await;
             break;
@@ -253,51 +326,45 @@ async fn read_ranges(
     (client, output)
 }
 
-/// Reads one page range: its first and last rows go out as boundaries, the rows between as
-/// converted records, in batches.
+/// Reads range `range` of the plan in `ctid` order: its first and last rows go out
+/// unconverted, the rows between as converted records, in batches.
 async fn read_range(
     client: &Client,
     output: &mut RecordOutput,
     job: &TableJob,
-    range: PageRange,
+    range: usize,
     out: &mpsc::Sender<Result<ReaderOut>>,
 ) -> Result<()> {
     let t = &job.table;
-    let read = CursorSource::Pages(range);
-    cursor::open_cursor(
-        client,
-        &t.descriptor.schema,
-        &t.descriptor.table,
-        &job.columns,
-        read,
-    )
-    .await?;
+    let full = t.full_name();
+    let source = job.plan.source(range);
+    let (schema, name) = (&t.descriptor.schema, &t.descriptor.table);
+    cursor::open_cursor(client, schema, name, &job.columns, source).await?;
+    let width = job.columns.len();
     let mut fetch = job.config.snapshot_fetch_size.min(64);
-    let mut pending: Option<ChangeEvent> = None;
-    let mut first_sent = false;
+    let mut pending: Option<(ChangeEvent, Tid)> = None;
+    let mut head_sent = false;
+    let mut last_tid = None;
     loop {
-        let rows = cursor::fetch(client, fetch, job.columns.len()).await?;
+        let rows = cursor::fetch(client, fetch, width + 1).await?;
         if rows.is_empty() {
             break;
         }
         fetch = next_fetch_size(&rows, job.config.snapshot_fetch_size);
-        let mut batch = Batch::default();
+        let mut batch = Batch::new(range);
         for row in rows {
-            let ev = snapshot_event(t, &row, &job.tx, &job.source, &job.config)?;
-            let Some(previous) = pending.replace(ev) else {
+            let tid = next_tid(&full, &row[width], last_tid)?;
+            last_tid = Some(tid);
+            let ev = snapshot_event(t, &row[..width], &job.tx, &job.source, &job.config)?;
+            let Some((previous, at)) = pending.replace((ev, tid)) else {
                 continue;
             };
-            if !first_sent {
-                first_sent = true;
-                hand_over(out, Ok(ReaderOut::Boundary(Box::new(previous)))).await?;
+            if !head_sent {
+                head_sent = true;
+                hand_over(out, ReaderOut::Head(range, Box::new(previous), at)).await?;
                 continue;
             }
-            for record in change_records(previous, &output.options) {
-                output
-                    .render(record, &job.counters, &mut batch.records)
-                    .await?;
-            }
-            batch.rows += 1;
+            batch.add(previous, at, output, &job.counters).await?;
             if batch.records.bytes() >= RECORDS_BATCH_BYTES {
                 batch.hand_over(out, &job.counters).await?;
             }
@@ -305,17 +372,20 @@ async fn read_range(
         batch.hand_over(out, &job.counters).await?;
     }
     cursor::close_cursor(client).await?;
-    if let Some(last) = pending {
-        hand_over(out, Ok(ReaderOut::Boundary(Box::new(last)))).await?;
-    }
-    Ok(())
+    let end = match pending {
+        Some((last, at)) => ReaderOut::Tail(range, Box::new(last), at),
+        None => ReaderOut::Empty(range),
+    };
+    hand_over(out, end).await
 }
 
 /// Records a reader converted and has not handed over yet.
-#[derive(Default)]
 struct Batch {
+    range: usize,
     records: KafkaBatch,
     rows: u64,
+    /// The `ctid` of the last row.
+    last: Option<Tid>,
 }
 
 /// The key and value bytes after which a reader hands its converted records over: the
@@ -323,28 +393,52 @@ struct Batch {
 const RECORDS_BATCH_BYTES: usize = 512 * 1024;
 
 impl Batch {
+    fn new(range: usize) -> Self {
+        Batch {
+            range,
+            records: KafkaBatch::default(),
+            rows: 0,
+            last: None,
+        }
+    }
+
+    /// Converts `ev` (a row at `ctid` `at`, neither first nor last of its range: marker
+    /// `true`) into the batch.
+    async fn add(
+        &mut self,
+        ev: ChangeEvent,
+        at: Tid,
+        output: &mut RecordOutput,
+        counters: &Counters,
+    ) -> Result<()> {
+        for record in change_records(ev, &output.options) {
+            output.render(record, counters, &mut self.records).await?;
+        }
+        self.rows += 1;
+        self.last = Some(at);
+        Ok(())
+    }
+
     /// Hands the rows converted so far over (if any), counting them, and starts over.
     async fn hand_over(
         &mut self,
         out: &mpsc::Sender<Result<ReaderOut>>,
         counters: &Counters,
     ) -> Result<()> {
-        if self.rows == 0 {
+        let Some(last) = self.last else {
             return Ok(());
-        }
-        let batch = std::mem::take(self);
+        };
+        let batch = std::mem::replace(self, Batch::new(self.range));
         counters.add_snapshot_rows(batch.rows);
-        hand_over(out, Ok(ReaderOut::Records(batch.records, batch.rows))).await
+        let message = ReaderOut::Records(batch.range, batch.records, batch.rows, last);
+        hand_over(out, message).await
     }
 }
 
 /// Sends `message` to the pipeline. Errors: the pipeline stopped listening (it failed or
 /// was stopped), which ends the reader.
-async fn hand_over(
-    out: &mpsc::Sender<Result<ReaderOut>>,
-    message: Result<ReaderOut>,
-) -> Result<()> {
-    out.send(message).await.map_err(|_| {
+async fn hand_over(out: &mpsc::Sender<Result<ReaderOut>>, message: ReaderOut) -> Result<()> {
+    out.send(Ok(message)).await.map_err(|_| {
         Error::new(
             crate::error::ErrorKind::Internal,
             "the snapshot stopped reading",

@@ -34,6 +34,7 @@ use super::offsets::OffsetSaver;
 use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::{SnapshotJob, Started};
+use super::table_ranges::{RangeProgress, TablePlan};
 use super::{SHUTDOWN_FLUSH_TIMEOUT, SNAPSHOT_BATCH_BYTES};
 
 /// Takes the initial snapshot of a started run and waits for Kafka to acknowledge it.
@@ -251,8 +252,6 @@ pub(super) struct HeldBack {
     /// The held row: its event, whether it is the snapshot's first and its table's first,
     /// and its table's index.
     row: Option<(ChangeEvent, bool, bool, usize)>,
-    /// The table of the last row pushed.
-    table: Option<usize>,
 }
 
 impl HeldBack {
@@ -265,27 +264,9 @@ impl HeldBack {
         table_index: usize,
     ) -> Option<ChangeEvent> {
         let first = first_in_table && table_index == 0;
-        self.table = Some(table_index);
         let prev = self.row.replace((ev, first, first_in_table, table_index));
         prev.map(|(mut p, f, fi, ti)| {
             p.source.snapshot = Some(marker(f, fi, false, ti != table_index));
-            p
-        })
-    }
-
-    /// Whether a row of table `table_index` was pushed already.
-    pub(super) fn table_started(&self, table_index: usize) -> bool {
-        self.table == Some(table_index)
-    }
-
-    /// The held row, marked, when it is the first of table `table_index`: other rows of the
-    /// table are about to go out, so it is neither the table's last nor the snapshot's.
-    pub(super) fn release_first(&mut self, table_index: usize) -> Option<ChangeEvent> {
-        if !matches!(self.row, Some((_, _, true, ti)) if ti == table_index) {
-            return None;
-        }
-        self.row.take().map(|(mut p, f, fi, _)| {
-            p.source.snapshot = Some(marker(f, fi, false, false));
             p
         })
     }
@@ -301,7 +282,12 @@ impl HeldBack {
 
 /// Debezium's marker precedence: last > first > last_in_data_collection >
 /// first_in_data_collection > true.
-fn marker(first: bool, first_in_table: bool, last: bool, last_in_table: bool) -> &'static str {
+pub(super) fn marker(
+    first: bool,
+    first_in_table: bool,
+    last: bool,
+    last_in_table: bool,
+) -> &'static str {
     if last {
         "last"
     } else if first {
@@ -358,12 +344,12 @@ impl<'a> Checkpoints<'a> {
         self.saver.is_some() && self.snapshot.is_some()
     }
 
-    /// How far `table` (`schema.table`, in file `filenode`) was read: every row before `tid`.
+    /// How far `table` (`schema.table`, in file `filenode`) was read: every row in `ranges`.
     fn table_progress(
         &self,
         table: &str,
         filenode: u32,
-        tid: cursor::Tid,
+        ranges: &[cursor::TidRange],
     ) -> Result<crate::offsets::initial::TableProgress> {
         Ok(crate::offsets::initial::TableProgress {
             table: table.to_string(),
@@ -374,7 +360,7 @@ impl<'a> Checkpoints<'a> {
                     "a checkpoint inside a table without the snapshot's visibility",
                 )
             })?,
-            ctid: tid.to_string(),
+            ranges: super::table_ranges::stored(ranges),
         })
     }
 
@@ -574,7 +560,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         tracing::info!(
             completed_tables = progress.completed_tables.len(),
             table = reading.map(|t| t.table.as_str()),
-            ctid = reading.map(|t| t.ctid.as_str()),
+            ranges_read = reading.map(|t| t.ranges.len()),
             "snapshot checkpoint: what was read is acknowledged and recorded in the offsets"
         );
         checkpoints.progress = (*progress).clone();
@@ -633,7 +619,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                     snap_sql,
                     &mut readers,
                     t,
-                    (index, &mut tx, &mut held),
+                    ((index, index + 1 == tables.len()), &mut tx, &mut held),
                     overrides,
                     checkpoints.as_deref_mut(),
                 )
@@ -664,16 +650,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         Ok(())
     }
 
-    /// Reads one table: over the readers in page ranges when they are several and the table
-    /// has no override query (nor a part read by an interrupted snapshot), else on
-    /// `snap_sql` (in its physical order when `checkpoints` can record how far). Returns the
-    /// rows read.
+    /// Reads one table at `place` in the snapshot: over the readers in ranges when they are
+    /// several and the table has no override query, else on `snap_sql` (in its physical
+    /// order when `checkpoints` can record how far, or an interrupted snapshot recorded how
+    /// far it read it). Returns the rows read.
     async fn snapshot_table(
         &mut self,
         snap_sql: &Client,
         readers: &mut super::parallel::Readers,
         t: &CatalogTable,
-        (index, tx, held): (usize, &mut SnapshotTx, &mut HeldBack),
+        (place, tx, held): (super::parallel::TablePlace, &mut SnapshotTx, &mut HeldBack),
         overrides: &[crate::config::SelectOverride],
         checkpoints: Option<&mut Checkpoints<'_>>,
     ) -> Result<u64> {
@@ -698,114 +684,152 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             tracing::info!(table = %full,
                 "snapshot reads the table with its snapshot.select.statement.overrides query");
         }
-        let mut progress = ProgressLog::new(full.clone(), t.estimate);
+        let progress = ProgressLog::new(full.clone(), t.estimate);
         let part_read = self
             .initial_progress
             .as_deref()
             .and_then(|p| p.table_progress(&full))
             .is_some();
-        if readers.parallel() && query.is_none() && !part_read {
-            let read = (index, &*tx, &mut *held);
-            let split = self
-                .snapshot_table_parallel(
-                    readers,
-                    snap_sql,
-                    table.clone(),
-                    names.clone(),
-                    read,
-                    &mut progress,
-                )
-                .await?;
-            if let Some(rows) = split {
-                self.counters.snapshot_table_done();
-                tracing::info!(table = %table.full_name(), rows, "snapshot of table done");
-                return Ok(rows);
-            }
-        }
+        let checkpoints = checkpoints.filter(|c| c.records_tables());
+        let ordered = query.is_none()
+            && self.server_version >= cursor::TID_RANGE_SERVER_VERSION
+            && (checkpoints.is_some() || part_read || readers.parallel());
         let mut read = SerialRead {
             table: &table,
             full,
             names: &names,
-            index,
+            index: place.0,
             rows: 0,
             progress,
+            ordered: None,
         };
-        // In order when checkpoints can record how far, or to resume where an interrupted
-        // snapshot recorded it was (whether or not this run records anything).
-        let records = checkpoints.as_ref().is_some_and(|c| c.records_tables());
-        let ordered = query.is_none()
-            && self.server_version >= cursor::TID_RANGE_SERVER_VERSION
-            && (records || part_read);
-        if ordered {
-            self.read_ordered(snap_sql, t, &mut read, (tx, held), checkpoints)
-                .await?;
-        } else {
+        if !ordered {
             let source = query.map_or(cursor::CursorSource::Table, cursor::CursorSource::Query);
             self.read_serial(snap_sql, source, &mut read, (tx, held), None)
                 .await?;
+        } else {
+            let (plan, filenode) = self
+                .plan_table(snap_sql, t, &read.full, readers.ranges_per_table())
+                .await?;
+            let checkpoints = checkpoints.map(|c| (c, filenode));
+            if readers.parallel() && plan.ranges.len() > 1 {
+                let what = (table.clone(), names.clone(), plan);
+                let progress = &mut read.progress;
+                read.rows = self
+                    .snapshot_table_parallel(readers, what, (place, tx), checkpoints, progress)
+                    .await?;
+            } else {
+                read.ordered = Some(OrderedRead {
+                    sent: RangeProgress::new(&plan),
+                    filenode,
+                    range: 0,
+                });
+                let checkpoints = checkpoints.map(|(c, _)| c);
+                self.read_ordered(snap_sql, &plan, &mut read, (tx, held), checkpoints)
+                    .await?;
+            }
         }
         self.counters.snapshot_table_done();
         tracing::info!(table = %table.full_name(), rows = read.rows, "snapshot of table done");
         Ok(read.rows)
     }
 
-    /// Reads a table in its physical order, so that checkpoints can record how far (see
-    /// [`crate::offsets::initial`]). When an interrupted snapshot read it part way, in the
-    /// same file, first the rows before that point which its snapshot did not see (written
-    /// since), then the rest; otherwise all of it.
+    /// Prepares the ordered read of `t` (`full`: `schema.table`) in the snapshot transaction
+    /// and plans its ranges, `parts` of them for what is left to read (see
+    /// [`super::table_ranges`]): when an interrupted snapshot read part of it in the same
+    /// file, first those parts again for the rows written since. Returns the plan and the
+    /// table's file.
+    async fn plan_table(
+        &self,
+        snap_sql: &Client,
+        t: &CatalogTable,
+        full: &str,
+        parts: usize,
+    ) -> Result<(TablePlan, u32)> {
+        let filenode = cursor::begin_ordered_read(snap_sql, t.oid, &t.schema, &t.table).await?;
+        let (read_before, window) = self.read_before(full, filenode);
+        let pages = match parts {
+            1 => 0,
+            _ => cursor::relation_pages(snap_sql, t.oid).await?,
+        };
+        Ok((TablePlan::new(&read_before, window, pages, parts), filenode))
+    }
+
+    /// The ranges of table `full` (in file `filenode`) an interrupted snapshot recorded as
+    /// read, and what its snapshot saw; none when it recorded none, the table was rewritten
+    /// since, or the record cannot be read (each logged).
+    fn read_before(
+        &self,
+        full: &str,
+        filenode: u32,
+    ) -> (Vec<cursor::TidRange>, Option<cursor::XidWindow>) {
+        let Some(p) = self
+            .initial_progress
+            .as_deref()
+            .and_then(|p| p.table_progress(full))
+        else {
+            return (Vec::new(), None);
+        };
+        let ranges = super::table_ranges::parse_stored(&p.ranges);
+        let window = super::fence::XidSnapshot::parse(&p.snapshot)
+            .ok()
+            .map(|s| s.window());
+        match (ranges, window) {
+            (Some(ranges), Some(window)) if p.filenode == filenode => {
+                tracing::info!(table = %full, ranges = ranges.len(),
+                    "resuming the table where the interrupted snapshot stopped: first the rows written since in the ranges it read, then the rest");
+                (ranges, Some(window))
+            }
+            (Some(_), Some(_)) => {
+                tracing::info!(table = %full,
+                    "the table was rewritten (VACUUM FULL, CLUSTER, TRUNCATE) since the interrupted snapshot read part of it: reading it whole");
+                (Vec::new(), None)
+            }
+            _ => {
+                tracing::warn!(table = %full, snapshot = %p.snapshot, ranges = ?p.ranges,
+                    "the offsets' progress of this table (pgcdc_snapshot_table_progress) cannot be read: reading it whole");
+                (Vec::new(), None)
+            }
+        }
+    }
+
+    /// Reads a table on `snap_sql` range by range in the order of `plan`, so that
+    /// `checkpoints` can record how far (see [`crate::offsets::initial`]).
     async fn read_ordered(
         &mut self,
         snap_sql: &Client,
-        t: &CatalogTable,
+        plan: &TablePlan,
         read: &mut SerialRead<'_>,
         (tx, held): (&mut SnapshotTx, &mut HeldBack),
-        checkpoints: Option<&mut Checkpoints<'_>>,
+        mut checkpoints: Option<&mut Checkpoints<'_>>,
     ) -> Result<()> {
-        let filenode = cursor::begin_ordered_read(snap_sql, t.oid, &t.schema, &t.table).await?;
-        let resume = self
-            .initial_progress
-            .as_deref()
-            .and_then(|p| p.table_progress(&read.full))
-            .cloned();
-        let mut from = cursor::Tid::START;
-        if let Some(p) = resume {
-            let point = cursor::Tid::parse(&p.ctid);
-            let window = super::fence::XidSnapshot::parse(&p.snapshot)
-                .ok()
-                .map(|s| s.window());
-            match (point, window) {
-                (Some(point), Some(window)) if p.filenode == filenode => {
-                    tracing::info!(table = %read.full, ctid = %point,
-                        "resuming the table where the interrupted snapshot stopped: first the rows before that point written since, then the rest");
-                    let changed = cursor::CursorSource::ChangedBefore(point, &window);
-                    self.read_serial(snap_sql, changed, read, (&mut *tx, &mut *held), None)
-                        .await?;
-                    from = point;
-                }
-                (Some(_), Some(_)) => tracing::info!(table = %read.full,
-                    "the table was rewritten (VACUUM FULL, CLUSTER, TRUNCATE) since the interrupted snapshot read part of it: reading it whole"),
-                _ => tracing::warn!(table = %read.full, ctid = %p.ctid, snapshot = %p.snapshot,
-                    "the offsets' progress of this table (pgcdc_snapshot_table_progress) cannot be read: reading it whole"),
+        for range in 0..plan.ranges.len() {
+            if let Some(o) = read.ordered.as_mut() {
+                o.range = range;
+            }
+            let source = plan.source(range);
+            let c = checkpoints.as_deref_mut();
+            self.read_serial(snap_sql, source, read, (&mut *tx, &mut *held), c)
+                .await?;
+            // The range's last row may still be held back: the next checkpoint follows a batch
+            // of a later range (whose first row released it) or the table's end.
+            if let Some(o) = read.ordered.as_mut() {
+                o.sent.finished(range);
             }
         }
-        let checkpoints = checkpoints
-            .filter(|c| c.records_tables())
-            .map(|c| (c, filenode));
-        let source = cursor::CursorSource::From(from);
-        self.read_serial(snap_sql, source, read, (tx, held), checkpoints)
-            .await
+        Ok(())
     }
 
     /// Reads `source` through one cursor on `snap_sql`, in batches of about
-    /// [`SNAPSHOT_BATCH_BYTES`]; with `checkpoints` (an ordered read of the table in file
-    /// `filenode`), a due checkpoint after a batch records how far the table was read.
+    /// [`SNAPSHOT_BATCH_BYTES`]; with `checkpoints` (and an ordered read), a due checkpoint
+    /// after a batch records how far the table was read.
     async fn read_serial(
         &mut self,
         snap_sql: &Client,
         source: cursor::CursorSource<'_>,
         read: &mut SerialRead<'_>,
         (tx, held): (&mut SnapshotTx, &mut HeldBack),
-        mut checkpoints: Option<(&mut Checkpoints<'_>, u32)>,
+        mut checkpoints: Option<&mut Checkpoints<'_>>,
     ) -> Result<()> {
         let schema = &read.table.descriptor;
         cursor::open_cursor(snap_sql, &schema.schema, &schema.table, read.names, source).await?;
@@ -833,17 +857,38 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 self.counters.add_snapshot_row();
             }
             read.progress.batch(&self.counters, read.rows);
-            if let (Some((c, filenode)), Some(tid)) = (checkpoints.as_mut(), last_tid) {
-                if c.due() {
-                    // The row at `tid` is held back: every row before it was sent.
-                    let at = c.table_progress(&read.full, *filenode, tid)?;
-                    let progress = c.progress.reading(at);
-                    self.checkpoint(c, tx, progress).await?;
-                }
+            let (Some(o), Some(tid)) = (read.ordered.as_mut(), last_tid) else {
+                continue;
+            };
+            // The row at `tid` is held back: every row of the range before it was sent.
+            o.sent.sent_before(o.range, tid);
+            if let Some(c) = checkpoints.as_deref_mut() {
+                let table = (read.full.as_str(), o.filenode);
+                self.checkpoint_in_table(c, tx, table, &o.sent).await?;
             }
         }
         cursor::close_cursor(snap_sql).await?;
         Ok(())
+    }
+
+    /// A checkpoint inside `table` (`schema.table`, in file `filenode`), if one is due and
+    /// `sent` can say what was read (see [`RangeProgress::read_ranges`]).
+    pub(super) async fn checkpoint_in_table(
+        &mut self,
+        c: &mut Checkpoints<'_>,
+        tx: &mut SnapshotTx,
+        (table, filenode): (&str, u32),
+        sent: &RangeProgress,
+    ) -> Result<()> {
+        if !c.due() {
+            return Ok(());
+        }
+        let Some(ranges) = sent.read_ranges() else {
+            return Ok(());
+        };
+        let at = c.table_progress(table, filenode, &ranges)?;
+        let progress = c.progress.reading(at);
+        self.checkpoint(c, tx, progress).await
     }
 }
 
@@ -859,12 +904,27 @@ struct SerialRead<'a> {
     /// Rows read so far.
     rows: u64,
     progress: ProgressLog,
+    /// When the table is read in its physical order: how far.
+    ordered: Option<OrderedRead>,
+}
+
+/// How far a table read range by range in its physical order was sent.
+struct OrderedRead {
+    sent: RangeProgress,
+    /// The table's file.
+    filenode: u32,
+    /// The range being read.
+    range: usize,
 }
 
 /// The `ctid` of the next row of an ordered read of `table`, which must follow `last`.
 /// Errors: the server sent something else (a protocol error), or rows out of order (which
 /// would make a checkpoint claim rows not sent).
-fn next_tid(table: &str, text: &Option<String>, last: Option<cursor::Tid>) -> Result<cursor::Tid> {
+pub(super) fn next_tid(
+    table: &str,
+    text: &Option<String>,
+    last: Option<cursor::Tid>,
+) -> Result<cursor::Tid> {
     let tid = text
         .as_deref()
         .and_then(cursor::Tid::parse)
