@@ -85,7 +85,7 @@ PGCDC="${BENCH_PGCDC_BIN:-$ROOT/target/release/pgcdc}"
 for t in "${THREADS[@]}"; do { is_uint "$t" && [ "$t" -ge 1 ]; } || die "BENCH_SNAPSHOT_THREADS: '$t' is not a positive integer"; done
 for c in "${CONVERTERS[@]}"; do case "$c" in json|avro) ;; *) die "BENCH_SNAPSHOT_CONVERTERS: '$c' (json, avro)" ;; esac; done
 { is_uint "$UPDATES_PER_S"; } || die "BENCH_SNAPSHOT_UPDATES_PER_S=$UPDATES_PER_S: expected an integer"
-for s in "${SYSTEMS[@]}"; do case "$s" in pgcdc|debezium) ;; *) die "BENCH_SNAPSHOT_SYSTEMS: '$s' (pgcdc, debezium)" ;; esac; done
+for s in "${SYSTEMS[@]}"; do case "$s" in pgcdc|pgcdc-initial|debezium) ;; *) die "BENCH_SNAPSHOT_SYSTEMS: '$s' (pgcdc, pgcdc-initial, debezium)" ;; esac; done
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$ROOT/target/bench"
