@@ -18,7 +18,15 @@
 # Then a final transaction, and `dbz-compare switch-check` reads the topic: every row and
 # every counter update published, no snapshot after the first phase, order kept within each
 # phase, and each phase's repeats within its rule. The offsets record Debezium wrote and the
-# one pgcdc wrote are printed side by side: same key bytes, same partition.
+# one pgcdc wrote are printed side by side: same key bytes, same partition. Then, on another
+# table (sw_incr, 10,000 rows, chunks of 100 rows, read slowly through an
+# additional-conditions filter that sleeps 1 ms per row):
+#   5. pgcdc           reads an execute-snapshot signal (the signal table) and is stopped
+#                      (SIGTERM) in the middle of the incremental snapshot, its progress (and
+#                      the filter) in the offsets in Debezium's keys
+#   6. debezium        (the worker started again) resumes the incremental snapshot from
+#                      pgcdc's offsets: every row of sw_incr read once by one side or the
+#                      other, Debezium re-reading at most the chunk pgcdc had in flight
 #
 # Usage: scripts/debezium/switch.sh
 # Environment: DBZ_KEEP=1 keeps everything running; DBZ_TIMEOUT seconds per wait (180);
@@ -35,6 +43,9 @@ TOPIC="$PREFIX.public.sw_rows"
 OFFSET_KEY="[\"$NAME\",{\"server\":\"$PREFIX\"}]"
 PER_PHASE=${SWITCH_RECORDS:-2000}
 SNAPSHOT_ROWS=101
+INCR_TOPIC="$PREFIX.public.sw_incr"
+INCR_ROWS=10000
+INCR_CHUNK=100
 
 T0=$(now)
 phase() { log "[$(elapsed "$T0")s] $*"; }
@@ -93,10 +104,10 @@ writer_start() {
   WRITER_PID=$!
 }
 
-# End offset of the (one-partition) topic; 0 before it exists.
+# End offset of the (one-partition) topic (default: sw_rows's); 0 before it exists.
 end_offset() {
-  local out
-  out=$(timeout 15 kcat -Q -b "$DBZ_KAFKA" -t "$TOPIC:0:-1" 2>/dev/null) || { echo 0; return; }
+  local out topic=${1:-$TOPIC}
+  out=$(timeout 15 kcat -Q -b "$DBZ_KAFKA" -t "$topic:0:-1" 2>/dev/null) || { echo 0; return; }
   printf '%s\n' "$out" | sed -n 's/.*offset \(-\{0,1\}[0-9]*\).*/\1/p' | head -n 1
 }
 
@@ -172,7 +183,12 @@ trap cleanup EXIT
 sql "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
 sql "CREATE DATABASE $DB" >/dev/null
 psql_db "$DB" -c "CREATE TABLE sw_rows (id bigint PRIMARY KEY, n bigint NOT NULL, pad text);
-  INSERT INTO sw_rows SELECT g, 0, md5(g::text) FROM generate_series(0, $((SNAPSHOT_ROWS - 1))) g;" >/dev/null
+  INSERT INTO sw_rows SELECT g, 0, md5(g::text) FROM generate_series(0, $((SNAPSHOT_ROWS - 1))) g;
+  CREATE TABLE sw_incr (id bigint PRIMARY KEY, v text);
+  INSERT INTO sw_incr SELECT g, md5(g::text) FROM generate_series(1, $INCR_ROWS) g;
+  CREATE TABLE sw_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048));
+  CREATE FUNCTION sw_slow(bigint) RETURNS boolean VOLATILE LANGUAGE plpgsql
+    AS \$\$ BEGIN PERFORM pg_sleep(0.001); RETURN true; END \$\$;" >/dev/null
 broker_start_fresh
 connect_start_distributed
 
@@ -192,7 +208,9 @@ connect_start_distributed
     slot.name "$SLOT_DBZ" \
     publication.name "$SLOT_DBZ" \
     publication.autocreate.mode filtered \
-    table.include.list public.sw_rows \
+    table.include.list public.sw_rows,public.sw_incr,public.sw_signal \
+    signal.data.collection public.sw_signal \
+    incremental.snapshot.chunk.size "$INCR_CHUNK" \
     topic.prefix "$PREFIX" \
     snapshot.mode initial \
     key.converter org.apache.kafka.connect.json.JsonConverter \
@@ -308,5 +326,65 @@ if [ -n "$extra" ]; then
   echo "FAILED: pgcdc's offsets have fields Debezium's do not: $extra" | tee -a "$RUN/report.txt"
   RC=1
 fi
+# ------------------------------------------------------------------------------ 5. incremental
+# "<topic offset> <id>" of each incremental snapshot record of sw_incr.
+incr_reads() {
+  timeout 60 kcat -C -b "$DBZ_KAFKA" -t "$INCR_TOPIC" -o beginning -e -q -f '%o\t%s\n' 2>/dev/null \
+    | jq -rR 'split("\t") as [$o, $v] | ($v | fromjson? // {}) as $j
+              | select($j.payload.op == "r" and $j.payload.source.snapshot == "incremental")
+              | "\($o) \($j.payload.after.id)"'
+}
+
+phase "5. pgcdc: an incremental snapshot of sw_incr, stopped in the middle"
+pgcdc_start 5
+psql_db "$DB" -c "INSERT INTO sw_signal VALUES ('switch-incremental', 'execute-snapshot',
+  '{\"data-collections\": [\"public.sw_incr\"], \"type\": \"incremental\",
+    \"additional-conditions\": [{\"data-collection\": \"public.sw_incr\", \"filter\": \"sw_slow(id)\"}]}')" >/dev/null
+deadline=$(( $(date +%s) + TIMEOUT ))
+until stored_offsets | cut -f3 | jq -e 'has("incremental_snapshot_primary_key")' >/dev/null 2>&1; do
+  pgcdc_alive || die "pgcdc exited during the incremental snapshot (log: $RUN/pgcdc-5.log)"
+  [ "$(date +%s)" -lt "$deadline" ] || die "pgcdc stored no incremental snapshot progress after ${TIMEOUT}s"
+  sleep 0.2
+done
+pgcdc_stop 5
+wait_slot_inactive
+I5=$(end_offset "$INCR_TOPIC")
+INCR_STORED=$(stored_offsets | cut -f3)
+printf '%s' "$INCR_STORED" | jq -e '.incremental_snapshot_collections // empty' >/dev/null \
+  || die "pgcdc completed the incremental snapshot before it was stopped (stored: $INCR_STORED)"
+phase "5. pgcdc stopped at $INCR_TOPIC offset $I5; stored: $INCR_STORED"
+
+# ------------------------------------------------------------------------------ 6. debezium
+phase "6. debezium: the worker starts again and resumes the incremental snapshot from pgcdc's offsets"
+connect_start_distributed
+wait_connector RUNNING
+deadline=$(( $(date +%s) + TIMEOUT ))
+until [ "$(incr_reads | awk '{ print $2 }' | sort -u | wc -l)" -ge "$INCR_ROWS" ]; do
+  connect_alive || die "connect: worker exited (log: $CONNECT_RUN/logs/connect.log)"
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    log "not every row of sw_incr read after ${TIMEOUT}s"
+    break
+  fi
+  sleep 1
+done
+incr_reads >"$RUN/incremental.reads"
+read -r by_pgcdc by_debezium both distinct < <(awk -v cut="$I5" '
+  { if ($1 < cut) p[$2] = 1; else d[$2] = 1; all[$2] = 1 }
+  END { np = 0; nd = 0; nb = 0; na = 0
+        for (k in p) { np++; if (k in d) nb++ }
+        for (k in d) nd++
+        for (k in all) na++
+        print np, nd, nb, na }' "$RUN/incremental.reads")
+{
+  echo "incremental snapshot of sw_incr ($INCR_ROWS rows, chunks of $INCR_CHUNK) switched from pgcdc to debezium:"
+  echo "  read by pgcdc $by_pgcdc, by debezium $by_debezium, by both $both, distinct $distinct"
+  if [ "$distinct" -eq "$INCR_ROWS" ] && [ "$by_pgcdc" -gt 0 ] && [ "$by_debezium" -gt 0 ] \
+     && [ "$both" -le $((2 * INCR_CHUNK)) ]; then
+    echo "  ok: debezium resumed where pgcdc stopped"
+  else
+    echo "FAILED: every row once by one side, debezium re-reading at most $((2 * INCR_CHUNK)) rows pgcdc read"
+  fi
+} | tee -a "$RUN/report.txt"
+grep -q '^FAILED' "$RUN/report.txt" && RC=1
 phase "finished: exit $RC (report: $RUN/report.txt)"
 exit "$RC"
