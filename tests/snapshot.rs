@@ -576,7 +576,8 @@ async fn snapshot_notifications_go_to_the_sink_topic_and_a_start_without_snapsho
 /// the records of the table interleave, and the `source.snapshot` markers stay exact (the
 /// table's first record `first_in_data_collection`, not `first`, since the empty table `e` is
 /// read first, as Debezium marks it; its last `last_in_data_collection`; a one-page table read
-/// after it ends the snapshot with `last`).
+/// after it ends the snapshot with `last`). Table `o` has one row in its first range and the
+/// others at its end: that range's only row, handed over first, is the table's first record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() {
     let db = TestDb::create("psnap").await;
@@ -585,6 +586,9 @@ async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() 
            num numeric(10,2), j jsonb, u uuid) WITH (autovacuum_enabled = false);
          CREATE TABLE public.q (id int PRIMARY KEY, v text);
          CREATE TABLE public.e (id int PRIMARY KEY);
+         CREATE TABLE public.o (id int PRIMARY KEY, v text);
+         INSERT INTO o SELECT g, md5(g::text) FROM generate_series(1, 20000) g;
+         DELETE FROM o WHERE id BETWEEN 2 AND 18500;
          INSERT INTO p SELECT g, g % 7, md5(g::text), '2026-01-01'::timestamptz + g * interval '1 s', \
            g / 100.0, jsonb_build_object('g', g), md5(g::text)::uuid FROM generate_series(1, 20000) g;
          DELETE FROM p WHERE id % 10 = 3;
@@ -592,6 +596,7 @@ async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() 
          INSERT INTO q SELECT g, 'q' FROM generate_series(1, 5) g",
     )
     .await;
+    db.exec("VACUUM o").await;
     let alive: i64 = db
         .client
         .query_one("SELECT count(*) FROM p", &[])
@@ -641,8 +646,13 @@ async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() 
     )
     .await;
     let q = read_n(&env().kafka, &format!("{prefix}.public.q"), 5, T).await;
+    let o = read_n(&env().kafka, &format!("{prefix}.public.o"), 1_501, T).await;
     let stats = c.stop().await.unwrap();
-    assert_eq!(stats.snapshot_rows as i64, alive + 5, "rows counted");
+    assert_eq!(
+        stats.snapshot_rows as i64,
+        alive + 5 + 1_501,
+        "rows counted"
+    );
 
     // Every row once, each with the serial snapshot's key and value.
     let by_id = |recs: &[Rec]| -> HashMap<i64, (serde_json::Value, serde_json::Value)> {
@@ -687,6 +697,13 @@ async fn a_parallel_snapshot_reads_every_row_once_as_the_serial_snapshot_does() 
     assert!(
         pm[1..pm.len() - 1].iter().all(|m| m == "true"),
         "middle markers"
+    );
+    let om = markers(&o);
+    assert_eq!(om[0], "first_in_data_collection", "o: {:?}", &om[..3]);
+    assert_eq!(om[om.len() - 1], "last_in_data_collection");
+    assert!(
+        om[1..om.len() - 1].iter().all(|m| m == "true"),
+        "o: middle markers"
     );
     let qm = markers(&q);
     assert_eq!(

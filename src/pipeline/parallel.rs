@@ -12,9 +12,9 @@
 //! - Debezium's `source.snapshot` markers stay exact: a reader hands the first and the last
 //!   row of each range over unconverted, the first before the range's other rows. The
 //!   pipeline marks the first of them it gets as the table's first record
-//!   (`first_in_data_collection`, or `first`) and holds the last range end it got until the
-//!   next one or the table's end (the table's `last_in_data_collection`, or the snapshot's
-//!   `last`);
+//!   (`first_in_data_collection`, or `first`) and holds a range end back until another
+//!   range's first or last row arrives (that range ends later) or the table ends (then it is
+//!   the table's `last_in_data_collection`, or the snapshot's `last`);
 //! - a checkpoint claims, for each range, only rows the pipeline has sent (a held range end is
 //!   not), so a resumed snapshot reads the rest and nothing twice;
 //! - every queue is bounded: the readers' channel holds at most two batches per reader, each
@@ -238,6 +238,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let index = place.0;
         match message {
             ReaderOut::Head(range, ev, tid) => {
+                // A held range end is not the table's last (this range ends later), and may be
+                // its first: it goes out before this row.
+                self.release_tail(held, index, sent, tx).await?;
                 self.counters.add_snapshot_row();
                 let first_in_table = !std::mem::replace(&mut held.started, true);
                 self.emit(mark(*ev, (index, first_in_table), (false, false)), tx.token)
@@ -254,16 +257,11 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 Ok(rows)
             }
             ReaderOut::Tail(range, ev, tid) => {
+                self.release_tail(held, index, sent, tx).await?;
                 self.counters.add_snapshot_row();
                 let first_in_table = !std::mem::replace(&mut held.started, true);
                 sent.sent_before(range, tid);
-                if let Some((prev, prev_first, prev_range)) =
-                    held.row.replace((*ev, first_in_table, range))
-                {
-                    self.emit(mark(prev, (index, prev_first), (false, false)), tx.token)
-                        .await?;
-                    sent.finished(prev_range);
-                }
+                held.row = Some((*ev, first_in_table, range));
                 Ok(1)
             }
             ReaderOut::Empty(range) => {
@@ -271,6 +269,23 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 Ok(0)
             }
         }
+    }
+
+    /// Sends the held range end of table `index`, if any: it is not the table's last. Its
+    /// range is then wholly sent.
+    async fn release_tail(
+        &mut self,
+        held: &mut HeldTail,
+        index: usize,
+        sent: &mut RangeProgress,
+        tx: &SnapshotTx,
+    ) -> Result<()> {
+        if let Some((row, first_in_table, range)) = held.row.take() {
+            self.emit(mark(row, (index, first_in_table), (false, false)), tx.token)
+                .await?;
+            sent.finished(range);
+        }
+        Ok(())
     }
 }
 
