@@ -181,6 +181,32 @@ async fn no_data_mode_streams_without_snapshot() {
     db.cleanup().await;
 }
 
+/// `initial_only` (no slot): the records carry the server's WAL position when the snapshot
+/// began, as Debezium's do (it reads the current WAL location), not 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initial_only_records_carry_the_wal_position_of_the_snapshot() {
+    let db = TestDb::create("inonly").await;
+    db.exec("CREATE TABLE public.s (id int PRIMARY KEY); INSERT INTO s VALUES (1), (2)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("inonly");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "initial_only".into());
+    let before = db.current_lsn().await;
+    let c = start(&raw);
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.s"), 2, T).await;
+    c.stop().await.unwrap();
+    let after = db.current_lsn().await;
+    for r in &recs {
+        let lsn = r.payload()["source"]["lsn"].as_u64().unwrap();
+        assert!(
+            (before..=after).contains(&lsn),
+            "source.lsn {lsn} between {before} and {after}"
+        );
+    }
+    db.cleanup().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn captured_tables_an_existing_publication_leaves_out_are_named() {
     let db = TestDb::create("pubgap").await;

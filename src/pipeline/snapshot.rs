@@ -106,13 +106,18 @@ async fn run_initial<S: Sink>(
     job: &SnapshotJob,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<bool> {
-    let position = started.start_lsn;
-    save_in_progress(started, position).await?;
     let snap_sql = crate::pg::sql::connect_for_snapshot(&started.processor.config.database).await?;
     let version = started.server.version_num;
     let isolation = started.processor.config.snapshot_isolation_mode;
     let exported = job.exported.as_deref();
     let tx = cursor::begin(&snap_sql, exported, isolation, version).await?;
+    // Without a slot (`initial_only`), the snapshot's records carry the server's WAL position
+    // when it began, as Debezium's do; on a slot, the slot's consistent point.
+    let position = match started.replication {
+        Some(_) => started.start_lsn,
+        None => setup::current_wal_lsn(&snap_sql).await?,
+    };
+    save_in_progress(started, position).await?;
     // A snapshot on the slot it created can be resumed on that slot, fenced.
     let checkpoints = exported.is_some() && started.replication.is_some();
     let read = read_tables(
