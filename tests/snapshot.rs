@@ -895,6 +895,102 @@ async fn resumes_where_it_was(exactly_once: bool, threads: usize) {
     db.cleanup().await;
 }
 
+/// A row changed inside a `SAVEPOINT` of a transaction that was running when the interrupted
+/// snapshot was taken carries its subtransaction's id, which `pg_current_snapshot()` does not
+/// list: the resumed snapshot still reads it again, in the version that transaction committed,
+/// after the change (as the row updated at the transaction's top level).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_snapshot_reads_again_rows_a_subtransaction_changed_while_it_was_interrupted() {
+    let db = TestDb::create("subxact").await;
+    db.exec(
+        "CREATE TABLE public.b (id int PRIMARY KEY, ver int NOT NULL, pad text) \
+           WITH (fillfactor = 50); \
+         INSERT INTO b SELECT g, 1, repeat('p', 100) FROM generate_series(1, 20000) g; \
+         CREATE TABLE public.other (id int PRIMARY KEY); INSERT INTO other VALUES (1)",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("subxact");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("table.include.list".into(), "public.b".into());
+    raw.insert("snapshot.fetch.size".into(), "100".into());
+    raw.insert("offset.flush.interval.ms".into(), "1".into());
+    let file = dir.path().join("offsets.json");
+    let progress = || -> Option<serde_json::Value> {
+        let stored: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
+        let p = stored.as_object()?.values().next()?["pgcdc_snapshot_table_progress"].clone();
+        serde_json::from_str(p.as_str()?).ok()
+    };
+    // 1. Stopped inside the table.
+    let c = start(&raw);
+    wait_for("part of the table recorded", T, || async {
+        progress()
+            .filter(|p| recorded_pages(&p["ranges"]) >= 22)
+            .map(|_| ())
+    })
+    .await;
+    c.stop().await.unwrap();
+    let first = progress().unwrap()["snapshot"].clone();
+    // 2. A transaction changes row 2 at its top level and row 1 in a savepoint, and stays open
+    // (another one commits after it, so that the next snapshot's xmax passes its ids) while a
+    // second run takes its snapshot and records it.
+    let writer = connect(&db.name).await;
+    writer
+        .batch_execute(
+            "BEGIN; UPDATE b SET ver = 2 WHERE id = 2; SAVEPOINT s; \
+             UPDATE b SET ver = 2 WHERE id = 1; RELEASE s",
+        )
+        .await
+        .unwrap();
+    db.exec("UPDATE other SET id = 2").await;
+    let c = start(&raw);
+    wait_for("the second run's snapshot recorded", T, || async {
+        progress()
+            .filter(|p| p["snapshot"] != first && p["table"] == json!("public.b"))
+            .map(|_| ())
+    })
+    .await;
+    c.stop().await.unwrap();
+    writer.batch_execute("COMMIT").await.unwrap();
+    // The updates stayed in the first page (HOT, the pages are half empty), which was read.
+    let pages: Vec<i32> = db
+        .client
+        .query(
+            "SELECT (ctid::text::point)[0]::int FROM b WHERE id <= 2",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(pages, [0, 0]);
+    // 3. The third run completes the snapshot: rows 1 and 2 are read again in version 2.
+    let c = start(&raw);
+    let topic = format!("{prefix}.public.b");
+    // Both rows read again in version 2 (`"ver":2` only in those records and the updates).
+    let reread = at_least(2, |r| {
+        value_has(r, br#""op":"r""#) && value_has(r, br#""ver":2"#)
+    });
+    let recs = read_until_with(&env().kafka, &topic, Isolation::Uncommitted, T, reread).await;
+    c.stop().await.unwrap();
+    for id in [1, 2] {
+        let ops: Vec<String> = recs
+            .iter()
+            .map(|r| r.payload())
+            .filter(|p| p["after"]["id"] == json!(id))
+            .map(|p| format!("{}{}", p["op"].as_str().unwrap(), p["after"]["ver"]))
+            .collect();
+        assert_eq!(
+            ops.last().map(String::as_str),
+            Some("r2"),
+            "row {id}: {ops:?}"
+        );
+    }
+    db.cleanup().await;
+}
+
 /// How many pages the ranges of a `pgcdc_snapshot_table_progress` record as read (an
 /// open-ended range counts none).
 fn recorded_pages(ranges: &serde_json::Value) -> u64 {

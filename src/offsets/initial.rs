@@ -26,7 +26,8 @@
 //!
 //! Inside a table, a row version never moves within its file: in the ranges read, the rows
 //! the new snapshot sees are those the old one saw (already sent) and those written since,
-//! whose `xmin` the old snapshot does not see; those are read again (see `pg::snapshot`), and
+//! whose `xmin` the old snapshot does not see (counted from its `xmin` on, since a snapshot
+//! does not list subtransactions); those are read again (see `pg::snapshot::XidWindow`), and
 //! the ranges not read are read whole. A rewrite
 //! of the table (`VACUUM FULL`, `CLUSTER`, `TRUNCATE`) gives it a new file, and then the
 //! table is read again whole.

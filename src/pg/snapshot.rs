@@ -142,36 +142,29 @@ impl std::fmt::Display for Tid {
     }
 }
 
-/// The transactions a snapshot saw, as the 32-bit ids a row's `xmin` holds: a row version
-/// whose `xmin` it did not see was written after it. Ids are compared modulo 2^32 within
-/// 2^31 of `xmax`, as PostgreSQL compares them; the special ids below 3 (frozen, bootstrap)
-/// count as seen.
+/// What a snapshot saw, as far as a row's 32-bit `xmin` can tell: every transaction before
+/// the snapshot's `xmin` (the oldest one still running) had ended, so a row version written by
+/// one of them was seen (or is dead). From `xmin` on, the snapshot did not see the transactions
+/// running (its `xip`) and their subtransactions, which PostgreSQL does not list in a snapshot
+/// (`pg_current_snapshot()` has top-level ids only): a row written in a `SAVEPOINT` carries its
+/// subtransaction's id. So every version written from `xmin` on counts as not seen, which is
+/// exact when nothing was running (`xmin` = `xmax`) and otherwise also counts the transactions
+/// that ended between the oldest running one and the snapshot (their rows are read again).
+/// Ids are compared modulo 2^32 within 2^31 of `xmin`, as PostgreSQL compares them; the
+/// special ids below 3 (frozen, bootstrap) count as seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct XidWindow {
-    /// The oldest transaction still running (everything before it is seen).
+    /// The snapshot's `xmin`: the oldest transaction still running, or `xmax` if none was.
     pub xmin: u32,
-    /// The first transaction not yet assigned (it and everything after it are not seen).
-    pub xmax: u32,
-    /// Transactions running between them (not seen).
-    pub xip: Vec<u32>,
 }
 
 impl XidWindow {
-    /// The SQL condition on a row that holds when the snapshot did not see its version.
+    /// The SQL condition on a row that holds when the snapshot may not have seen its version.
     fn unseen_condition(&self) -> String {
         // (x - a) mod 2^32 < 2^31: x is a or follows it.
-        let follows =
-            |a: u32| format!("((xmin::text::int8 - {a} + 4294967296) % 4294967296) < 2147483648");
-        let running = if self.xip.is_empty() {
-            "false".to_string()
-        } else {
-            let list: Vec<String> = self.xip.iter().map(u32::to_string).collect();
-            format!("xmin::text::int8 IN ({})", list.join(","))
-        };
         format!(
-            "(xmin::text::int8 >= 3 AND {} AND ({} OR {running}))",
-            follows(self.xmin),
-            follows(self.xmax)
+            "(xmin::text::int8 >= 3 AND ((xmin::text::int8 - {} + 4294967296) % 4294967296) < 2147483648)",
+            self.xmin
         )
     }
 }
@@ -421,13 +414,8 @@ mod tests {
         assert_eq!(Tid::parse("(0,0)").unwrap(), Tid::START);
         assert_eq!(Tid::parse("52,3"), None);
         assert_eq!(Tid { page: 7, item: 1 }.to_string(), "(7,1)");
-        let w = XidWindow {
-            xmin: 100,
-            xmax: 110,
-            xip: Vec::new(),
-        };
-        let sql = w.unseen_condition();
-        assert!(sql.contains("- 100 +") && sql.contains("- 110 +") && sql.contains("OR false"));
+        let sql = XidWindow { xmin: 100 }.unseen_condition();
+        assert!(sql.contains("- 100 +") && sql.contains(">= 3"));
     }
 
     #[test]

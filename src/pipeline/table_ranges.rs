@@ -236,11 +236,7 @@ mod tests {
     }
 
     fn window() -> XidWindow {
-        XidWindow {
-            xmin: 10,
-            xmax: 12,
-            xip: vec![],
-        }
+        XidWindow { xmin: 10 }
     }
 
     /// The ranges cover the file once, in order, the last open-ended.
