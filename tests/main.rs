@@ -25,6 +25,7 @@ mod roundtrip;
 mod security;
 mod seed;
 mod snapshot;
+mod streaming;
 
 #[test]
 fn murmur2_matches_kafka_java_client_test_vectors() {

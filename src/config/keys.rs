@@ -116,6 +116,10 @@ registry! {
         // slot and publication
         PLUGIN_NAME = "plugin.name" => Implemented,
         PGOUTPUT_BINARY = "pgcdc.pgoutput.binary" => Implemented,
+        PGOUTPUT_STREAMING = "pgcdc.pgoutput.streaming" => Implemented,
+        PGOUTPUT_STREAMING_MEMORY_BYTES = "pgcdc.pgoutput.streaming.memory.bytes" => Implemented,
+        PGOUTPUT_STREAMING_SPILL_DIR = "pgcdc.pgoutput.streaming.spill.dir" => Implemented,
+        PGOUTPUT_STREAMING_SPILL_MAX_BYTES = "pgcdc.pgoutput.streaming.spill.max.bytes" => Implemented,
         ACCEPT_UNKNOWN_KEYS = "pgcdc.accept.unknown.keys" => Implemented,
         SLOT_NAME = "slot.name" => Implemented,
         SLOT_DROP_ON_STOP = "slot.drop.on.stop" => Implemented,

@@ -74,7 +74,9 @@ pub use runtime::{
 };
 pub use slot::{
     LsnFlushTimeoutAction, OffsetMismatchStrategy, PublicationAutocreateMode, ReplicaIdentity,
-    DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME, DEFAULT_STATUS_UPDATE_INTERVAL_MS,
+    StreamingLimits, DEFAULT_PUBLICATION_NAME, DEFAULT_SLOT_NAME,
+    DEFAULT_STATUS_UPDATE_INTERVAL_MS, DEFAULT_STREAMING_MEMORY_BYTES,
+    DEFAULT_STREAMING_SPILL_MAX_BYTES,
 };
 pub use snapshot::{
     SelectOverride, SnapshotIsolationMode, SnapshotMode, SnapshotTableOrder, SnapshotThreads,
@@ -106,6 +108,9 @@ pub struct ConnectorConfig {
     /// `pgcdc.pgoutput.binary` (pgcdc's own key): ask pgoutput for binary tuple data
     /// (PostgreSQL 14+), which costs the walsender less than text output.
     pub pgoutput_binary: bool,
+    /// `pgcdc.pgoutput.streaming` (pgcdc's own key) and its bounds: ask pgoutput to stream
+    /// large transactions while they run (protocol 2, PostgreSQL 14+); `None` when off.
+    pub pgoutput_streaming: Option<StreamingLimits>,
     /// `slot.drop.on.stop`
     pub slot_drop_on_stop: bool,
     /// `slot.max.retries`: how many times start-up checks again for a slot another
@@ -271,6 +276,7 @@ impl ConnectorConfig {
             database,
             slot_name: slot.slot_name,
             pgoutput_binary: slot.pgoutput_binary,
+            pgoutput_streaming: slot.pgoutput_streaming,
             slot_drop_on_stop: slot.slot_drop_on_stop,
             slot_max_retries: slot.slot_max_retries,
             slot_stream_params: slot.stream_params,

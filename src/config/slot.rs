@@ -8,10 +8,11 @@ use regex::Regex;
 use super::checker::Checker;
 use super::keys::{
     FLUSH_LSN_SOURCE, LSN_FLUSH_MODE, LSN_FLUSH_TIMEOUT_ACTION, LSN_FLUSH_TIMEOUT_MS,
-    OFFSET_MISMATCH_STRATEGY, PGOUTPUT_BINARY, PLUGIN_NAME, PUBLICATION_AUTOCREATE_MODE,
-    PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES,
-    SLOT_NAME, SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS,
-    XMIN_FETCH_INTERVAL_MS,
+    OFFSET_MISMATCH_STRATEGY, PGOUTPUT_BINARY, PGOUTPUT_STREAMING, PGOUTPUT_STREAMING_MEMORY_BYTES,
+    PGOUTPUT_STREAMING_SPILL_DIR, PGOUTPUT_STREAMING_SPILL_MAX_BYTES, PLUGIN_NAME,
+    PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES,
+    SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME, SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS,
+    STATUS_UPDATE_INTERVAL_MS, XMIN_FETCH_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -80,6 +81,7 @@ impl ReplicaIdentity {
 pub(super) struct Slot {
     pub(super) slot_name: String,
     pub(super) pgoutput_binary: bool,
+    pub(super) pgoutput_streaming: Option<StreamingLimits>,
     pub(super) slot_drop_on_stop: bool,
     pub(super) slot_max_retries: i64,
     pub(super) slot_retry_delay: Duration,
@@ -93,6 +95,59 @@ pub(super) struct Slot {
     pub(super) lsn_flush_timeout_action: LsnFlushTimeoutAction,
     pub(super) offset_mismatch: OffsetMismatchStrategy,
     pub(super) xmin_fetch_interval: Duration,
+}
+
+/// `pgcdc.pgoutput.streaming` and its bounds: how pgcdc holds the transactions PostgreSQL
+/// streams while they run (pgoutput protocol 2) until they commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamingLimits {
+    /// `pgcdc.pgoutput.streaming.memory.bytes`: the most bytes of streamed messages held in
+    /// memory, over all open transactions (default 32 MiB); the rest goes to spill files.
+    pub memory_bytes: usize,
+    /// `pgcdc.pgoutput.streaming.spill.dir`: where the spill files go (default: the system's
+    /// temporary directory). Files are unnamed: they vanish when pgcdc exits, even killed.
+    pub spill_dir: std::path::PathBuf,
+    /// `pgcdc.pgoutput.streaming.spill.max.bytes`: the most bytes in spill files at once
+    /// (default 16 GiB); a transaction that needs more stops the connector with an error.
+    pub spill_max_bytes: u64,
+}
+
+/// Default of `pgcdc.pgoutput.streaming.memory.bytes`.
+pub const DEFAULT_STREAMING_MEMORY_BYTES: usize = 32 << 20;
+/// Default of `pgcdc.pgoutput.streaming.spill.max.bytes`.
+pub const DEFAULT_STREAMING_SPILL_MAX_BYTES: u64 = 16 << 30;
+
+/// The streaming settings, `None` unless `pgcdc.pgoutput.streaming=true`.
+fn streaming(c: &mut Checker<'_>) -> Option<StreamingLimits> {
+    let on = c.boolean(PGOUTPUT_STREAMING, false);
+    let memory_bytes = c.int(
+        PGOUTPUT_STREAMING_MEMORY_BYTES,
+        DEFAULT_STREAMING_MEMORY_BYTES,
+        0,
+    );
+    let spill_max_bytes = c.int(
+        PGOUTPUT_STREAMING_SPILL_MAX_BYTES,
+        DEFAULT_STREAMING_SPILL_MAX_BYTES,
+        0,
+    );
+    let spill_dir = match c.get(PGOUTPUT_STREAMING_SPILL_DIR) {
+        Some(d) if !d.trim().is_empty() => std::path::PathBuf::from(d.trim()),
+        _ => std::env::temp_dir(),
+    };
+    if !on {
+        return None;
+    }
+    if !spill_dir.is_dir() {
+        c.problem(format!(
+            "{PGOUTPUT_STREAMING_SPILL_DIR}={} is not a directory: create it, or point the key at one where pgcdc may write (a streamed transaction larger than {PGOUTPUT_STREAMING_MEMORY_BYTES} is held there until it commits)",
+            spill_dir.display()
+        ));
+    }
+    Some(StreamingLimits {
+        memory_bytes,
+        spill_dir,
+        spill_max_bytes,
+    })
 }
 
 /// `offset.mismatch.strategy`: what start-up does when the stored offsets and the slot's
@@ -172,6 +227,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
     Slot {
         slot_name,
         pgoutput_binary: c.boolean(PGOUTPUT_BINARY, false),
+        pgoutput_streaming: streaming(c),
         slot_drop_on_stop: c.boolean(SLOT_DROP_ON_STOP, false),
         slot_max_retries: c.int(SLOT_MAX_RETRIES, 6i64, -1i64),
         slot_retry_delay: Duration::from_millis(c.int(SLOT_RETRY_DELAY_MS, 10_000u64, 1)),

@@ -12,6 +12,7 @@ pub mod setup;
 pub mod snapshot;
 pub mod sql;
 pub mod stream;
+pub mod streamed;
 pub mod tls;
 pub mod types;
 pub mod wire;

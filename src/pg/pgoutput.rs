@@ -314,12 +314,143 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Decodes one pgoutput message (the payload of one XLogData message).
+/// Decodes one pgoutput message of protocol version 1 (the payload of one XLogData message).
 ///
 /// Errors: [`DecodeError::Incomplete`] when `buf` ends early, [`DecodeError::Malformed`] for an
-/// unknown tag or invalid content (including messages of protocol version 2 and later, which
-/// this decoder does not request). Never panics.
+/// unknown tag or invalid content (including the messages of protocol version 2 and later,
+/// which [`decode_streaming`] reads). Never panics.
 pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
+    let (tag, mut r) = open(buf)?;
+    if is_v2_tag(tag) {
+        return Err(r.malformed(
+            "message of pgoutput protocol version 2 or later (streaming or two-phase), which was not requested",
+        ));
+    }
+    let msg = body(&mut r, tag)?;
+    r.finish()?;
+    Ok(msg)
+}
+
+/// A message of pgoutput protocol version 2 with the `streaming` option on (PostgreSQL 14+),
+/// as [`decode_streaming`] reads it.
+///
+/// Source: "Logical Replication Message Formats" (Stream Start, Stream Stop, Stream Commit,
+/// Stream Abort, and the transaction id that data messages carry inside a stream block).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamingMessage {
+    /// A message outside any stream block: exactly what protocol 1 sends.
+    Plain(Message),
+    /// 'S': a block of changes of the in-progress transaction `xid` follows.
+    StreamStart {
+        /// Top-level transaction id.
+        xid: u32,
+        /// `true` for the transaction's first block.
+        first_segment: bool,
+    },
+    /// 'E': the current block ends.
+    StreamStop,
+    /// 'c': the streamed transaction `xid` committed.
+    StreamCommit {
+        /// Top-level transaction id.
+        xid: u32,
+        /// LSN of the commit record.
+        commit_lsn: Lsn,
+        /// End LSN of the transaction: the position to confirm once it is delivered.
+        end_lsn: Lsn,
+        /// Commit time, microseconds since 2000-01-01.
+        commit_time: i64,
+    },
+    /// 'A': the streamed transaction `xid` (when `subxid == xid`) or its subtransaction
+    /// `subxid` aborted.
+    StreamAbort {
+        /// Top-level transaction id.
+        xid: u32,
+        /// The aborted (sub)transaction.
+        subxid: u32,
+    },
+    /// A data message ('R', 'Y', 'I', 'U', 'D', 'T', 'M') inside a stream block, of
+    /// transaction or subtransaction `xid`. Its content is decoded later, when the transaction
+    /// commits, by [`decode_in_block`] on the same bytes.
+    InBlock {
+        /// The (sub)transaction the message belongs to.
+        xid: u32,
+    },
+}
+
+/// Decodes one message of protocol version 2 with `streaming` on. `in_block` says whether a
+/// Stream Start came without its Stream Stop yet: data messages then carry a transaction id.
+/// A data message inside a block is only checked for its tag and transaction id
+/// ([`StreamingMessage::InBlock`]); [`decode_in_block`] decodes the rest.
+///
+/// Errors as [`decode`], and [`DecodeError::Malformed`] for a message that cannot be where it
+/// is (a BEGIN inside a block). Never panics.
+pub fn decode_streaming(buf: &Bytes, in_block: bool) -> Result<StreamingMessage, DecodeError> {
+    let (tag, mut r) = open(buf)?;
+    let msg = match tag {
+        b'S' => StreamingMessage::StreamStart {
+            xid: r.u32()?,
+            first_segment: r.u8()? == 1,
+        },
+        b'E' => StreamingMessage::StreamStop,
+        b'c' => {
+            let xid = r.u32()?;
+            let _flags = r.u8()?;
+            StreamingMessage::StreamCommit {
+                xid,
+                commit_lsn: r.lsn()?,
+                end_lsn: r.lsn()?,
+                commit_time: r.i64()?,
+            }
+        }
+        b'A' => {
+            let (xid, subxid) = (r.u32()?, r.u32()?);
+            // Protocol 4 (parallel apply) adds the abort LSN and time.
+            if r.buf.len() - r.pos == 16 {
+                r.bytes(16)?;
+            }
+            StreamingMessage::StreamAbort { xid, subxid }
+        }
+        b'R' | b'Y' | b'I' | b'U' | b'D' | b'T' | b'M' if in_block => {
+            return Ok(StreamingMessage::InBlock { xid: r.u32()? });
+        }
+        _ if in_block => {
+            return Err(r.malformed("message that cannot be inside a stream block (between Stream Start and Stream Stop)"));
+        }
+        _ if is_v2_tag(tag) => {
+            return Err(r.malformed(
+                "two-phase message of pgoutput protocol version 3, which was not requested",
+            ));
+        }
+        _ => StreamingMessage::Plain(body(&mut r, tag)?),
+    };
+    r.finish()?;
+    Ok(msg)
+}
+
+/// Decodes a data message that arrived inside a stream block
+/// ([`StreamingMessage::InBlock`]): its (sub)transaction id and the message as protocol 1
+/// would have sent it. Errors as [`decode`]; never panics.
+pub fn decode_in_block(buf: &Bytes) -> Result<(u32, Message), DecodeError> {
+    let (tag, mut r) = open(buf)?;
+    if !matches!(tag, b'R' | b'Y' | b'I' | b'U' | b'D' | b'T' | b'M') {
+        return Err(r.malformed("not a data message of a stream block"));
+    }
+    let xid = r.u32()?;
+    let msg = body(&mut r, tag)?;
+    r.finish()?;
+    Ok((xid, msg))
+}
+
+/// The tags of protocol version 2 and later (streaming and two-phase).
+fn is_v2_tag(tag: u8) -> bool {
+    matches!(
+        tag,
+        b'S' | b'E' | b'c' | b'A' | b'b' | b'P' | b'K' | b'r' | b'p'
+    )
+}
+
+/// The tag of `buf` and a reader positioned after it.
+fn open(buf: &Bytes) -> Result<(u8, Reader<'_>), DecodeError> {
     let Some(&tag) = buf.first() else {
         return Err(DecodeError::Incomplete {
             tag: '?',
@@ -327,15 +458,34 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
             needed: 1,
         });
     };
-    let mut r = Reader {
-        buf,
-        pos: 1,
-        tag: tag as char,
-    };
+    Ok((
+        tag,
+        Reader {
+            buf,
+            pos: 1,
+            tag: tag as char,
+        },
+    ))
+}
+
+/// The content of a protocol 1 message with tag `tag`, read from `r`.
+fn body(r: &mut Reader<'_>, tag: u8) -> Result<Message, DecodeError> {
     let msg = match tag {
-        b'B' => Message::Begin { final_lsn: r.lsn()?, commit_time: r.i64()?, xid: r.u32()? },
-        b'C' => Message::Commit { flags: r.u8()?, commit_lsn: r.lsn()?, end_lsn: r.lsn()?, commit_time: r.i64()? },
-        b'O' => Message::Origin { commit_lsn: r.lsn()?, name: r.cstr()? },
+        b'B' => Message::Begin {
+            final_lsn: r.lsn()?,
+            commit_time: r.i64()?,
+            xid: r.u32()?,
+        },
+        b'C' => Message::Commit {
+            flags: r.u8()?,
+            commit_lsn: r.lsn()?,
+            end_lsn: r.lsn()?,
+            commit_time: r.i64()?,
+        },
+        b'O' => Message::Origin {
+            commit_lsn: r.lsn()?,
+            name: r.cstr()?,
+        },
         b'R' => {
             let id = r.u32()?;
             let namespace = r.cstr()?;
@@ -353,14 +503,31 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
                     type_modifier: r.i32()?,
                 });
             }
-            Message::Relation(Relation { id, namespace, name, replica_identity, columns })
+            Message::Relation(Relation {
+                id,
+                namespace,
+                name,
+                replica_identity,
+                columns,
+            })
         }
-        b'Y' => Message::Type { id: r.u32()?, namespace: r.cstr()?, name: r.cstr()? },
+        b'Y' => Message::Type {
+            id: r.u32()?,
+            namespace: r.cstr()?,
+            name: r.cstr()?,
+        },
         b'I' => {
             let relation_id = r.u32()?;
             match r.u8()? {
-                b'N' => Message::Insert { relation_id, new: r.tuple()? },
-                other => return Err(r.malformed(format!("expected 'N' before the new tuple, got 0x{other:02x}"))),
+                b'N' => Message::Insert {
+                    relation_id,
+                    new: r.tuple()?,
+                },
+                other => {
+                    return Err(r.malformed(format!(
+                        "expected 'N' before the new tuple, got 0x{other:02x}"
+                    )))
+                }
             }
         }
         b'U' => {
@@ -369,21 +536,34 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
             let mut marker = r.u8()?;
             if marker == b'K' || marker == b'O' {
                 let t = r.tuple()?;
-                old = Some(if marker == b'K' { OldTuple::Key(t) } else { OldTuple::Full(t) });
+                old = Some(if marker == b'K' {
+                    OldTuple::Key(t)
+                } else {
+                    OldTuple::Full(t)
+                });
                 marker = r.u8()?;
             }
             if marker != b'N' {
-                return Err(r.malformed(format!("expected 'N' before the new tuple, got 0x{marker:02x}")));
+                return Err(r.malformed(format!(
+                    "expected 'N' before the new tuple, got 0x{marker:02x}"
+                )));
             }
-            Message::Update { relation_id, old, new: r.tuple()? }
+            Message::Update {
+                relation_id,
+                old,
+                new: r.tuple()?,
+            }
         }
         b'D' => {
             let relation_id = r.u32()?;
             let old = match r.u8()? {
                 b'K' => OldTuple::Key(r.tuple()?),
                 b'O' => OldTuple::Full(r.tuple()?),
-                other => return Err(r.malformed(format!(
-                    "expected 'K' or 'O' before the old tuple, got 0x{other:02x}"))),
+                other => {
+                    return Err(r.malformed(format!(
+                        "expected 'K' or 'O' before the old tuple, got 0x{other:02x}"
+                    )))
+                }
             };
             Message::Delete { relation_id, old }
         }
@@ -395,7 +575,10 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
             for _ in 0..n {
                 relation_ids.push(r.u32()?);
             }
-            Message::Truncate { options, relation_ids }
+            Message::Truncate {
+                options,
+                relation_ids,
+            }
         }
         b'M' => {
             let flags = r.u8()?;
@@ -405,16 +588,15 @@ pub fn decode(buf: &Bytes) -> Result<Message, DecodeError> {
             if len < 0 {
                 return Err(r.malformed(format!("negative content length {len}")));
             }
-            Message::LogicalMessage { transactional: flags & 1 == 1, lsn, prefix, content: r.bytes(len as usize)? }
-        }
-        b'S' | b'E' | b'c' | b'A' | b'b' | b'P' | b'K' | b'r' | b'p' => {
-            return Err(r.malformed(
-                "message of pgoutput protocol version 2 or later (streaming or two-phase), which was not requested",
-            ))
+            Message::LogicalMessage {
+                transactional: flags & 1 == 1,
+                lsn,
+                prefix,
+                content: r.bytes(len as usize)?,
+            }
         }
         other => return Err(r.malformed(format!("unknown message tag 0x{other:02x}"))),
     };
-    r.finish()?;
     Ok(msg)
 }
 

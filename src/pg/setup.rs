@@ -20,7 +20,11 @@ pub struct ServerInfo {
 /// Reads the server version and `wal_level`; with `need_logical`, anything other than
 /// `wal_level=logical` is an error saying how to fix it, and with `binary` (binary tuples), a
 /// server older than PostgreSQL 14.
-pub async fn check_server(client: &Client, need_logical: bool, binary: bool) -> Result<ServerInfo> {
+pub async fn check_server(
+    client: &Client,
+    need_logical: bool,
+    (binary, streaming): (bool, bool),
+) -> Result<ServerInfo> {
     let row = client
         .query_one(
             "SELECT current_setting('server_version_num')::int, current_setting('wal_level')",
@@ -41,6 +45,13 @@ pub async fn check_server(client: &Client, need_logical: bool, binary: bool) -> 
         return Err(Error::config(format!(
             "{}=true needs PostgreSQL 14 or later (pgoutput's binary option), but the server is {}: remove the key or set it to false",
             crate::config::keys::PGOUTPUT_BINARY,
+            info.version_num
+        )));
+    }
+    if streaming && info.version_num < 140000 {
+        return Err(Error::config(format!(
+            "{}=true needs PostgreSQL 14 or later (pgoutput's streaming of in-progress transactions, protocol version 2), but the server is {}: remove the key or set it to false",
+            crate::config::keys::PGOUTPUT_STREAMING,
             info.version_num
         )));
     }
@@ -567,12 +578,15 @@ pub struct PgoutputOptions {
     pub messages: bool,
     /// `binary`: tuple data in each type's binary send format (PostgreSQL 14+).
     pub binary: bool,
+    /// `streaming`: in-progress transactions sent in blocks, with protocol version 2
+    /// (PostgreSQL 14+).
+    pub streaming: bool,
     /// `slot.stream.params`: other options, as `name`, `value`.
     pub extra: Vec<(String, String)>,
 }
 
-/// The `START_REPLICATION` command with pgoutput options (protocol 1, the publication, and
-/// `messages` and `binary` when requested).
+/// The `START_REPLICATION` command with pgoutput options (protocol 1, or 2 with `streaming`;
+/// the publication; `messages` and `binary` when requested).
 pub fn start_replication_command(
     slot: &str,
     lsn: Lsn,
@@ -580,7 +594,10 @@ pub fn start_replication_command(
     options: PgoutputOptions,
 ) -> String {
     let mut opts = vec![
-        "\"proto_version\" '1'".to_string(),
+        format!(
+            "\"proto_version\" '{}'",
+            if options.streaming { 2 } else { 1 }
+        ),
         format!(
             "\"publication_names\" {}",
             quote_literal(&quote_ident(publication))
@@ -591,6 +608,9 @@ pub fn start_replication_command(
     }
     if options.binary {
         opts.push("\"binary\" 'true'".to_string());
+    }
+    if options.streaming {
+        opts.push("\"streaming\" 'on'".to_string());
     }
     for (name, value) in &options.extra {
         opts.push(format!("{} {}", quote_ident(name), quote_literal(value)));
@@ -633,6 +653,7 @@ mod tests {
                 PgoutputOptions {
                     messages: true,
                     binary: false,
+                    streaming: false,
                     extra: vec![("origin".into(), "none".into())],
                 }
             ),
@@ -646,10 +667,25 @@ mod tests {
                 PgoutputOptions {
                     messages: true,
                     binary: true,
+                    streaming: false,
                     extra: Vec::new(),
                 }
             ),
             r#"START_REPLICATION SLOT "s1" LOGICAL 0/1 ("proto_version" '1', "publication_names" '"p"', "messages" 'true', "binary" 'true')"#
+        );
+        assert_eq!(
+            start_replication_command(
+                "s1",
+                Lsn(1),
+                "p",
+                PgoutputOptions {
+                    messages: true,
+                    binary: false,
+                    streaming: true,
+                    extra: Vec::new(),
+                }
+            ),
+            r#"START_REPLICATION SLOT "s1" LOGICAL 0/1 ("proto_version" '2', "publication_names" '"p"', "messages" 'true', "streaming" 'on')"#
         );
     }
 

@@ -35,7 +35,8 @@ use tokio::time::Instant;
 use crate::config::LsnFlushTimeoutAction;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
-use crate::pg::pgoutput::{self, Message};
+use crate::pg::pgoutput::{self, Message, StreamingMessage};
+use crate::pg::streamed::{Replay, StreamedTransactions, StreamingLimits};
 use crate::pg::wire::{ReplicationFrame, ReplicationReader, ReplicationWriter};
 
 /// An item handed from the reader to the pipeline.
@@ -111,6 +112,9 @@ pub struct ReaderSettings {
     pub flush_timeout_action: LsnFlushTimeoutAction,
     /// Most items in one chunk handed to the queue (at least 1).
     pub chunk_len: usize,
+    /// `pgcdc.pgoutput.streaming`: the stream speaks protocol 2 with `streaming` on, and
+    /// streamed transactions are held within these bounds until they commit.
+    pub streaming: Option<StreamingLimits>,
 }
 
 /// The chunk length and the queue's capacity in chunks for a bound of `max_items` items
@@ -145,6 +149,8 @@ pub async fn run_reader(
         reader,
         writer,
         flushed,
+        streamed: settings.streaming.clone().map(StreamedTransactions::new),
+        replay: None,
         pending: VecDeque::new(),
         received: Lsn::ZERO,
         last_flush_sent: Lsn::ZERO,
@@ -212,6 +218,10 @@ struct Reader {
     reader: ReplicationReader,
     writer: ReplicationWriter,
     flushed: FlushedLsn,
+    /// With `pgcdc.pgoutput.streaming`: the streamed transactions not committed yet.
+    streamed: Option<StreamedTransactions>,
+    /// A committed streamed transaction being handed on, and its COMMIT.
+    replay: Option<(Replay, StreamEvent)>,
     /// Decoded items not yet handed on.
     pending: VecDeque<StreamEvent>,
     /// The newest WAL position received.
@@ -228,6 +238,10 @@ impl Reader {
     /// asks for a reply at once.
     async fn decode_buffered(&mut self) -> Result<()> {
         while self.pending.len() < 1024 {
+            if self.replay.is_some() {
+                self.replay_one()?;
+                continue;
+            }
             let Some(frame) = self.reader.next_frame()? else {
                 break;
             };
@@ -248,6 +262,9 @@ impl Reader {
                     if reply_requested {
                         self.status_update(false).await?;
                     }
+                    // Never past the start of a streamed transaction still open.
+                    let open = self.streamed.as_ref().and_then(|s| s.oldest_open_lsn());
+                    let wal_end = open.map_or(wal_end, |lsn| lsn.min(wal_end));
                     match self.pending.back_mut() {
                         Some(StreamEvent::Keepalive { wal_end: w }) => *w = wal_end,
                         _ => self.pending.push_back(StreamEvent::Keepalive { wal_end }),
@@ -265,19 +282,88 @@ impl Reader {
 
     /// Decodes one XLogData payload that starts at `wal_start`.
     fn message(&mut self, wal_start: Lsn, data: &bytes::Bytes) -> Result<()> {
-        let size = data.len() + 25;
-        let message = pgoutput::decode(data).map_err(|e| {
-            Error::protocol(format!(
-                "cannot decode the pgoutput message at LSN {wal_start}"
-            ))
-            .with_source(e)
-        })?;
         self.received = self.received.max(wal_start);
+        if self.streamed.is_some() {
+            return self.streaming_message(wal_start, data);
+        }
+        let message = pgoutput::decode(data).map_err(|e| undecodable(wal_start, e))?;
+        self.queue(wal_start, message, data.len());
+        Ok(())
+    }
+
+    fn queue(&mut self, lsn: Lsn, message: Message, len: usize) {
         self.pending.push_back(StreamEvent::Message {
-            lsn: wal_start,
+            lsn,
             message,
-            size,
+            size: len + 25,
         });
+    }
+
+    /// Decodes one payload of protocol 2 with `streaming` on: plain messages go on at once,
+    /// a streamed transaction's are held until its commit starts their replay.
+    fn streaming_message(&mut self, wal_start: Lsn, data: &bytes::Bytes) -> Result<()> {
+        let streamed = self.streamed.as_mut().expect("streaming is on");
+        let decoded = pgoutput::decode_streaming(data, streamed.in_block())
+            .map_err(|e| undecodable(wal_start, e))?;
+        match decoded {
+            StreamingMessage::Plain(message) => self.queue(wal_start, message, data.len()),
+            StreamingMessage::StreamStart { xid, first_segment } => {
+                streamed.start(xid, first_segment, wal_start)?
+            }
+            StreamingMessage::StreamStop => streamed.stop(wal_start)?,
+            StreamingMessage::InBlock { xid } => streamed.push(wal_start, xid, data)?,
+            StreamingMessage::StreamAbort { xid, subxid } => {
+                tracing::debug!(xid, subxid, lsn = %wal_start, "a streamed (sub)transaction aborted");
+                streamed.abort(xid, subxid)?
+            }
+            StreamingMessage::StreamCommit {
+                xid,
+                commit_lsn,
+                end_lsn,
+                commit_time,
+            } => {
+                let replay = streamed.commit(xid, wal_start)?;
+                tracing::debug!(xid, commit_lsn = %commit_lsn, "a streamed transaction committed: handing it on");
+                let begin = Message::Begin {
+                    final_lsn: commit_lsn,
+                    commit_time,
+                    xid,
+                };
+                self.queue(replay.first_lsn(), begin, 0);
+                let commit = Message::Commit {
+                    flags: 0,
+                    commit_lsn,
+                    end_lsn,
+                    commit_time,
+                };
+                let commit = StreamEvent::Message {
+                    lsn: wal_start,
+                    message: commit,
+                    size: data.len() + 25,
+                };
+                self.replay = Some((replay, commit));
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands on the next message of the streamed transaction being replayed, or its COMMIT
+    /// at the end.
+    fn replay_one(&mut self) -> Result<()> {
+        let Some((replay, _)) = self.replay.as_mut() else {
+            return Ok(());
+        };
+        match replay.next_message()? {
+            Some((lsn, data)) => {
+                let (_, message) =
+                    pgoutput::decode_in_block(&data).map_err(|e| undecodable(lsn, e))?;
+                self.queue(lsn, message, data.len());
+            }
+            None => {
+                let (_, commit) = self.replay.take().expect("checked above");
+                self.pending.push_back(commit);
+            }
+        }
         Ok(())
     }
 
@@ -361,6 +447,11 @@ impl Reader {
         let _ = self.writer.send_terminate().await;
         Ok(())
     }
+}
+
+/// The error of a payload that does not decode.
+fn undecodable(lsn: Lsn, e: pgoutput::DecodeError) -> Error {
+    Error::protocol(format!("cannot decode the pgoutput message at LSN {lsn}")).with_source(e)
 }
 
 /// Runs a status update's `write` under `lsn.flush.timeout.ms` (`timeout`): past it, `fail`

@@ -82,7 +82,8 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let offsets = store.load().await?;
     let needs_stream = config.snapshot_mode != crate::config::SnapshotMode::InitialOnly;
     let sql = crate::pg::sql::connect(&config.database).await?;
-    let server = setup::check_server(&sql, needs_stream, config.pgoutput_binary).await?;
+    let wanted = (config.pgoutput_binary, config.pgoutput_streaming.is_some());
+    let server = setup::check_server(&sql, needs_stream, wanted).await?;
     setup::ensure_publication(&sql, config).await?;
     if config.pgoutput_binary && needs_stream {
         setup::check_binary_sendable(&sql, &config.publication_name).await?;

@@ -142,6 +142,7 @@ pub async fn start<S: Sink, C: Catalog>(
     let options = setup::PgoutputOptions {
         messages: started.server.version_num >= 140000,
         binary: config.pgoutput_binary,
+        streaming: config.pgoutput_streaming.is_some(),
         extra: config.slot_stream_params.clone(),
     };
     let binary = options.binary;
@@ -171,6 +172,7 @@ pub async fn start<S: Sink, C: Catalog>(
         slot = %config.slot_name,
         lsn = %started.start_lsn,
         binary_tuples = binary,
+        streaming = config.pgoutput_streaming.is_some(),
         status_interval_ms = status_interval.as_millis() as u64,
         "streaming started"
     );
@@ -210,6 +212,7 @@ pub async fn start<S: Sink, C: Catalog>(
             flush_timeout: config.lsn_flush_timeout,
             flush_timeout_action: config.lsn_flush_timeout_action,
             chunk_len,
+            streaming: config.pgoutput_streaming.clone(),
         },
         reader_shutdown_rx,
         drained_rx,

@@ -1021,3 +1021,178 @@ fn decoding_randomly_mutated_captured_frames_never_panics() {
         "ok/incomplete/malformed = {outcomes:?}"
     );
 }
+
+// Protocol version 2 with `streaming` on.
+
+/// `frame` (a protocol 1 data message) as it comes inside a stream block: `xid` after the tag.
+fn in_block(frame: &[u8], xid: u32) -> Bytes {
+    let mut v = vec![frame[0]];
+    v.extend_from_slice(&xid.to_be_bytes());
+    v.extend_from_slice(&frame[1..]);
+    Bytes::from(v)
+}
+
+#[test]
+fn stream_control_messages_are_decoded_with_their_transaction_ids_and_positions() {
+    let start = Bytes::from_static(&[b'S', 0, 0, 2, 0, 1]);
+    assert_eq!(
+        decode_streaming(&start, false),
+        Ok(StreamingMessage::StreamStart {
+            xid: 512,
+            first_segment: true
+        })
+    );
+    assert_eq!(
+        decode_streaming(&Bytes::from_static(b"E"), true),
+        Ok(StreamingMessage::StreamStop)
+    );
+    let mut commit = vec![b'c', 0, 0, 2, 0, 0];
+    commit.extend_from_slice(&0x10_0000_0040u64.to_be_bytes());
+    commit.extend_from_slice(&0x10_0000_0080u64.to_be_bytes());
+    commit.extend_from_slice(&777i64.to_be_bytes());
+    assert_eq!(
+        decode_streaming(&Bytes::from(commit.clone()), false),
+        Ok(StreamingMessage::StreamCommit {
+            xid: 512,
+            commit_lsn: Lsn(0x10_0000_0040),
+            end_lsn: Lsn(0x10_0000_0080),
+            commit_time: 777
+        })
+    );
+    for n in 0..commit.len() {
+        assert!(matches!(
+            decode_streaming(&Bytes::from(commit[..n].to_vec()), false),
+            Err(DecodeError::Incomplete { .. })
+        ));
+    }
+    let abort = Bytes::from_static(&[b'A', 0, 0, 2, 0, 0, 0, 2, 1]);
+    assert_eq!(
+        decode_streaming(&abort, false),
+        Ok(StreamingMessage::StreamAbort {
+            xid: 512,
+            subxid: 513
+        })
+    );
+    // Protocol 4's abort LSN and time are accepted and ignored.
+    let mut abort4 = abort.to_vec();
+    abort4.extend_from_slice(&[0; 16]);
+    assert_eq!(
+        decode_streaming(&Bytes::from(abort4), false),
+        Ok(StreamingMessage::StreamAbort {
+            xid: 512,
+            subxid: 513
+        })
+    );
+}
+
+#[test]
+fn data_messages_inside_a_block_carry_an_xid_and_decode_as_in_protocol_1() {
+    let mut checked = 0;
+    for f in frames() {
+        let Ok(plain) = decode(&f.bytes) else {
+            continue;
+        };
+        let tag = f.bytes[0];
+        if !b"RYIUDTM".contains(&tag)
+            || matches!(
+                plain,
+                Message::LogicalMessage {
+                    transactional: false,
+                    ..
+                }
+            )
+        {
+            // Outside a block, every protocol 1 message is read as in protocol 1.
+            assert_eq!(
+                decode_streaming(&f.bytes, false),
+                Ok(StreamingMessage::Plain(plain))
+            );
+            continue;
+        }
+        let held = in_block(&f.bytes, 0x0102_0304);
+        assert_eq!(
+            decode_streaming(&held, true),
+            Ok(StreamingMessage::InBlock { xid: 0x0102_0304 })
+        );
+        assert_eq!(decode_in_block(&held), Ok((0x0102_0304, plain)));
+        for n in 0..held.len() {
+            assert!(
+                matches!(
+                    decode_in_block(&held.slice(..n)),
+                    Err(DecodeError::Incomplete { .. })
+                ),
+                "prefix {n} of {:02x?}",
+                &held[..]
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} data frames in the capture");
+}
+
+#[test]
+fn messages_out_of_place_in_a_stream_are_malformed_not_guessed() {
+    let begin = frames()
+        .into_iter()
+        .find(|f| f.bytes[0] == b'B')
+        .expect("a BEGIN in the capture");
+    assert!(matches!(
+        decode_streaming(&begin.bytes, true),
+        Err(DecodeError::Malformed { .. })
+    ));
+    assert!(matches!(
+        decode_in_block(&begin.bytes),
+        Err(DecodeError::Malformed { .. })
+    ));
+    // Two-phase messages were not requested either.
+    assert!(matches!(
+        decode_streaming(&Bytes::from_static(b"P"), false),
+        Err(DecodeError::Malformed { .. })
+    ));
+    // Protocol 1 still refuses every streaming message.
+    assert!(matches!(
+        decode(&Bytes::from_static(&[b'S', 0, 0, 2, 0, 1])),
+        Err(DecodeError::Malformed { .. })
+    ));
+}
+
+#[test]
+fn decoding_mutated_streamed_frames_never_panics() {
+    let mut frames: Vec<Bytes> = frames()
+        .into_iter()
+        .filter(|f| b"RYIUDTM".contains(&f.bytes[0]))
+        .map(|f| in_block(&f.bytes, 99))
+        .collect();
+    frames.push(Bytes::from_static(&[b'S', 0, 0, 2, 0, 1]));
+    frames.push(Bytes::from_static(&[b'A', 0, 0, 2, 0, 0, 0, 2, 1]));
+    let mut rng = Rng(0x0bad_5eed_1234_5678);
+    let mut outcomes = [0usize; 3];
+    for i in 0..10_000 {
+        let mut v = frames[rng.below(frames.len())].to_vec();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(v.len() + 1);
+            match rng.below(3) {
+                0 if at < v.len() => v[at] = rng.next() as u8,
+                1 if at < v.len() => {
+                    v.remove(at);
+                }
+                _ => v.insert(at, rng.next() as u8),
+            }
+        }
+        let buf = Bytes::from(v);
+        let r = std::panic::catch_unwind(|| {
+            let _ = decode_streaming(&buf, i % 2 == 0);
+            decode_in_block(&buf)
+        })
+        .unwrap_or_else(|_| panic!("a streaming decoder panicked on {:02x?}", &buf[..]));
+        match r {
+            Ok(_) => outcomes[0] += 1,
+            Err(DecodeError::Incomplete { .. }) => outcomes[1] += 1,
+            Err(DecodeError::Malformed { .. }) => outcomes[2] += 1,
+        }
+    }
+    assert!(
+        outcomes.iter().all(|&n| n > 0),
+        "ok/incomplete/malformed = {outcomes:?}"
+    );
+}

@@ -1,0 +1,280 @@
+//! Large transactions streamed while they run (`pgcdc.pgoutput.streaming=true`, pgoutput
+//! protocol 2): the records are exactly those protocol 1 gives (each transaction whole and in
+//! commit order, nothing of an aborted transaction or subtransaction), whether pgcdc holds a
+//! streamed transaction in memory or in a spill file; the server streams instead of spilling;
+//! a transaction past the spill bound stops the connector with a clear error and is sent whole
+//! after the bound is raised.
+//!
+//! Each test's database sets `logical_decoding_work_mem` to its minimum (64 kB), so that
+//! transactions of a few thousand rows are streamed.
+
+use std::time::Duration;
+
+use crate::harness::*;
+use pgcdc::config::RawConfig;
+
+const T: Duration = Duration::from_secs(120);
+
+/// A database whose walsenders stream any transaction past 64 kB of changes.
+async fn streaming_db(tag: &str) -> TestDb {
+    let db = TestDb::create(tag).await;
+    db.exec(&format!(
+        "ALTER DATABASE {} SET logical_decoding_work_mem = '64kB'",
+        db.name
+    ))
+    .await;
+    db.exec(
+        "CREATE TABLE public.s (id int PRIMARY KEY, v text, pad text);
+         CREATE TABLE public.s2 (id int PRIMARY KEY, n int);
+         ALTER TABLE public.s2 REPLICA IDENTITY FULL;",
+    )
+    .await;
+    db
+}
+
+/// A connector of `db` under a new prefix, streaming only, with transaction metadata, and
+/// `extra` settings.
+fn config(db: &TestDb, tag: &str, dir: &std::path::Path, extra: &[(&str, &str)]) -> RawConfig {
+    let prefix = unique(tag);
+    let offsets = dir.join(&prefix);
+    std::fs::create_dir_all(&offsets).unwrap();
+    let mut raw = base_config(db, &prefix, &env().kafka, &offsets);
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("publication.name".into(), prefix.clone());
+    raw.insert("provide.transaction.metadata".into(), "true".into());
+    for (k, v) in extra {
+        raw.insert(k.to_string(), v.to_string());
+    }
+    raw
+}
+
+/// Interleaved large transactions, savepoints rolled back and released, and an aborted large
+/// transaction, from two sessions. Returns the records expected per table (s, s2).
+async fn workload(db: &TestDb) -> (usize, usize) {
+    let other = connect(&db.name).await;
+    let a = &db.client;
+    a.batch_execute(
+        "BEGIN;
+         INSERT INTO s SELECT g, 'a', repeat('x', 200) FROM generate_series(1, 2000) g;
+         SAVEPOINT p1;
+         INSERT INTO s SELECT g, 'rolled back', repeat('y', 200) FROM generate_series(100001, 100500) g;
+         ROLLBACK TO SAVEPOINT p1;
+         UPDATE s SET v = 'b' WHERE id <= 300;
+         SAVEPOINT p2;
+         INSERT INTO s2 VALUES (1, 1), (2, 2);
+         RELEASE SAVEPOINT p2;",
+    )
+    .await
+    .unwrap();
+    // A small and a large transaction of another session commit while the first is open.
+    other
+        .batch_execute("INSERT INTO s2 VALUES (100, 100)")
+        .await
+        .unwrap();
+    other
+        .batch_execute(
+            "BEGIN;
+             INSERT INTO s2 SELECT g, g FROM generate_series(1000, 1999) g;",
+        )
+        .await
+        .unwrap();
+    a.batch_execute("DELETE FROM s WHERE id > 1900")
+        .await
+        .unwrap();
+    other.batch_execute("COMMIT").await.unwrap();
+    a.batch_execute("COMMIT").await.unwrap();
+    // A large transaction that aborts.
+    a.batch_execute(
+        "BEGIN;
+         INSERT INTO s SELECT g, 'aborted', repeat('z', 200) FROM generate_series(5001, 6000) g;
+         ROLLBACK;",
+    )
+    .await
+    .unwrap();
+    // Nested savepoints: rolling back the outer one drops the inner one too.
+    a.batch_execute(
+        "BEGIN;
+         INSERT INTO s SELECT g, 'c', repeat('c', 200) FROM generate_series(7001, 7600) g;
+         SAVEPOINT outer_sp;
+         INSERT INTO s SELECT g, 'gone', repeat('g', 200) FROM generate_series(8001, 8400) g;
+         SAVEPOINT inner_sp;
+         INSERT INTO s SELECT g, 'gone too', repeat('g', 200) FROM generate_series(9001, 9050) g;
+         RELEASE SAVEPOINT inner_sp;
+         ROLLBACK TO SAVEPOINT outer_sp;
+         INSERT INTO s VALUES (9500, 'last', 'l');
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    // s: 2000 inserts, 300 updates, 100 deletes and their tombstones, 601 inserts.
+    // s2: 2 + 1 + 1000 inserts.
+    (2000 + 300 + 200 + 601, 1003)
+}
+
+/// A record as (key, value) text with the connector's prefix and processing times taken out.
+fn comparable(rec: &Rec, prefix: &str) -> (String, String) {
+    let key = rec.key_str().replace(prefix, "<prefix>");
+    let value = match rec.value_json() {
+        None => String::new(),
+        Some(mut v) => {
+            if let Some(p) = v.get_mut("payload").and_then(|p| p.as_object_mut()) {
+                for k in ["ts_ms", "ts_us", "ts_ns"] {
+                    p.remove(k);
+                }
+                if let Some(s) = p.get_mut("source").and_then(|s| s.as_object_mut()) {
+                    s.remove("ts_ms");
+                    s.remove("ts_us");
+                    s.remove("ts_ns");
+                }
+            }
+            v.to_string().replace(prefix, "<prefix>")
+        }
+    };
+    (key, value)
+}
+
+/// `pg_stat_replication_slots` of `slot`: (spill_bytes, stream_count, stream_bytes).
+async fn slot_stats(db: &TestDb, slot: &str) -> (i64, i64, i64) {
+    let row = db
+        .client
+        .query_opt(
+            "SELECT spill_bytes, stream_count, stream_bytes FROM pg_stat_replication_slots WHERE slot_name = $1",
+            &[&slot],
+        )
+        .await
+        .unwrap();
+    row.map(|r| (r.get(0), r.get(1), r.get(2)))
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and_spill_files() {
+    let db = streaming_db("stream").await;
+    let dir = tempfile::tempdir().unwrap();
+    let spill_dir = dir.path().join("spill");
+    std::fs::create_dir_all(&spill_dir).unwrap();
+    let spill = spill_dir.to_string_lossy().to_string();
+    let variants: [(&str, Vec<(&str, &str)>); 3] = [
+        ("proto1", vec![]),
+        ("streamed", vec![("pgcdc.pgoutput.streaming", "true")]),
+        (
+            "spilled",
+            vec![
+                ("pgcdc.pgoutput.streaming", "true"),
+                // A few messages in memory, the rest of each transaction in a spill file.
+                ("pgcdc.pgoutput.streaming.memory.bytes", "4096"),
+                ("pgcdc.pgoutput.streaming.spill.dir", &spill),
+            ],
+        ),
+    ];
+    let mut runs = Vec::new();
+    for (tag, extra) in &variants {
+        let raw = config(&db, tag, dir.path(), extra);
+        let prefix = raw["topic.prefix"].clone();
+        let running = start(&raw);
+        db.wait_for_slot(&prefix).await;
+        runs.push((prefix, running));
+    }
+    let (n_s, n_s2) = workload(&db).await;
+    // Transaction metadata: one BEGIN and one END per committed transaction with changes.
+    let expected = [("public.s", n_s), ("public.s2", n_s2), ("transaction", 8)];
+    for (topic, n) in expected {
+        let mut reference: Option<(String, Vec<(String, String)>)> = None;
+        for (prefix, running) in &runs {
+            running.assert_running();
+            let name = format!("{prefix}.{topic}");
+            let recs = read_n(&env().kafka, &name, n, T).await;
+            let ends = end_offsets(&env().kafka, std::slice::from_ref(&name)).await;
+            let total: i64 = ends.values().sum();
+            assert_eq!(
+                total, n as i64,
+                "{name}: records (nothing aborted may leak)"
+            );
+            let got: Vec<(String, String)> = recs.iter().map(|r| comparable(r, prefix)).collect();
+            match &reference {
+                None => reference = Some((prefix.clone(), got)),
+                Some((p1, want)) => {
+                    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                        assert_eq!(w, g, "{topic} record {i}: {prefix} differs from {p1}");
+                    }
+                }
+            }
+        }
+    }
+    // The server streamed to the streaming slots (and spilled nothing for them), and spilled
+    // to disk for the protocol 1 slot.
+    for (i, (prefix, _)) in runs.iter().enumerate() {
+        let stats = wait_for("slot statistics", T, || async {
+            let s = slot_stats(&db, prefix).await;
+            (if i == 0 { s.0 > 0 } else { s.1 > 0 }).then_some(s)
+        })
+        .await;
+        if i > 0 {
+            assert_eq!(stats.0, 0, "{prefix}: the server spilled {stats:?}");
+        }
+    }
+    for (_, running) in runs {
+        running.stop().await.unwrap();
+    }
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transaction_past_the_spill_bound_stops_the_connector_and_comes_whole_after_the_fix() {
+    let db = streaming_db("spillmax").await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut raw = config(
+        &db,
+        "spillmax",
+        dir.path(),
+        &[
+            ("pgcdc.pgoutput.streaming", "true"),
+            ("pgcdc.pgoutput.streaming.memory.bytes", "4096"),
+            ("pgcdc.pgoutput.streaming.spill.max.bytes", "100000"),
+        ],
+    );
+    let prefix = raw["topic.prefix"].clone();
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO s VALUES (1, 'before', 'p')").await;
+    let topic = format!("{prefix}.public.s");
+    read_n(&env().kafka, &topic, 1, T).await;
+    // The position before the big transaction's commit record.
+    db.exec(
+        "BEGIN; INSERT INTO s SELECT g, 'big', repeat('b', 200) FROM generate_series(2, 3001) g",
+    )
+    .await;
+    let before_commit = db.current_lsn().await;
+    db.exec("COMMIT").await;
+    let err = running.expect_error(T).await;
+    let msg = err.to_string();
+    assert!(
+        msg.contains("pgcdc.pgoutput.streaming.spill.max.bytes=100000")
+            && msg.contains("nothing of it was published or confirmed"),
+        "{msg}"
+    );
+    let before = end_offsets(&env().kafka, std::slice::from_ref(&topic)).await;
+    assert_eq!(
+        before.values().sum::<i64>(),
+        1,
+        "nothing of the transaction published"
+    );
+    let confirmed = db.confirmed_flush(&prefix).await;
+    assert!(
+        confirmed < before_commit,
+        "the slot was confirmed past the transaction it did not publish"
+    );
+    raw.insert(
+        "pgcdc.pgoutput.streaming.spill.max.bytes".into(),
+        "100000000".into(),
+    );
+    let running = start(&raw);
+    let recs = read_n(&env().kafka, &topic, 3001, T).await;
+    let ids: Vec<i64> = recs
+        .iter()
+        .filter_map(|r| r.payload()["after"]["id"].as_i64())
+        .collect();
+    assert_eq!(ids, (1..=3001).collect::<Vec<i64>>());
+    running.stop().await.unwrap();
+    db.cleanup().await;
+}
