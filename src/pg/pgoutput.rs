@@ -414,7 +414,8 @@ pub fn decode_streaming(buf: &Bytes, in_block: bool) -> Result<StreamingMessage,
             return Ok(StreamingMessage::InBlock { xid: r.u32()? });
         }
         _ if in_block => {
-            return Err(r.malformed("message that cannot be inside a stream block (between Stream Start and Stream Stop)"));
+            let why = "message that cannot be inside a stream block (between Stream Start and Stream Stop)";
+            return Err(r.malformed(why));
         }
         _ if is_v2_tag(tag) => {
             return Err(r.malformed(

@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::lsn::Lsn;
 use crate::pg::setup;
 use crate::pg::stream::{queue_shape, run_reader, QueueBytes, ReaderSettings, StreamEvent};
-use crate::pg::wire::WireConnection;
+use crate::pg::wire::{ReplicationReader, ReplicationWriter, WireConnection};
 use crate::sink::Sink;
 
 use super::fence::FenceEvent;
@@ -137,45 +137,7 @@ pub async fn start<S: Sink, C: Catalog>(
 ) -> Result<Streaming> {
     let timing = reader_timing(config, &mut repl).await?;
     let status_interval = timing.status_interval;
-    // Logical decoding messages exist in pgoutput from PostgreSQL 14 (and binary tuples,
-    // which start-up refuses on older servers).
-    let options = setup::PgoutputOptions {
-        messages: started.server.version_num >= 140000,
-        binary: config.pgoutput_binary,
-        streaming: config.pgoutput_streaming.is_some(),
-        extra: config.slot_stream_params.clone(),
-    };
-    let binary = options.binary;
-    let command = setup::start_replication_command(
-        &config.slot_name,
-        started.start_lsn,
-        &config.publication_name,
-        options,
-    );
-    let (reader, writer) = repl.start_replication(&command).await.map_err(|e| {
-        if config.slot_stream_params.is_empty() {
-            e
-        } else {
-            let names: Vec<&str> = config
-                .slot_stream_params
-                .iter()
-                .map(|(n, _)| n.as_str())
-                .collect();
-            e.with_context(&format!(
-                "{SLOT_STREAM_PARAMS} passes {} to pgoutput: check that this server knows them",
-                names.join(", ")
-            ))
-        }
-    })?;
-    started.processor.counters.set_connected(true);
-    tracing::info!(
-        slot = %config.slot_name,
-        lsn = %started.start_lsn,
-        binary_tuples = binary,
-        streaming = config.pgoutput_streaming.is_some(),
-        status_interval_ms = status_interval.as_millis() as u64,
-        "streaming started"
-    );
+    let (reader, writer) = start_replication(config, started, repl, status_interval).await?;
     let (chunk_len, chunks) = queue_shape(config.max_queue_size);
     let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
     let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
@@ -231,6 +193,55 @@ pub async fn start<S: Sink, C: Catalog>(
             started.processor.counters.signals(),
         ),
     })
+}
+
+/// Sends `START_REPLICATION` with the pgoutput options the config asks for, and logs it.
+async fn start_replication<S: Sink, C: Catalog>(
+    config: &ConnectorConfig,
+    started: &mut Started<S, C>,
+    repl: WireConnection,
+    status_interval: Duration,
+) -> Result<(ReplicationReader, ReplicationWriter)> {
+    // Logical decoding messages exist in pgoutput from PostgreSQL 14 (and binary tuples,
+    // which start-up refuses on older servers).
+    let options = setup::PgoutputOptions {
+        messages: started.server.version_num >= 140000,
+        binary: config.pgoutput_binary,
+        streaming: config.pgoutput_streaming.is_some(),
+        extra: config.slot_stream_params.clone(),
+    };
+    let binary = options.binary;
+    let command = setup::start_replication_command(
+        &config.slot_name,
+        started.start_lsn,
+        &config.publication_name,
+        options,
+    );
+    let (reader, writer) = repl.start_replication(&command).await.map_err(|e| {
+        if config.slot_stream_params.is_empty() {
+            e
+        } else {
+            let names: Vec<&str> = config
+                .slot_stream_params
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect();
+            e.with_context(&format!(
+                "{SLOT_STREAM_PARAMS} passes {} to pgoutput: check that this server knows them",
+                names.join(", ")
+            ))
+        }
+    })?;
+    started.processor.counters.set_connected(true);
+    tracing::info!(
+        slot = %config.slot_name,
+        lsn = %started.start_lsn,
+        binary_tuples = binary,
+        streaming = config.pgoutput_streaming.is_some(),
+        status_interval_ms = status_interval.as_millis() as u64,
+        "streaming started"
+    );
+    Ok((reader, writer))
 }
 
 /// `status.update.interval.ms`, never longer than half the server's `wal_sender_timeout`.
