@@ -12,8 +12,12 @@
 #   PGCDC_TEST_CRASH_SNAPSHOT_THREADS [1 at-least-once, 2 exactly-once]  snapshot.max.threads
 #   PGCDC_CRASH_MODE [at-least-once]  exactly-once: exactly.once.source.support=enabled, offsets
 #                                     in a topic, the checker reading committed records, and no
-#                                     duplicate allowed
-# CI runs the same tests with 200,000 changes and 20 kills, 3 of them in snapshots (tests/crash.rs).
+#                                     duplicate allowed; streaming: at-least-once with
+#                                     pgcdc.pgoutput.streaming=true, big transactions streamed
+#                                     by the server and held partly in spill files, the kills
+#                                     that follow a big transaction landing from its start on
+# CI runs the same tests (each mode) with 200,000 changes and 20 kills, 3 of them in snapshots
+# (tests/crash.rs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,7 +32,8 @@ if [ -n "${3:-}" ]; then export PGCDC_TEST_CRASH_SEED="$3"; fi
 case "${PGCDC_CRASH_MODE:-at-least-once}" in
   at-least-once) test=crash::crash_loop_loses_nothing_and_keeps_each_keys_order ;;
   exactly-once) test=crash::crash_loop_in_exactly_once_mode_loses_nothing_and_duplicates_nothing ;;
-  *) echo "crash-loop: PGCDC_CRASH_MODE=$PGCDC_CRASH_MODE: expected at-least-once or exactly-once" >&2; exit 2 ;;
+  streaming) test=crash::crash_loop_with_streamed_transactions_loses_nothing_and_keeps_each_keys_order ;;
+  *) echo "crash-loop: PGCDC_CRASH_MODE=$PGCDC_CRASH_MODE: expected at-least-once, exactly-once or streaming" >&2; exit 2 ;;
 esac
 # Not a pgcdc setting: the processes under test would warn about a PGCDC_* variable they do
 # not know.

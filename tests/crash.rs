@@ -24,6 +24,12 @@
 //! In exactly-once mode (`exactly.once.source.support=enabled`, offsets in a topic, the
 //! checker reading committed records only) no duplicate at all is allowed.
 //!
+//! With streamed transactions (`pgcdc.pgoutput.streaming=true`, the database's
+//! `logical_decoding_work_mem` at 64 kB and pgcdc's memory bound at 256 KiB, so that the big
+//! transactions are streamed by the server and held by pgcdc partly in spill files), the kills
+//! that follow a big transaction land from its start on: while the server streams it, while
+//! pgcdc holds it, and while it is published.
+//!
 //! It also reports the output volume: records written to the topics (aborted ones included)
 //! and records a consumer reads, per change committed, so that a crash loop that publishes
 //! ever more (a livelock) shows as a number.
@@ -158,6 +164,8 @@ struct Writer {
     live: HashMap<&'static str, Vec<i64>>,
     next_id: i64,
     truth: Arc<Mutex<Truth>>,
+    /// Told when a big transaction begins its writes.
+    big_started: Arc<Notify>,
 }
 
 impl Writer {
@@ -248,6 +256,7 @@ impl Writer {
             }
         } else {
             big = true;
+            self.big_started.notify_waiters();
             let n = self.rng.range(1000, 10_000) as i64;
             if self.rng.below(2) == 0 {
                 events.extend(self.insert(table, n).await);
@@ -443,12 +452,17 @@ impl Drop for Running {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_loop_loses_nothing_and_keeps_each_keys_order() {
-    crash_loop(Delivery::AtLeastOnce).await;
+    crash_loop(Delivery::AtLeastOnce, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_loop_in_exactly_once_mode_loses_nothing_and_duplicates_nothing() {
-    crash_loop(Delivery::ExactlyOnce).await;
+    crash_loop(Delivery::ExactlyOnce, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_loop_with_streamed_transactions_loses_nothing_and_keeps_each_keys_order() {
+    crash_loop(Delivery::AtLeastOnce, true).await;
 }
 
 /// The delivery mode under test.
@@ -461,11 +475,20 @@ enum Delivery {
     ExactlyOnce,
 }
 
-async fn crash_loop(delivery: Delivery) {
+async fn crash_loop(delivery: Delivery, streaming: bool) {
     let _lock = fault_broker_lock().await;
     let p = Params::from_env();
-    eprintln!("crash loop ({delivery:?}): {p:?}");
+    eprintln!("crash loop ({delivery:?}, streamed transactions: {streaming}): {p:?}");
     let db = TestDb::create("crash").await;
+    if streaming {
+        // Set before the connector connects: its walsender streams every transaction past
+        // 64 kB of changes (the big ones).
+        db.exec(&format!(
+            "ALTER DATABASE {} SET logical_decoding_work_mem = '64kB'",
+            db.name
+        ))
+        .await;
+    }
     db.exec(&format!(
         "CREATE TABLE a (id int8 PRIMARY KEY, ver int NOT NULL, pad text); \
          CREATE TABLE b (id int8 PRIMARY KEY, ver int NOT NULL, pad text); \
@@ -499,6 +522,13 @@ async fn crash_loop(delivery: Delivery) {
         (n, _) => n,
     };
     raw.insert("snapshot.max.threads".into(), threads.to_string());
+    if streaming {
+        raw.insert("pgcdc.pgoutput.streaming".into(), "true".into());
+        raw.insert(
+            "pgcdc.pgoutput.streaming.memory.bytes".into(),
+            "262144".into(),
+        );
+    }
     if delivery == Delivery::ExactlyOnce {
         raw.remove("offset.storage.file.filename");
         for (k, v) in [
@@ -533,6 +563,7 @@ async fn crash_loop(delivery: Delivery) {
 
     // The writer runs from the slot's creation to the target number of changes.
     let big_committed = Arc::new(Notify::new());
+    let big_started = Arc::new(Notify::new());
     let written = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {
@@ -542,6 +573,7 @@ async fn crash_loop(delivery: Delivery) {
             live: HashMap::from([("a", (1..=p.rows).collect()), ("b", (1..=p.rows).collect())]),
             next_id: 10 * p.rows + 1,
             truth: truth.clone(),
+            big_started: big_started.clone(),
         };
         let (big_committed, written, stop) = (big_committed.clone(), written.clone(), stop.clone());
         let target = p.changes;
@@ -569,6 +601,13 @@ async fn crash_loop(delivery: Delivery) {
             _ if in_snapshot => {
                 child.wait_snapshot_reading().await;
                 tokio::time::sleep(Duration::from_millis(rng.range(0, 150))).await;
+                None
+            }
+            1 if streaming => {
+                // From the start of a big transaction: while it is streamed and held, or
+                // published.
+                let _ = tokio::time::timeout(Duration::from_secs(10), big_started.notified()).await;
+                tokio::time::sleep(Duration::from_millis(rng.range(0, 600))).await;
                 None
             }
             1 => {
@@ -688,6 +727,24 @@ async fn crash_loop(delivery: Delivery) {
         per_change(written as f64),
         per_change(read as f64)
     );
+    if streaming {
+        let row = db
+            .client
+            .query_one(
+                "SELECT stream_txns, stream_bytes FROM pg_stat_replication_slots WHERE slot_name = $1",
+                &[&prefix],
+            )
+            .await
+            .unwrap();
+        let (txns, bytes): (i64, i64) = (row.get(0), row.get(1));
+        eprintln!(
+            "crash loop: the server streamed {txns} transactions ({bytes} bytes) to the slot"
+        );
+        assert!(
+            txns > 0,
+            "no transaction was streamed: this run tested nothing of streaming"
+        );
+    }
     assert!(
         failures.is_empty(),
         "crash loop failed:\n{}",

@@ -1,7 +1,7 @@
 //! Large transactions streamed while they run (`pgcdc.pgoutput.streaming=true`, pgoutput
 //! protocol 2): the records are exactly those protocol 1 gives (each transaction whole and in
 //! commit order, nothing of an aborted transaction or subtransaction), whether pgcdc holds a
-//! streamed transaction in memory or in a spill file; the server streams instead of spilling;
+//! streamed transaction in memory or in a spill file; the server streams them;
 //! a transaction past the spill bound stops the connector with a clear error and is sent whole
 //! after the bound is raised.
 //!
@@ -26,7 +26,8 @@ async fn streaming_db(tag: &str) -> TestDb {
     db.exec(
         "CREATE TABLE public.s (id int PRIMARY KEY, v text, pad text);
          CREATE TABLE public.s2 (id int PRIMARY KEY, n int);
-         ALTER TABLE public.s2 REPLICA IDENTITY FULL;",
+         ALTER TABLE public.s2 REPLICA IDENTITY FULL;
+         CREATE PUBLICATION stream_pub FOR ALL TABLES;",
     )
     .await;
     db
@@ -40,7 +41,10 @@ fn config(db: &TestDb, tag: &str, dir: &std::path::Path, extra: &[(&str, &str)])
     std::fs::create_dir_all(&offsets).unwrap();
     let mut raw = base_config(db, &prefix, &env().kafka, &offsets);
     raw.insert("snapshot.mode".into(), "no_data".into());
-    raw.insert("publication.name".into(), prefix.clone());
+    // One publication for every connector of the test, made before any of them starts: a
+    // connector making its own would commit a transaction that the others' slots see (on
+    // PostgreSQL 14, which sends empty transactions, it moves their `source.sequence`).
+    raw.insert("publication.name".into(), "stream_pub".into());
     raw.insert("provide.transaction.metadata".into(), "true".into());
     for (k, v) in extra {
         raw.insert(k.to_string(), v.to_string());
@@ -133,17 +137,18 @@ fn comparable(rec: &Rec, prefix: &str) -> (String, String) {
     (key, value)
 }
 
-/// `pg_stat_replication_slots` of `slot`: (spill_bytes, stream_count, stream_bytes).
-async fn slot_stats(db: &TestDb, slot: &str) -> (i64, i64, i64) {
+/// `pg_stat_replication_slots` of `slot`: (spill_bytes, stream_count, stream_bytes,
+/// stream_txns).
+async fn slot_stats(db: &TestDb, slot: &str) -> (i64, i64, i64, i64) {
     let row = db
         .client
         .query_opt(
-            "SELECT spill_bytes, stream_count, stream_bytes FROM pg_stat_replication_slots WHERE slot_name = $1",
+            "SELECT spill_bytes, stream_count, stream_bytes, stream_txns FROM pg_stat_replication_slots WHERE slot_name = $1",
             &[&slot],
         )
         .await
         .unwrap();
-    row.map(|r| (r.get(0), r.get(1), r.get(2)))
+    row.map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
         .unwrap_or_default()
 }
 
@@ -201,17 +206,16 @@ async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and
             }
         }
     }
-    // The server streamed to the streaming slots (and spilled nothing for them), and spilled
-    // to disk for the protocol 1 slot.
+    // The server spilled to disk for the protocol 1 slot and streamed the large transactions
+    // to the others. (Whether it spilled nothing for them is not checked here: every slot's
+    // reorder buffer also holds the catalog changes of concurrent tests in other databases,
+    // which cannot be streamed; scripts/bench-large-tx.sh measures it alone.)
     for (i, (prefix, _)) in runs.iter().enumerate() {
-        let stats = wait_for("slot statistics", T, || async {
+        wait_for(&format!("slot statistics of {prefix}"), T, || async {
             let s = slot_stats(&db, prefix).await;
-            (if i == 0 { s.0 > 0 } else { s.1 > 0 }).then_some(s)
+            (if i == 0 { s.0 > 0 } else { s.3 >= 3 }).then_some(s)
         })
         .await;
-        if i > 0 {
-            assert_eq!(stats.0, 0, "{prefix}: the server spilled {stats:?}");
-        }
     }
     for (_, running) in runs {
         running.stop().await.unwrap();

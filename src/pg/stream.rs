@@ -323,7 +323,12 @@ impl Reader {
                 commit_time,
             } => {
                 let replay = streamed.commit(xid, wal_start)?;
-                tracing::debug!(xid, commit_lsn = %commit_lsn, "a streamed transaction committed: handing it on");
+                if replay.spill_bytes() > 0 {
+                    tracing::info!(xid, commit_lsn = %commit_lsn, spill_bytes = replay.spill_bytes(),
+                        "a streamed transaction committed: handing it on from memory and its spill file");
+                } else {
+                    tracing::debug!(xid, commit_lsn = %commit_lsn, "a streamed transaction committed: handing it on");
+                }
                 let begin = Message::Begin {
                     final_lsn: commit_lsn,
                     commit_time,

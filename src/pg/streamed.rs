@@ -294,10 +294,12 @@ impl StreamedTransactions {
         };
         self.release(&held);
         self.stats.committed += 1;
+        let mut spill_bytes = 0;
         let spill = match held.spill.take() {
             None => None,
             Some(spill) => {
                 self.stats.spilled += 1;
+                spill_bytes = spill.len;
                 let messages = spill.messages;
                 let file =
                     rewind(spill).map_err(|e| spill_error(e, &self.limits, xid, "reading"))?;
@@ -306,6 +308,7 @@ impl StreamedTransactions {
         };
         Ok(Replay {
             first_lsn: held.first_lsn,
+            spill_bytes,
             memory: std::mem::take(&mut held.memory).into_iter(),
             spill,
         })
@@ -323,6 +326,7 @@ impl StreamedTransactions {
 /// The messages of a committed streamed transaction, in the order they came.
 pub struct Replay {
     first_lsn: Lsn,
+    spill_bytes: u64,
     memory: std::vec::IntoIter<(Lsn, Bytes)>,
     spill: Option<(BufReader<File>, usize)>,
 }
@@ -331,6 +335,11 @@ impl Replay {
     /// The LSN of the transaction's first block: where its BEGIN goes.
     pub fn first_lsn(&self) -> Lsn {
         self.first_lsn
+    }
+
+    /// Bytes of the transaction in its spill file (0: all in memory).
+    pub fn spill_bytes(&self) -> u64 {
+        self.spill_bytes
     }
 
     /// The next message and its XLogData LSN; `None` at the end. Errors: a spill file that
