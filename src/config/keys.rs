@@ -123,7 +123,7 @@ registry! {
         ACCEPT_UNKNOWN_KEYS = "pgcdc.accept.unknown.keys" => Implemented,
         SLOT_NAME = "slot.name" => Implemented,
         SLOT_DROP_ON_STOP = "slot.drop.on.stop" => Implemented,
-        SLOT_FAILOVER = "slot.failover" => NotImplemented(Some("false")),
+        SLOT_FAILOVER = "slot.failover" => Implemented,
         SLOT_STREAM_PARAMS = "slot.stream.params" => Implemented,
         SLOT_MAX_RETRIES = "slot.max.retries" => Implemented,
         SLOT_RETRY_DELAY_MS = "slot.retry.delay.ms" => Implemented,

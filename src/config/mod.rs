@@ -113,6 +113,9 @@ pub struct ConnectorConfig {
     pub pgoutput_streaming: Option<StreamingLimits>,
     /// `slot.drop.on.stop`
     pub slot_drop_on_stop: bool,
+    /// `slot.failover`: create the slot as a failover slot (PostgreSQL 17+ primaries), which
+    /// standbys with `sync_replication_slots=on` keep in step, so it survives a promotion.
+    pub slot_failover: bool,
     /// `slot.max.retries`: how many times start-up checks again for a slot another
     /// connection streams (negative: for ever, a standby).
     pub slot_max_retries: i64,
@@ -278,6 +281,7 @@ impl ConnectorConfig {
             pgoutput_binary: slot.pgoutput_binary,
             pgoutput_streaming: slot.pgoutput_streaming,
             slot_drop_on_stop: slot.slot_drop_on_stop,
+            slot_failover: slot.slot_failover,
             slot_max_retries: slot.slot_max_retries,
             slot_stream_params: slot.stream_params,
             lsn_flush_manual: slot.lsn_flush_manual,

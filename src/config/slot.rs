@@ -11,8 +11,8 @@ use super::keys::{
     OFFSET_MISMATCH_STRATEGY, PGOUTPUT_BINARY, PGOUTPUT_STREAMING, PGOUTPUT_STREAMING_MEMORY_BYTES,
     PGOUTPUT_STREAMING_SPILL_DIR, PGOUTPUT_STREAMING_SPILL_MAX_BYTES, PLUGIN_NAME,
     PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES,
-    SLOT_DROP_ON_STOP, SLOT_MAX_RETRIES, SLOT_NAME, SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS,
-    STATUS_UPDATE_INTERVAL_MS, XMIN_FETCH_INTERVAL_MS,
+    SLOT_DROP_ON_STOP, SLOT_FAILOVER, SLOT_MAX_RETRIES, SLOT_NAME, SLOT_RETRY_DELAY_MS,
+    SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS, XMIN_FETCH_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -83,6 +83,7 @@ pub(super) struct Slot {
     pub(super) pgoutput_binary: bool,
     pub(super) pgoutput_streaming: Option<StreamingLimits>,
     pub(super) slot_drop_on_stop: bool,
+    pub(super) slot_failover: bool,
     pub(super) slot_max_retries: i64,
     pub(super) slot_retry_delay: Duration,
     pub(super) publication_name: String,
@@ -229,6 +230,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
         pgoutput_binary: c.boolean(PGOUTPUT_BINARY, false),
         pgoutput_streaming: streaming(c),
         slot_drop_on_stop: c.boolean(SLOT_DROP_ON_STOP, false),
+        slot_failover: c.boolean(SLOT_FAILOVER, false),
         slot_max_retries: c.int(SLOT_MAX_RETRIES, 6i64, -1i64),
         slot_retry_delay: Duration::from_millis(c.int(SLOT_RETRY_DELAY_MS, 10_000u64, 1)),
         publication_name: c.string(PUBLICATION_NAME, DEFAULT_PUBLICATION_NAME),

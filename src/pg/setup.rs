@@ -563,8 +563,15 @@ pub struct CreatedSlot {
     pub snapshot_name: Option<String>,
 }
 
-/// The `CREATE_REPLICATION_SLOT` command for a pgoutput slot exporting its snapshot.
-pub fn create_slot_command(name: &str) -> String {
+/// The `CREATE_REPLICATION_SLOT` command for a pgoutput slot exporting its snapshot; with
+/// `failover`, a failover slot (the option list of PostgreSQL 17+).
+pub fn create_slot_command(name: &str, failover: bool) -> String {
+    if failover {
+        return format!(
+            "CREATE_REPLICATION_SLOT {} LOGICAL pgoutput (SNAPSHOT 'export', FAILOVER)",
+            quote_ident(name)
+        );
+    }
     format!(
         "CREATE_REPLICATION_SLOT {} LOGICAL pgoutput EXPORT_SNAPSHOT",
         quote_ident(name)
@@ -686,6 +693,18 @@ mod tests {
                 }
             ),
             r#"START_REPLICATION SLOT "s1" LOGICAL 0/1 ("proto_version" '2', "publication_names" '"p"', "messages" 'true', "streaming" 'on')"#
+        );
+    }
+
+    #[test]
+    fn a_failover_slot_is_asked_for_with_the_option_list() {
+        assert_eq!(
+            create_slot_command("s1", false),
+            r#"CREATE_REPLICATION_SLOT "s1" LOGICAL pgoutput EXPORT_SNAPSHOT"#
+        );
+        assert_eq!(
+            create_slot_command("s1", true),
+            r#"CREATE_REPLICATION_SLOT "s1" LOGICAL pgoutput (SNAPSHOT 'export', FAILOVER)"#
         );
     }
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
+use crate::config::keys::SLOT_FAILOVER;
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
@@ -467,6 +468,7 @@ pub async fn start<S: Sink>(
     let offsets = OffsetSaver::new(store, resume_lsn, floor, sink.is_transactional());
     let mut sink = sink;
     sink.attach_offsets(offsets.stored(), floor);
+    let failover = plan.create_slot && failover_slot(config, &sql, server.version_num).await?;
     let mut processor = Processor::new(config.clone(), sql, sink, counters, start)?;
     processor.counters.set_tracker(processor.tracker().clone());
     let mut replication = if plan.stream {
@@ -477,7 +479,7 @@ pub async fn start<S: Sink>(
     let mut start_lsn = resume_lsn;
     let mut exported = None;
     if let (Some(conn), true) = (replication.as_mut(), plan.create_slot) {
-        let (lsn, snapshot_name) = create_slot(conn, config).await?;
+        let (lsn, snapshot_name) = create_slot(conn, config, failover).await?;
         start_lsn = lsn;
         exported = snapshot_name;
         processor.tracker().idle(lsn);
@@ -508,15 +510,44 @@ pub async fn start<S: Sink>(
 async fn create_slot(
     conn: &mut WireConnection,
     config: &ConnectorConfig,
+    failover: bool,
 ) -> Result<(Lsn, Option<String>)> {
     let r = conn
-        .simple_query(&setup::create_slot_command(&config.slot_name))
+        .simple_query(&setup::create_slot_command(&config.slot_name, failover))
         .await?;
     let lsn: Lsn = r
         .get(0, "consistent_point")
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| Error::protocol("CREATE_REPLICATION_SLOT returned no consistent point"))?;
     let exported = r.get(0, "snapshot_name").map(str::to_string);
-    tracing::info!(slot = %config.slot_name, lsn = %lsn, "created replication slot");
+    tracing::info!(slot = %config.slot_name, lsn = %lsn, failover, "created replication slot");
     Ok((lsn, exported))
+}
+
+/// Whether the slot is created as a failover slot: `slot.failover=true` on a PostgreSQL 17+
+/// primary. Elsewhere a normal slot is created, as Debezium does, with a warning that it will
+/// not survive a failover.
+async fn failover_slot(
+    config: &ConnectorConfig,
+    sql: &tokio_postgres::Client,
+    version_num: u32,
+) -> Result<bool> {
+    if !config.slot_failover {
+        return Ok(false);
+    }
+    let standby: bool = sql
+        .query_one("SELECT pg_is_in_recovery()", &[])
+        .await?
+        .get(0);
+    if version_num >= 170000 && !standby {
+        return Ok(true);
+    }
+    let why = if standby {
+        "a standby cannot create failover slots".to_string()
+    } else {
+        format!("PostgreSQL {version_num} has no failover slots (17 and later do)")
+    };
+    tracing::warn!(slot = %config.slot_name,
+        "{SLOT_FAILOVER}=true, but {why}: creating a normal slot, which will not survive a failover to a standby");
+    Ok(false)
 }
