@@ -48,3 +48,68 @@ async fn slot_failover_makes_a_failover_slot_where_the_server_has_them_and_a_nor
     running.stop().await.unwrap();
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_of_another_cluster_or_an_earlier_timeline_are_refused_unless_the_slot_is_trusted()
+{
+    let db = TestDb::create("cluster").await;
+    db.exec("CREATE TABLE public.c (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("cluster");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("publication.name".into(), prefix.clone());
+    let topic = format!("{prefix}.public.c");
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO c VALUES (1)").await;
+    read_n(&env().kafka, &topic, 1, T).await;
+    running.stop().await.unwrap();
+
+    // Beside the connector's offsets (Debezium's map, untouched), its cluster.
+    let path = dir.path().join("offsets.json");
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let cluster_key = format!(r#"["{prefix}",{{"server":"{prefix}","pgcdc":"cluster"}}]"#);
+    let own_key = format!(r#"["{prefix}",{{"server":"{prefix}"}}]"#);
+    let file = read();
+    let real = file[&cluster_key].clone();
+    let real_id = real["system_identifier"]
+        .as_str()
+        .expect("the system identifier")
+        .to_string();
+    assert!(real_id.parse::<u64>().is_ok(), "{real}");
+    assert!(real["timeline"].as_u64() >= Some(1), "{real}");
+    let own = file[&own_key].as_object().expect("the connector's offsets");
+    assert!(own.contains_key("lsn_commit") && !own.contains_key("system_identifier"));
+    let rewrite = |cluster: serde_json::Value| {
+        let mut f = read();
+        f[&cluster_key] = cluster;
+        std::fs::write(&path, f.to_string()).unwrap();
+    };
+
+    // Another cluster: refused, naming both and the ways out.
+    rewrite(serde_json::json!({"system_identifier": "1", "timeline": real["timeline"]}));
+    let msg = start(&raw).expect_error(T).await.to_string();
+    assert!(
+        msg.contains("cluster 1")
+            && msg.contains(&format!("cluster {real_id}"))
+            && msg.contains("offset.mismatch.strategy=trust_slot"),
+        "{msg}"
+    );
+    // An earlier timeline than the offsets were written on: refused too.
+    rewrite(serde_json::json!({"system_identifier": real_id, "timeline": 999}));
+    let msg = start(&raw).expect_error(T).await.to_string();
+    assert!(msg.contains("timeline 999"), "{msg}");
+
+    // trust_slot follows this server's slot and records it.
+    raw.insert("offset.mismatch.strategy".into(), "trust_slot".into());
+    let running = start(&raw);
+    db.exec("INSERT INTO c VALUES (2)").await;
+    let recs = read_n(&env().kafka, &topic, 2, T).await;
+    assert_eq!(recs[1].payload()["after"]["id"], 2);
+    running.stop().await.unwrap();
+    assert_eq!(read()[&cluster_key], real);
+    db.cleanup().await;
+}

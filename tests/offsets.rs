@@ -71,7 +71,31 @@ async fn offsets_in_a_topic_are_connects_bytes_on_connects_partition_and_survive
         .iter()
         .filter(|r| r.key.as_deref() == Some(key.as_bytes()))
         .collect();
-    assert_eq!(ours.len(), records.len(), "only this connector's records");
+    // Besides its offsets, pgcdc records the cluster they were written against under a key of
+    // its own (which Debezium never reads), on Kafka Connect's partition for that key.
+    let cluster_key = format!(r#"["{prefix}",{{"server":"{prefix}","pgcdc":"cluster"}}]"#);
+    let cluster: Vec<&Rec> = records
+        .iter()
+        .filter(|r| r.key.as_deref() == Some(cluster_key.as_bytes()))
+        .collect();
+    assert_eq!(
+        ours.len() + cluster.len(),
+        records.len(),
+        "only this connector's records"
+    );
+    let recorded = cluster
+        .last()
+        .expect("the cluster is recorded")
+        .value_json()
+        .unwrap();
+    assert!(
+        recorded["system_identifier"].is_string() && recorded["timeline"].is_u64(),
+        "{recorded}"
+    );
+    assert_eq!(
+        cluster[0].partition,
+        java_partition(cluster_key.as_bytes(), 3)
+    );
     for r in &ours {
         assert_eq!(
             r.partition,
@@ -239,9 +263,9 @@ async fn offsets_past_the_servers_wal_are_refused() {
 fn stored_lsn_proc(dir: &std::path::Path) -> u64 {
     let text = std::fs::read_to_string(dir.join("offsets.json")).unwrap_or_default();
     let file: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    // The connector's offsets (pgcdc keeps its cluster in another entry of the file).
     file.as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|v| v["lsn_proc"].as_u64())
+        .and_then(|o| o.values().find_map(|v| v["lsn_proc"].as_u64()))
         .unwrap_or(0)
 }
 

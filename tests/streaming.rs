@@ -137,6 +137,37 @@ fn comparable(rec: &Rec, prefix: &str) -> (String, String) {
     (key, value)
 }
 
+/// The BEGIN and END records of `topic` of the first `n` transactions that had events. A
+/// transaction without any (PostgreSQL 14 sends empty ones, such as a connector's catalog
+/// work) has its BEGIN and END too, in Debezium as in pgcdc; which of them a connector sees
+/// depends on when its slot was made, so they are left out of the comparison.
+async fn transactions_with_events(topic: &str, n: usize) -> Vec<Rec> {
+    let ends_with_events = |recs: &[Rec]| -> Vec<String> {
+        recs.iter()
+            .filter_map(|r| r.value_json())
+            .filter(|v| {
+                v["payload"]["status"] == "END" && v["payload"]["event_count"].as_i64() > Some(0)
+            })
+            .map(|v| xid_of(&v))
+            .collect()
+    };
+    let recs = read_until(&env().kafka, topic, T, move |recs| {
+        ends_with_events(recs).len() >= n
+    })
+    .await;
+    let xids: Vec<String> = ends_with_events(&recs).into_iter().take(n).collect();
+    recs.into_iter()
+        .filter(|r| r.value_json().is_some_and(|v| xids.contains(&xid_of(&v))))
+        .collect()
+}
+
+/// The transaction id of a BEGIN or END record (`<xid>:<lsn>`, the LSN of the BEGIN or of the
+/// COMMIT message).
+fn xid_of(v: &serde_json::Value) -> String {
+    let id = v["payload"]["id"].as_str().unwrap_or_default();
+    id.split(':').next().unwrap_or_default().to_string()
+}
+
 /// `pg_stat_replication_slots` of `slot`: (spill_bytes, stream_count, stream_bytes,
 /// stream_txns).
 async fn slot_stats(db: &TestDb, slot: &str) -> (i64, i64, i64, i64) {
@@ -188,13 +219,19 @@ async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and
         for (prefix, running) in &runs {
             running.assert_running();
             let name = format!("{prefix}.{topic}");
-            let recs = read_n(&env().kafka, &name, n, T).await;
-            let ends = end_offsets(&env().kafka, std::slice::from_ref(&name)).await;
-            let total: i64 = ends.values().sum();
-            assert_eq!(
-                total, n as i64,
-                "{name}: records (nothing aborted may leak)"
-            );
+            let recs = if topic == "transaction" {
+                transactions_with_events(&name, n / 2).await
+            } else {
+                let recs = read_n(&env().kafka, &name, n, T).await;
+                let ends = end_offsets(&env().kafka, std::slice::from_ref(&name)).await;
+                let total: i64 = ends.values().sum();
+                assert_eq!(
+                    total, n as i64,
+                    "{name}: records (nothing aborted may leak)"
+                );
+                recs
+            };
+            assert_eq!(recs.len(), n, "{name}: records");
             let got: Vec<(String, String)> = recs.iter().map(|r| comparable(r, prefix)).collect();
             match &reference {
                 None => reference = Some((prefix.clone(), got)),

@@ -26,6 +26,47 @@ pub fn offset_key(name: &str, server: &str) -> String {
     serde_json::to_string(&json!([name, { "server": server }])).unwrap_or_default()
 }
 
+/// The offset key under which pgcdc keeps the cluster a connector's offsets were written
+/// against, beside them: `["<name>",{"server":"<topic.prefix>","pgcdc":"cluster"}]`. Debezium
+/// reads only its own key, so its offsets stay byte for byte its own.
+pub fn cluster_key(name: &str, server: &str) -> String {
+    serde_json::to_string(&json!([name, { "server": server, "pgcdc": "cluster" }]))
+        .unwrap_or_default()
+}
+
+/// The PostgreSQL cluster whose WAL the stored LSNs point into: its system identifier
+/// (`pg_control_system()`, shared by a primary and its physical standbys, new for a cluster
+/// made by `initdb`) and the timeline it was on (a promotion moves to a later one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterIdentity {
+    /// `system_identifier`, as decimal text (a u64).
+    pub system_id: String,
+    /// `timeline_id` of the latest checkpoint.
+    pub timeline: u32,
+}
+
+impl ClusterIdentity {
+    /// `{"system_identifier":"<id>","timeline":<n>}`.
+    pub fn to_json(&self) -> Json {
+        json!({"system_identifier": self.system_id, "timeline": self.timeline})
+    }
+
+    /// Reads [`ClusterIdentity::to_json`]'s shape. Errors: what is wrong, as text.
+    pub fn from_json(v: &Json) -> std::result::Result<ClusterIdentity, String> {
+        let id = v.get("system_identifier").and_then(Json::as_str);
+        let timeline = v.get("timeline").and_then(Json::as_u64);
+        match (id, timeline) {
+            (Some(id), Some(t)) if u32::try_from(t).is_ok() => Ok(ClusterIdentity {
+                system_id: id.to_string(),
+                timeline: t as u32,
+            }),
+            _ => Err(format!(
+                "the cluster entry is {v}, not {{\"system_identifier\":\"<digits>\",\"timeline\":<number>}}"
+            )),
+        }
+    }
+}
+
 /// Offsets of one connector.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Offsets {
@@ -227,6 +268,7 @@ fn file_writes() -> std::sync::MutexGuard<'static, ()> {
 pub struct OffsetStore {
     path: PathBuf,
     key: String,
+    cluster_key: String,
 }
 
 impl OffsetStore {
@@ -236,6 +278,7 @@ impl OffsetStore {
         OffsetStore {
             path: path.to_path_buf(),
             key,
+            cluster_key: cluster_key(name, server),
         }
     }
 
@@ -298,14 +341,41 @@ impl OffsetStore {
         self.write_all(all)
     }
 
-    /// Removes this connector's entry.
+    /// Removes this connector's entries (its offsets and its cluster).
     pub fn clear(&self) -> Result<()> {
         let _one_writer = file_writes();
         let mut all = self.read_all()?;
-        if all.remove(&self.key).is_some() {
+        let removed = all.remove(&self.key).is_some();
+        if all.remove(&self.cluster_key).is_some() || removed {
             self.write_all(all)?;
         }
         Ok(())
+    }
+
+    /// The cluster this connector's offsets were written against, if recorded.
+    pub fn load_cluster(&self) -> Result<Option<ClusterIdentity>> {
+        let all = self.read_all()?;
+        let Some(entry) = all.get(&self.cluster_key) else {
+            return Ok(None);
+        };
+        ClusterIdentity::from_json(entry).map(Some).map_err(|problem| {
+            Error::new(
+                ErrorKind::Config,
+                format!(
+                    "offset file {}, entry {}: {problem}. Fix the entry, or remove it (pgcdc then records the server it connects to)",
+                    self.path.display(),
+                    self.cluster_key
+                ),
+            )
+        })
+    }
+
+    /// Records the cluster this connector's offsets are written against.
+    pub fn save_cluster(&self, cluster: &ClusterIdentity) -> Result<()> {
+        let _one_writer = file_writes();
+        let mut all = self.read_all()?;
+        all.insert(self.cluster_key.clone(), cluster.to_json());
+        self.write_all(all)
     }
 
     /// Replaces the file with `all`: written to a temporary file, synced, then renamed over it,

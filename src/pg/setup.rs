@@ -64,6 +64,18 @@ pub async fn check_server(
     Ok(info)
 }
 
+/// The server's system identifier (decimal text) and the timeline of its latest checkpoint
+/// (`pg_control_system()`, `pg_control_checkpoint()`; readable by any role).
+pub async fn cluster_identity(client: &Client) -> Result<(String, u32)> {
+    let row = client
+        .query_one(
+            "SELECT s.system_identifier::text, c.timeline_id::int8 FROM pg_control_system() s, pg_control_checkpoint() c",
+            &[],
+        )
+        .await?;
+    Ok((row.get(0), row.get::<_, i64>(1) as u32))
+}
+
 /// With binary tuples: an error naming every column of the publication's tables that the
 /// server cannot send in binary form (an array whose element type has no send function, such
 /// as `isbn[]`): the walsender would fail on the first such row, whether pgcdc captures the

@@ -31,6 +31,7 @@
 
 mod blocking;
 pub mod changes;
+pub mod cluster;
 pub mod connector;
 mod counters;
 pub mod fence;

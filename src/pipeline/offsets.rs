@@ -19,7 +19,7 @@ use crate::config::ConnectorConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lsn::Lsn;
 use crate::offsets::ack::{AckToken, AckTracker, CommitInfo};
-use crate::offsets::store::{OffsetStore, Offsets};
+use crate::offsets::store::{ClusterIdentity, OffsetStore, Offsets};
 use crate::sink::offsets_topic::KafkaOffsetStore;
 
 /// How often a run checks that its offsets topic is still compacted.
@@ -103,7 +103,33 @@ impl OffsetStorage {
         }
     }
 
-    /// Deletes this connector's offsets.
+    /// The cluster this connector's offsets were written against, if recorded.
+    pub async fn load_cluster(&self) -> Result<Option<ClusterIdentity>> {
+        match self {
+            OffsetStorage::Topic(t) => t.load_cluster().await,
+            OffsetStorage::File(f) => f.load_cluster(),
+        }
+    }
+
+    /// Records the cluster this connector's offsets are written against.
+    pub async fn save_cluster(&self, cluster: &ClusterIdentity) -> Result<()> {
+        match self {
+            OffsetStorage::Topic(t) => t.save_cluster(cluster).await,
+            OffsetStorage::File(f) => {
+                let (f, cluster) = (f.clone(), cluster.clone());
+                tokio::task::spawn_blocking(move || f.save_cluster(&cluster))
+                    .await
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::Internal,
+                            format!("the offsets file write failed: {e}"),
+                        )
+                    })?
+            }
+        }
+    }
+
+    /// Deletes this connector's offsets (and its recorded cluster).
     pub async fn clear(&self) -> Result<()> {
         match self {
             OffsetStorage::Topic(t) => t.clear().await,

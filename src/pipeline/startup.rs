@@ -85,6 +85,7 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let sql = crate::pg::sql::connect(&config.database).await?;
     let wanted = (config.pgoutput_binary, config.pgoutput_streaming.is_some());
     let server = setup::check_server(&sql, needs_stream, wanted).await?;
+    super::cluster::check_cluster(config, &store, &sql, offsets.as_ref()).await?;
     setup::ensure_publication(&sql, config).await?;
     if config.pgoutput_binary && needs_stream {
         setup::check_binary_sendable(&sql, &config.publication_name).await?;

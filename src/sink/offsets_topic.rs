@@ -24,7 +24,7 @@ use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use crate::config::{KafkaConfig, OffsetsTopicConfig};
 use crate::error::{Error, Result};
-use crate::offsets::store::{offset_key, Offsets};
+use crate::offsets::store::{cluster_key, offset_key, ClusterIdentity, Offsets};
 
 /// How long one read, write or topic check of the offsets topic may take.
 pub const OFFSETS_TOPIC_TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,6 +33,7 @@ pub const OFFSETS_TOPIC_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct KafkaOffsetStore {
     topic: String,
     key: String,
+    cluster_key: String,
     producer: FutureProducer,
     client: ClientConfig,
 }
@@ -91,6 +92,7 @@ impl KafkaOffsetStore {
         let store = KafkaOffsetStore {
             topic: topic.topic.clone(),
             key: offset_key(name, server),
+            cluster_key: cluster_key(name, server),
             producer,
             client,
         };
@@ -156,17 +158,44 @@ impl KafkaOffsetStore {
 
     /// Stores `offsets`, waiting for the broker's acknowledgement.
     pub async fn save(&self, offsets: &Offsets) -> Result<()> {
-        self.write(Some(offsets.value_bytes())).await
+        self.write(&self.key, Some(offsets.value_bytes())).await
     }
 
-    /// Deletes this connector's offsets (a tombstone for its key).
+    /// Deletes this connector's offsets and its cluster (a tombstone for each key).
     pub async fn clear(&self) -> Result<()> {
-        self.write(None).await
+        self.write(&self.key, None).await?;
+        self.write(&self.cluster_key, None).await
     }
 
-    async fn write(&self, value: Option<Vec<u8>>) -> Result<()> {
-        let mut record: FutureRecord<'_, str, [u8]> =
-            FutureRecord::to(&self.topic).key(self.key.as_str());
+    /// The cluster this connector's offsets were written against, if recorded.
+    pub async fn load_cluster(&self) -> Result<Option<ClusterIdentity>> {
+        let consumer = reader(&self.client, "pgcdc-offsets-reader")?;
+        let topic = self.topic.clone();
+        let key = self.cluster_key.clone();
+        let last = tokio::task::spawn_blocking(move || read_last(&consumer, &topic, &key))
+            .await
+            .map_err(|e| Error::kafka(format!("the offsets reader failed: {e}")))??;
+        let Some(Some(value)) = last else {
+            return Ok(None);
+        };
+        let json: serde_json::Value = serde_json::from_slice(&value).unwrap_or_default();
+        ClusterIdentity::from_json(&json).map(Some).map_err(|problem| {
+            Error::config(format!(
+                "the cluster entry of this connector in {} (key {}): {problem}. Delete it (a tombstone for its key): pgcdc then records the server it connects to",
+                self.describe(),
+                self.cluster_key
+            ))
+        })
+    }
+
+    /// Records the cluster this connector's offsets are written against.
+    pub async fn save_cluster(&self, cluster: &ClusterIdentity) -> Result<()> {
+        let bytes = serde_json::to_vec(&cluster.to_json()).unwrap_or_default();
+        self.write(&self.cluster_key, Some(bytes)).await
+    }
+
+    async fn write(&self, key: &str, value: Option<Vec<u8>>) -> Result<()> {
+        let mut record: FutureRecord<'_, str, [u8]> = FutureRecord::to(&self.topic).key(key);
         if let Some(v) = value.as_deref() {
             record = record.payload(v);
         }
