@@ -21,13 +21,15 @@
 #        scripts/services.sh stop  [pg|kafka|kafka-fault|registry|all|pgNN|matrix]   (restart: stop, start)
 #        scripts/services.sh status | env [pgNN] | logs <svc> [lines] | pg-psql [psql args]
 #        scripts/services.sh kafka-pid <kafka|kafka-fault>
+#        scripts/services.sh pg-bin <pg|pgNN>   (the server binaries' directory; pg: Debian's,
+#                                                 whose clients every version talks to)
 #        scripts/services.sh build-deps   (the Debian packages building pgcdc needs)
 #
 # PGCDC_SERVICES_POSTGIS=1 also installs PostGIS (scripts/test.sh sets it: the geometry tests
 # use it; the demo does not need it).
 # All state lives under target/services/ of the repository. Readiness is polled with a
 # timeout (PGCDC_SERVICES_TIMEOUT seconds, default 120), never waited for with fixed sleeps.
-# Messages go to stderr; only status, env and kafka-pid print to stdout.
+# Messages go to stderr; only status, env, kafka-pid and pg-bin print to stdout.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -1093,7 +1095,7 @@ cmd_kafka_pid() {
   kafka_pid "$name" || die "$name is not running"
 }
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 # What building pgcdc needs beyond Rust: a C toolchain, cmake and pkg-config for the bundled
 # librdkafka and the compression crates, and OpenSSL's headers for Kafka TLS and SASL/SCRAM.
@@ -1118,6 +1120,7 @@ main() {
     logs) cmd_logs "$@" ;;
     pg-psql) cmd_pg_psql "$@" ;;
     kafka-pid) cmd_kafka_pid "$@" ;;
+    pg-bin) pg_select "${1:-pg}"; pg_bin || die "PostgreSQL for ${1:-pg} is not installed (scripts/services.sh start ${1:-pg})" ;;
     build-deps) cmd_build_deps ;;
     -h|--help|help) usage ;;
     *) usage >&2; exit 2 ;;

@@ -14,6 +14,7 @@ fn db_config(user: &str, password: Option<&str>, sslmode: SslMode) -> DatabaseCo
     DatabaseConfig {
         hostname: e.pg_host.clone(),
         port: e.pg_port,
+        other_hosts: Vec::new(),
         user: user.to_string(),
         password: password.map(str::to_string),
         dbname: "postgres".into(),

@@ -113,3 +113,37 @@ async fn offsets_of_another_cluster_or_an_earlier_timeline_are_refused_unless_th
     assert_eq!(read()[&cluster_key], real);
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_list_is_tried_in_order_until_a_writable_primary_answers() {
+    let db = TestDb::create("hosts").await;
+    db.exec("CREATE TABLE public.h (id int PRIMARY KEY)").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("hosts");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("snapshot.mode".into(), "no_data".into());
+    raw.insert("publication.name".into(), prefix.clone());
+    // The first host refuses connections (nothing listens on port 1); the second is the server.
+    let host = env().pg_host.clone();
+    raw.insert("database.hostname".into(), format!("{host},{host}"));
+    raw.insert("database.port".into(), format!("1,{}", env().pg_port));
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    db.exec("INSERT INTO h VALUES (1)").await;
+    let recs = read_n(&env().kafka, &format!("{prefix}.public.h"), 1, T).await;
+    assert_eq!(recs[0].payload()["after"]["id"], 1);
+    running.stop().await.unwrap();
+
+    // No host answers: a connection error that lists each host and why it was passed over.
+    raw.insert("database.port".into(), "1,2".into());
+    let err = start(&raw).expect_error(T).await;
+    assert!(err.is_retriable(), "the connector retries: {err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("none of the hosts of database.hostname is a writable primary")
+            && msg.contains(&format!("{host}:1 ("))
+            && msg.contains(&format!("{host}:2 (")),
+        "{msg}"
+    );
+    db.cleanup().await;
+}

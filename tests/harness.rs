@@ -194,6 +194,15 @@ impl TestDb {
     }
 }
 
+/// The connector's own entry of an offsets file's JSON: pgcdc keeps the cluster its offsets
+/// belong to in another entry, whose key names `"pgcdc":"cluster"`.
+pub fn own_offsets(file: &serde_json::Value) -> Option<&serde_json::Value> {
+    file.as_object()?
+        .iter()
+        .find(|(k, _)| !k.contains(r#""pgcdc":"cluster""#))
+        .map(|(_, v)| v)
+}
+
 /// A config for `db` with a unique slot and topic prefix, fast status updates, a private
 /// offset file, and the given Kafka brokers.
 pub fn base_config(

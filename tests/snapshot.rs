@@ -802,7 +802,7 @@ async fn resumes_where_it_was(exactly_once: bool, threads: usize) {
         wait_for("part of table b recorded in the offsets", T, || async {
             let text = std::fs::read_to_string(&file).ok()?;
             let stored: serde_json::Value = serde_json::from_str(&text).ok()?;
-            let offsets = stored.as_object()?.values().next()?.clone();
+            let offsets = own_offsets(&stored)?.clone();
             let completed = offsets["pgcdc_snapshot_completed_tables"] == json!(r#"["public.a"]"#);
             // At least 2,000 rows of b (about 90 to a page) recorded.
             let reading_b = offsets["pgcdc_snapshot_table_progress"]
@@ -919,7 +919,7 @@ async fn a_resumed_snapshot_reads_again_rows_a_subtransaction_changed_while_it_w
     let progress = || -> Option<serde_json::Value> {
         let stored: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
-        let p = stored.as_object()?.values().next()?["pgcdc_snapshot_table_progress"].clone();
+        let p = own_offsets(&stored)?["pgcdc_snapshot_table_progress"].clone();
         serde_json::from_str(p.as_str()?).ok()
     };
     // 1. Stopped inside the table.

@@ -45,6 +45,11 @@ pub struct DatabaseConfig {
     pub hostname: String,
     /// `database.port`
     pub port: u16,
+    /// pgcdc's extension of `database.hostname` (and `database.port`): the hosts after the
+    /// first of a comma-separated list, tried in order when the first is not a writable primary
+    /// (libpq's `target_session_attrs=read-write`), so that the connector follows a promotion.
+    /// Empty for one host.
+    pub other_hosts: Vec<(String, u16)>,
     /// `database.user`
     pub user: String,
     /// `database.password` (never logged).
@@ -84,6 +89,7 @@ impl std::fmt::Debug for DatabaseConfig {
         f.debug_struct("DatabaseConfig")
             .field("hostname", &self.hostname)
             .field("port", &self.port)
+            .field("other_hosts", &self.other_hosts)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "[hidden]"))
             .field("dbname", &self.dbname)
@@ -119,12 +125,16 @@ pub(super) fn parse(c: &mut Checker<'_>) -> DatabaseConfig {
         ],
     );
     let path = |c: &Checker<'_>, key: &str| c.get(key).filter(|s| !s.is_empty()).map(PathBuf::from);
+    let hostnames = c.required(
+        DATABASE_HOSTNAME,
+        &format!("the PostgreSQL host (or set PGHOST, or --set {DATABASE_HOSTNAME}=...)"),
+    );
+    let mut hosts = host_list(c, &hostnames).into_iter();
+    let (hostname, port) = hosts.next().unwrap_or((hostnames, DEFAULT_PORT));
     let database = DatabaseConfig {
-        hostname: c.required(
-            DATABASE_HOSTNAME,
-            &format!("the PostgreSQL host (or set PGHOST, or --set {DATABASE_HOSTNAME}=...)"),
-        ),
-        port: port(c),
+        hostname,
+        port,
+        other_hosts: hosts.collect(),
         user: c.required(
             DATABASE_USER,
             &format!(
@@ -195,18 +205,50 @@ pub fn split_statements(text: &str) -> Vec<String> {
 }
 
 /// `database.port`: a TCP port from 1 to 65535.
-fn port(c: &mut Checker<'_>) -> u16 {
-    match c.get(DATABASE_PORT) {
-        None | Some("") => DEFAULT_PORT,
-        Some(v) => v
-            .parse::<u16>()
-            .ok()
-            .filter(|p| *p >= 1)
-            .unwrap_or_else(|| {
-                c.problem(format!(
-                    "{DATABASE_PORT}={v} is invalid: expected a TCP port from 1 to 65535"
-                ));
-                DEFAULT_PORT
-            }),
+/// The hosts of `database.hostname` (one, or a comma-separated list: pgcdc's extension) with
+/// their ports: `database.port` is one port for all, or a list as long as the hosts'.
+fn host_list(c: &mut Checker<'_>, hostnames: &str) -> Vec<(String, u16)> {
+    let names: Vec<String> = hostnames.split(',').map(|h| h.trim().to_string()).collect();
+    if names.len() > 1 && names.iter().any(String::is_empty) {
+        c.problem(format!(
+            "{DATABASE_HOSTNAME}={hostnames} has an empty host: list hosts separated by commas (host1,host2)"
+        ));
     }
+    let ports = match c.get(DATABASE_PORT).map(str::trim) {
+        None | Some("") => vec![DEFAULT_PORT],
+        Some(v) => v.split(',').map(|p| parse_port(c, p.trim())).collect(),
+    };
+    if ports.len() != 1 && ports.len() != names.len() {
+        c.problem(format!(
+            "{DATABASE_PORT} lists {} ports for the {} hosts of {DATABASE_HOSTNAME}: give one port for all, or one per host in the same order",
+            ports.len(),
+            names.len()
+        ));
+    }
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| {
+            (
+                h,
+                ports
+                    .get(i)
+                    .or(ports.first())
+                    .copied()
+                    .unwrap_or(DEFAULT_PORT),
+            )
+        })
+        .collect()
+}
+
+fn parse_port(c: &mut Checker<'_>, v: &str) -> u16 {
+    v.parse::<u16>()
+        .ok()
+        .filter(|p| *p >= 1)
+        .unwrap_or_else(|| {
+            c.problem(format!(
+                "{DATABASE_PORT}={v} is invalid: expected a TCP port from 1 to 65535"
+            ));
+            DEFAULT_PORT
+        })
 }

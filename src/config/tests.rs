@@ -1438,3 +1438,39 @@ fn snapshot_threads_are_read_and_bounded() {
     let msg = problems(&seed_with(&[("snapshot.max.threads", "0")]));
     assert!(msg.contains("expected an integer >= 1"), "{msg}");
 }
+
+#[test]
+fn a_host_list_names_the_hosts_to_try_in_order_with_one_port_or_one_per_host() {
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[])).unwrap();
+    assert!(
+        c.database.other_hosts.is_empty(),
+        "one host: nothing else to try"
+    );
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("database.hostname", "pg-a, pg-b,pg-c"),
+        ("database.port", "6000"),
+    ]))
+    .unwrap();
+    assert_eq!(
+        (c.database.hostname.as_str(), c.database.port),
+        ("pg-a", 6000)
+    );
+    assert_eq!(
+        c.database.other_hosts,
+        [("pg-b".to_string(), 6000), ("pg-c".to_string(), 6000)]
+    );
+    let (c, _) = ConnectorConfig::from_map(&seed_with(&[
+        ("database.hostname", "pg-a,pg-b"),
+        ("database.port", "6000,6001"),
+    ]))
+    .unwrap();
+    assert_eq!(c.database.port, 6000);
+    assert_eq!(c.database.other_hosts, [("pg-b".to_string(), 6001)]);
+    let msg = problems(&seed_with(&[
+        ("database.hostname", "pg-a,pg-b,pg-c"),
+        ("database.port", "6000,6001"),
+    ]));
+    assert!(msg.contains("lists 2 ports for the 3 hosts"), "{msg}");
+    let msg = problems(&seed_with(&[("database.hostname", "pg-a,,pg-b")]));
+    assert!(msg.contains("has an empty host"), "{msg}");
+}

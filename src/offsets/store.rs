@@ -41,7 +41,7 @@ pub fn cluster_key(name: &str, server: &str) -> String {
 pub struct ClusterIdentity {
     /// `system_identifier`, as decimal text (a u64).
     pub system_id: String,
-    /// `timeline_id` of the latest checkpoint.
+    /// The server's timeline (see `pg::setup::cluster_identity`).
     pub timeline: u32,
 }
 

@@ -64,12 +64,14 @@ pub async fn check_server(
     Ok(info)
 }
 
-/// The server's system identifier (decimal text) and the timeline of its latest checkpoint
-/// (`pg_control_system()`, `pg_control_checkpoint()`; readable by any role).
+/// The server's system identifier (decimal text, `pg_control_system()`) and its timeline: on
+/// a primary the current one (the first 8 hex digits of the current WAL file's name: right
+/// after a promotion the latest checkpoint may still be on the old one), on a standby that of
+/// its latest restartpoint (`pg_control_checkpoint()`). Readable by any role.
 pub async fn cluster_identity(client: &Client) -> Result<(String, u32)> {
     let row = client
         .query_one(
-            "SELECT s.system_identifier::text, c.timeline_id::int8 FROM pg_control_system() s, pg_control_checkpoint() c",
+            "SELECT s.system_identifier::text,                     CASE WHEN pg_is_in_recovery() THEN c.timeline_id::int8                          ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int8 END              FROM pg_control_system() s, pg_control_checkpoint() c",
             &[],
         )
         .await?;

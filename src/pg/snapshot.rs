@@ -183,6 +183,7 @@ pub struct TidRange {
 
 impl TidRange {
     /// The whole table.
+    #[cfg(test)]
     pub const ALL: TidRange = TidRange {
         from: Tid::START,
         to: None,
@@ -313,9 +314,10 @@ pub async fn begin_ordered_read(
     schema: &str,
     table: &str,
 ) -> Result<u32> {
+    scan_in_order(client).await?;
     client
         .batch_execute(&format!(
-            "SET LOCAL synchronize_seqscans = off; LOCK TABLE {}.{} IN ACCESS SHARE MODE",
+            "LOCK TABLE {}.{} IN ACCESS SHARE MODE",
             quote_ident(schema),
             quote_ident(table)
         ))

@@ -6,7 +6,7 @@
 use tokio_postgres::tls::NoTls;
 use tokio_postgres::Client;
 
-use crate::config::keys::DATABASE_INITIAL_STATEMENTS;
+use crate::config::keys::{DATABASE_HOSTNAME, DATABASE_INITIAL_STATEMENTS};
 use crate::config::{DatabaseConfig, SslMode};
 use crate::error::{Error, ErrorKind, Result, SqlContext};
 use crate::pg::tls::RustlsMakeConnect;
@@ -53,6 +53,52 @@ fn connect_error(db: &DatabaseConfig, e: tokio_postgres::Error) -> Error {
         }
         None => Error::from(e).with_context(&context),
     }
+}
+
+/// The first host of `database.hostname` that is a writable primary (not in recovery), as a
+/// one-host config; `db` itself when it names one host. Each host is tried in order, within
+/// `pgcdc.database.connect.timeout.ms`. Errors: a connection error (retried by the connector)
+/// listing every host and why it was passed over.
+pub async fn choose_primary(db: &DatabaseConfig) -> Result<DatabaseConfig> {
+    if db.other_hosts.is_empty() {
+        return Ok(db.clone());
+    }
+    let candidates =
+        std::iter::once((db.hostname.clone(), db.port)).chain(db.other_hosts.iter().cloned());
+    let mut passed = Vec::new();
+    for (i, (host, port)) in candidates.enumerate() {
+        let one = DatabaseConfig {
+            hostname: host.clone(),
+            port,
+            other_hosts: Vec::new(),
+            ..db.clone()
+        };
+        let standby = match open(&one).await {
+            Ok(client) => client
+                .query_one("SELECT pg_is_in_recovery()", &[])
+                .await
+                .map(|r| r.get::<_, bool>(0)),
+            Err(e) => {
+                passed.push(format!("{host}:{port} ({})", e.one_line()));
+                continue;
+            }
+        };
+        match standby {
+            Ok(false) => {
+                if i > 0 {
+                    tracing::warn!(host = %host, port, passed = %passed.join("; "),
+                        "connected to the first writable primary of the hosts in database.hostname, not the first host");
+                }
+                return Ok(one);
+            }
+            Ok(true) => passed.push(format!("{host}:{port} (a standby: in recovery)")),
+            Err(e) => passed.push(format!("{host}:{port} ({e})")),
+        }
+    }
+    Err(Error::connection(format!(
+        "none of the hosts of {DATABASE_HOSTNAME} is a writable primary: {}; trying again as errors.max.retries allows (a promotion in progress ends this)",
+        passed.join("; ")
+    )))
 }
 
 /// Opens a regular SQL connection; its driver task runs in the background until the

@@ -146,6 +146,9 @@ pub(crate) async fn run_counted(
     mut shutdown: watch::Receiver<bool>,
     counters: Arc<Counters>,
 ) -> Result<()> {
+    let Some(config) = until_stopped(&mut shutdown, startup::on_primary(config)).await? else {
+        return Ok(());
+    };
     let Some(prepared) = until_stopped(&mut shutdown, startup::prepare(&config)).await? else {
         return Ok(());
     };

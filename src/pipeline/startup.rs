@@ -77,6 +77,18 @@ pub struct Started<S: Sink = KafkaSink, C: Catalog = Client> {
     pub watchdog: Watchdog,
 }
 
+/// `config` narrowed to the first writable primary of a `database.hostname` list (see
+/// [`crate::pg::sql::choose_primary`]): every connection of the run goes to it.
+pub async fn on_primary(config: Arc<ConnectorConfig>) -> Result<Arc<ConnectorConfig>> {
+    if config.database.other_hosts.is_empty() {
+        return Ok(config);
+    }
+    let database = crate::pg::sql::choose_primary(&config.database).await?;
+    let mut narrowed = (*config).clone();
+    narrowed.database = database;
+    Ok(Arc::new(narrowed))
+}
+
 /// Checks the server and the slot and decides how to start (see [`plan_start`]).
 pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let store = OffsetStorage::open(config).await?;
