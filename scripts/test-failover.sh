@@ -16,7 +16,10 @@
 # are written on the new primary. Checks: every row 1..2000 arrived (none lost), no snapshot
 # record, duplicates only of rows published before the failover (the synchronized slot may lag
 # the old one: at-least-once), the connector logged the promotion (the offsets' cluster check
-# saw the later timeline). Everything is removed at the end, also on failure. About a minute.
+# saw the later timeline). Before the failover, a second connector decodes on the standby
+# alone (PostgreSQL 16+: its slot made there, its snapshot read there) and must read the same
+# rows, and one with a heartbeat action query must be refused there. Everything is removed at the
+# end, also on failure. About a minute.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$ROOT"
@@ -43,7 +46,9 @@ scripts/services.sh stop pg17   # only its binaries are needed
 [ -x "$PGCDC" ] || (cargo build --bin pgcdc >&2)
 
 PGCDC_PID=""
+SB_PID=""
 cleanup() {
+  [ -z "$SB_PID" ] || { kill -KILL "$SB_PID" 2>/dev/null; wait "$SB_PID" 2>/dev/null; } || true
   if [ -n "$PGCDC_PID" ]; then
     kill -KILL "$PGCDC_PID" 2>/dev/null || true
     wait "$PGCDC_PID" 2>/dev/null || true
@@ -53,7 +58,7 @@ cleanup() {
     [ -f "$BASE/$d/data/postmaster.pid" ] && runuser -u postgres -- "$BIN/pg_ctl" -D "$BASE/$d/data" -m immediate -w stop >/dev/null 2>&1
   done
   if [ -d "$KAFKA_LIB" ]; then
-    java -Xmx256m -cp "$KAFKA_LIB/*" bench/DeleteTopics.java "$KAFKA" "$PREFIX(\\..*)?" >/dev/null 2>&1 || true
+    java -Xmx256m -cp "$KAFKA_LIB/*" bench/DeleteTopics.java "$KAFKA" "$PREFIX(sb)?(\\..*)?" >/dev/null 2>&1 || true
   fi
   rm -rf "$BASE"
 }
@@ -154,12 +159,12 @@ PGCDC_PID=$!
 slot_failover() { [ "$(q "$PRIMARY_PORT" postgres -c "SELECT failover FROM pg_replication_slots WHERE slot_name = '$SLOT'")" = t ]; }
 wait_until 60 "pgcdc's failover slot on the primary" slot_failover
 
-records() { # -> "count distinct snapshot_records"
-  timeout 60 kcat -C -b "$KAFKA" -t "$PREFIX.public.t" -o beginning -e -q -f '%s\n' 2>/dev/null \
+records() { # [topic prefix] -> "count distinct snapshot_records"
+  timeout 60 kcat -C -b "$KAFKA" -t "${1:-$PREFIX}.public.t" -o beginning -e -q -f '%s\n' 2>/dev/null \
     | jq -r 'select(.payload.after != null) | "\(.payload.after.id) \(.payload.op)"' \
     | awk '{ n++; seen[$1]++; if ($2 == "r") r++ } END { printf "%d %d %d\n", n, length(seen), r }'
 }
-distinct_at_least() { local d; d=$(records | awk '{ print $2 }'); [ "${d:-0}" -ge "$1" ]; }
+distinct_at_least() { local d; d=$(records "${2:-$PREFIX}" | awk '{ print $2 }'); [ "${d:-0}" -ge "$1" ]; }
 
 for i in $(seq 0 9); do
   q "$PRIMARY_PORT" "$DB" -c "INSERT INTO t SELECT g, 'before' FROM generate_series($(( i * 100 + 1 )), $(( i * 100 + 100 ))) g"
@@ -171,6 +176,37 @@ slot_synced() {
 }
 wait_until 120 "the standby's copy of the slot to reach $PRIMARY_CONFIRMED" slot_synced
 log "1,000 rows delivered; the slot is synchronized on the standby at $PRIMARY_CONFIRMED or later"
+
+# --- decoding on the standby (PostgreSQL 16+) --------------------------------------------------
+# A second connector reads the standby alone: its slot is created there (the primary's
+# running-transactions records let it reach a consistent point: logged on demand here), its
+# snapshot is read there, and the publication comes from the primary with the WAL.
+SB=${PREFIX}sb
+sed -e "s/^name=.*/name=$SB/; s/^slot.name=.*/slot.name=$SB/; s/^topic.prefix=.*/topic.prefix=$SB/" \
+    -e "s/^database.hostname=.*/database.hostname=127.0.0.1/; s/^database.port=.*/database.port=$STANDBY_PORT/" \
+    -e "s/^snapshot.mode=.*/snapshot.mode=initial/; /^slot.failover/d" \
+    -e "s|^offset.storage.file.filename=.*|offset.storage.file.filename=$BASE/standby-offsets.json|" \
+    "$BASE/connector.properties" >"$BASE/standby.properties"
+"$PGCDC" run --config "$BASE/standby.properties" --listeners http://127.0.0.1:0 \
+  >"$BASE/standby-pgcdc.stdout" 2>"$BASE/standby-pgcdc.log" &
+SB_PID=$!
+standby_slot() {
+  q "$PRIMARY_PORT" postgres -c "SELECT pg_log_standby_snapshot()" >/dev/null
+  [ -n "$(q "$STANDBY_PORT" postgres -c "SELECT 1 FROM pg_replication_slots WHERE slot_name = '$SB' AND active")" ]
+}
+wait_until 120 "the standby connector's slot on the standby" standby_slot
+wait_until 120 "the 1,000 rows read on the standby" distinct_at_least 1000 "$SB"
+kill -TERM "$SB_PID"; rc=0; wait "$SB_PID" || rc=$?; SB_PID=""
+[ "$rc" = 0 ] || { tail -n 20 "$BASE/standby-pgcdc.log" >&2; die "the standby connector exited with $rc"; }
+# A heartbeat action query would have to write: refused at start, saying why.
+{ cat "$BASE/standby.properties"; echo "heartbeat.interval.ms=1000"; echo "heartbeat.action.query=SELECT 1"; } \
+  >"$BASE/standby-heartbeat.properties"
+rc=0; timeout 60 "$PGCDC" run --config "$BASE/standby-heartbeat.properties" --listeners http://127.0.0.1:0 \
+  >/dev/null 2>"$BASE/standby-heartbeat.log" || rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || die "a heartbeat action query on a standby was not refused (exit $rc)"
+grep -q "heartbeat.action.query is set, but the server is a standby" "$BASE/standby-heartbeat.log" \
+  || { tail -n 5 "$BASE/standby-heartbeat.log" >&2; die "the refusal does not say why"; }
+log "decoding on the standby: snapshot and stream read there ($(records "$SB" | awk '{ print $2 }') rows); a heartbeat action query refused"
 
 # --- failover ---------------------------------------------------------------------------------
 as_pg "$BIN/pg_ctl" -D "$BASE/primary/data" -m immediate -w stop >/dev/null

@@ -15,6 +15,8 @@ pub struct ServerInfo {
     pub version_num: u32,
     /// `wal_level`.
     pub wal_level: String,
+    /// `pg_is_in_recovery()`: a standby.
+    pub in_recovery: bool,
 }
 
 /// Reads the server version and `wal_level`; with `need_logical`, anything other than
@@ -27,13 +29,14 @@ pub async fn check_server(
 ) -> Result<ServerInfo> {
     let row = client
         .query_one(
-            "SELECT current_setting('server_version_num')::int, current_setting('wal_level')",
+            "SELECT current_setting('server_version_num')::int, current_setting('wal_level'), pg_is_in_recovery()",
             &[],
         )
         .await?;
     let info = ServerInfo {
         version_num: row.get::<_, i32>(0) as u32,
         wal_level: row.get(1),
+        in_recovery: row.get(2),
     };
     if info.version_num < 100000 {
         return Err(Error::server(format!(
@@ -53,6 +56,13 @@ pub async fn check_server(
             "{}=true needs PostgreSQL 14 or later (pgoutput's streaming of in-progress transactions, protocol version 2), but the server is {}: remove the key or set it to false",
             crate::config::keys::PGOUTPUT_STREAMING,
             info.version_num
+        )));
+    }
+    if need_logical && info.in_recovery && info.version_num < 160000 {
+        return Err(Error::server(format!(
+            "the server is a standby (in recovery) running PostgreSQL {}, which cannot decode logically: standbys can from PostgreSQL 16 on. Point {} at the primary",
+            info.version_num,
+            crate::config::keys::DATABASE_HOSTNAME
         )));
     }
     if need_logical && info.wal_level != "logical" {

@@ -39,8 +39,11 @@ pub async fn begin(
                 .await?
         }
     }
+    // A standby (PostgreSQL 16+ decodes there) cannot assign a transaction id: its snapshot's
+    // xmax (the next id the primary will assign, as the snapshot sees it) stands in.
     let xid_fn = if version_num >= 130000 {
-        "pg_current_xact_id()::text::int8"
+        "CASE WHEN pg_is_in_recovery() THEN pg_snapshot_xmax(pg_current_snapshot())::text::int8 \
+         ELSE pg_current_xact_id()::text::int8 END"
     } else {
         "txid_current()"
     };

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-use crate::config::keys::SLOT_FAILOVER;
+use crate::config::keys::{HEARTBEAT_ACTION_QUERY, REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_FAILOVER};
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
@@ -89,6 +89,39 @@ pub async fn on_primary(config: Arc<ConnectorConfig>) -> Result<Arc<ConnectorCon
     Ok(Arc::new(narrowed))
 }
 
+/// On a standby (PostgreSQL 16+ decodes there): refuses what would have to write, which a
+/// standby cannot (Debezium documents the same limits).
+async fn check_standby(config: &ConnectorConfig, sql: &tokio_postgres::Client) -> Result<()> {
+    let action = config
+        .records
+        .heartbeat
+        .as_ref()
+        .and_then(|h| h.action_query.as_ref());
+    if action.is_some() {
+        return Err(Error::config(format!(
+            "{HEARTBEAT_ACTION_QUERY} is set, but the server is a standby, where a query cannot write: remove it, or run the heartbeat query on the primary some other way (a standby's slot advances with the primary's WAL)"
+        )));
+    }
+    if !config.replica_identity_autoset.is_empty() {
+        return Err(Error::config(format!(
+            "{REPLICA_IDENTITY_AUTOSET_VALUES} is set, but the server is a standby, where ALTER TABLE cannot run: set the replica identities on the primary and remove the key"
+        )));
+    }
+    let name = &config.publication_name;
+    let published = sql
+        .query_opt("SELECT 1 FROM pg_publication WHERE pubname = $1", &[name])
+        .await?;
+    if published.is_none() {
+        return Err(Error::server(format!(
+            "publication {name} does not exist on this standby, which cannot create it: create it on the primary (CREATE PUBLICATION ... FOR ALL TABLES, or FOR TABLE ...); it reaches the standby with the WAL"
+        )));
+    }
+    tracing::info!(
+        "the server is a standby: decoding there (the slot must be created on this standby; the publication comes from the primary)"
+    );
+    Ok(())
+}
+
 /// Checks the server and the slot and decides how to start (see [`plan_start`]).
 pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let store = OffsetStorage::open(config).await?;
@@ -97,6 +130,9 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
     let sql = crate::pg::sql::connect(&config.database).await?;
     let wanted = (config.pgoutput_binary, config.pgoutput_streaming.is_some());
     let server = setup::check_server(&sql, needs_stream, wanted).await?;
+    if server.in_recovery {
+        check_standby(config, &sql).await?;
+    }
     super::cluster::check_cluster(config, &store, &sql, offsets.as_ref()).await?;
     setup::ensure_publication(&sql, config).await?;
     if config.pgoutput_binary && needs_stream {

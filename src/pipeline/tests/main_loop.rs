@@ -71,6 +71,7 @@ impl Run {
             server: ServerInfo {
                 version_num: 150_000,
                 wal_level: "logical".into(),
+                in_recovery: false,
             },
             offsets,
             replication: None,
