@@ -147,3 +147,81 @@ async fn a_host_list_is_tried_in_order_until_a_writable_primary_answers() {
     );
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_via_partition_root_puts_partitions_under_the_root_from_the_snapshot_on() {
+    let db = TestDb::create("viaroot").await;
+    db.exec(
+        "CREATE TABLE events (id bigint, created date, payload text, PRIMARY KEY (id, created))
+           PARTITION BY RANGE (created);
+         CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+         CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+         INSERT INTO events VALUES (1, '2024-03-01', 'snap'), (2, '2025-03-01', 'snap');",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("viaroot");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("publication.name".into(), prefix.clone());
+    raw.insert("publish.via.partition.root".into(), "true".into());
+    let running = start(&raw);
+    db.wait_for_slot(&prefix).await;
+    let via_root: bool = db
+        .client
+        .query_one(
+            "SELECT pubviaroot FROM pg_publication WHERE pubname = $1",
+            &[&prefix],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        via_root,
+        "the publication is created with publish_via_partition_root"
+    );
+    db.exec(
+        "INSERT INTO events VALUES (3, '2024-06-01', 'p1'), (4, '2025-06-01', 'p2');
+         CREATE TABLE events_2026 (id bigint NOT NULL, created date NOT NULL, payload text,
+           PRIMARY KEY (id, created));
+         ALTER TABLE events ATTACH PARTITION events_2026 FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+         INSERT INTO events VALUES (5, '2026-02-01', 'attached');
+         ALTER TABLE events DETACH PARTITION events_2024;
+         INSERT INTO events_2024 VALUES (6, '2024-09-01', 'detached');",
+    )
+    .await;
+    let root = read_n(&env().kafka, &format!("{prefix}.public.events"), 5, T).await;
+    let got: Vec<(String, i64)> = root
+        .iter()
+        .map(|r| {
+            let p = r.payload();
+            (
+                p["op"].as_str().unwrap().to_string(),
+                p["after"]["id"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, i64)> = [("r", 1), ("r", 2), ("c", 3), ("c", 4), ("c", 5)]
+        .iter()
+        .map(|(o, i)| (o.to_string(), *i))
+        .collect();
+    assert_eq!(
+        got, want,
+        "the snapshot and the changes of every partition under the root"
+    );
+    // A detached partition is a table of its own: its changes under its own name from then on.
+    let detached = read_n(&env().kafka, &format!("{prefix}.public.events_2024"), 1, T).await;
+    assert_eq!(detached[0].payload()["after"]["id"], 6);
+    assert_eq!(
+        detached.len(),
+        1,
+        "no snapshot of the partitions under their own names"
+    );
+    let leaves = end_offsets(&env().kafka, &[format!("{prefix}.public.events_2025")]).await;
+    assert_eq!(
+        leaves.values().sum::<i64>(),
+        0,
+        "nothing under a partition's own name"
+    );
+    running.stop().await.unwrap();
+    db.cleanup().await;
+}

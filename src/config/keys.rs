@@ -129,7 +129,7 @@ registry! {
         SLOT_RETRY_DELAY_MS = "slot.retry.delay.ms" => Implemented,
         PUBLICATION_NAME = "publication.name" => Implemented,
         PUBLICATION_AUTOCREATE_MODE = "publication.autocreate.mode" => Implemented,
-        PUBLISH_VIA_PARTITION_ROOT = "publish.via.partition.root" => NotImplemented(Some("false")),
+        PUBLISH_VIA_PARTITION_ROOT = "publish.via.partition.root" => Implemented,
         REPLICA_IDENTITY_AUTOSET_VALUES = "replica.identity.autoset.values" => Implemented,
         STATUS_UPDATE_INTERVAL_MS = "status.update.interval.ms" => Implemented,
         LSN_FLUSH_MODE = "lsn.flush.mode" => Implemented,

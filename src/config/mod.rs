@@ -139,6 +139,10 @@ pub struct ConnectorConfig {
     pub publication_name: String,
     /// `publication.autocreate.mode`
     pub publication_autocreate_mode: PublicationAutocreateMode,
+    /// `publish.via.partition.root`: a publication pgcdc creates gets
+    /// `publish_via_partition_root = true`, so the changes of partitions arrive under their
+    /// root table.
+    pub publish_via_partition_root: bool,
     /// `replica.identity.autoset.values`: the identity to set at start on captured tables whose
     /// `schema.table` matches (whole name, case-insensitive), in config order.
     pub replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
@@ -292,6 +296,7 @@ impl ConnectorConfig {
             slot_retry_delay: slot.slot_retry_delay,
             publication_name: slot.publication_name,
             publication_autocreate_mode: slot.publication_autocreate_mode,
+            publish_via_partition_root: slot.publish_via_partition_root,
             replica_identity_autoset: slot.replica_identity_autoset,
             filters: filters.tables,
             message_filters: filters.messages,

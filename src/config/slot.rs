@@ -10,9 +10,9 @@ use super::keys::{
     FLUSH_LSN_SOURCE, LSN_FLUSH_MODE, LSN_FLUSH_TIMEOUT_ACTION, LSN_FLUSH_TIMEOUT_MS,
     OFFSET_MISMATCH_STRATEGY, PGOUTPUT_BINARY, PGOUTPUT_STREAMING, PGOUTPUT_STREAMING_MEMORY_BYTES,
     PGOUTPUT_STREAMING_SPILL_DIR, PGOUTPUT_STREAMING_SPILL_MAX_BYTES, PLUGIN_NAME,
-    PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, REPLICA_IDENTITY_AUTOSET_VALUES,
-    SLOT_DROP_ON_STOP, SLOT_FAILOVER, SLOT_MAX_RETRIES, SLOT_NAME, SLOT_RETRY_DELAY_MS,
-    SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS, XMIN_FETCH_INTERVAL_MS,
+    PUBLICATION_AUTOCREATE_MODE, PUBLICATION_NAME, PUBLISH_VIA_PARTITION_ROOT,
+    REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_DROP_ON_STOP, SLOT_FAILOVER, SLOT_MAX_RETRIES, SLOT_NAME,
+    SLOT_RETRY_DELAY_MS, SLOT_STREAM_PARAMS, STATUS_UPDATE_INTERVAL_MS, XMIN_FETCH_INTERVAL_MS,
 };
 use crate::util::full_match_regex;
 
@@ -88,6 +88,7 @@ pub(super) struct Slot {
     pub(super) slot_retry_delay: Duration,
     pub(super) publication_name: String,
     pub(super) publication_autocreate_mode: PublicationAutocreateMode,
+    pub(super) publish_via_partition_root: bool,
     pub(super) replica_identity_autoset: Vec<(Regex, ReplicaIdentity)>,
     pub(super) status_update_interval: Duration,
     pub(super) stream_params: Vec<(String, String)>,
@@ -234,6 +235,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Slot {
         slot_max_retries: c.int(SLOT_MAX_RETRIES, 6i64, -1i64),
         slot_retry_delay: Duration::from_millis(c.int(SLOT_RETRY_DELAY_MS, 10_000u64, 1)),
         publication_name: c.string(PUBLICATION_NAME, DEFAULT_PUBLICATION_NAME),
+        publish_via_partition_root: c.boolean(PUBLISH_VIA_PARTITION_ROOT, false),
         publication_autocreate_mode: c.choice(
             PUBLICATION_AUTOCREATE_MODE,
             PublicationAutocreateMode::AllTables,

@@ -133,6 +133,9 @@ pub struct CatalogTable {
     /// The planner's row estimate (`pg_class.reltuples`); `None` before the table was first
     /// analysed or vacuumed.
     pub estimate: Option<u64>,
+    /// A partitioned table (the root of partitions, with `publish.via.partition.root`): it has
+    /// no storage of its own, so its snapshot reads it whole (no `ctid` ranges).
+    pub partitioned: bool,
 }
 
 impl CatalogTable {
@@ -142,12 +145,14 @@ impl CatalogTable {
     }
 }
 
-/// Ordinary tables (including partitions) matching the filters, sorted by schema and name.
+/// The tables matching the filters, sorted by schema and name: ordinary tables, partitions
+/// included; with `publish.via.partition.root`, the partitioned roots instead of their
+/// partitions (see [`all_tables`]).
 pub async fn captured_tables(
     client: &Client,
     config: &ConnectorConfig,
 ) -> Result<Vec<CatalogTable>> {
-    let mut out: Vec<CatalogTable> = all_tables(client)
+    let mut out: Vec<CatalogTable> = all_tables(client, config.publish_via_partition_root)
         .await?
         .into_iter()
         .filter(|t| config.filters.is_captured(&t.schema, &t.table))
@@ -156,14 +161,19 @@ pub async fn captured_tables(
     Ok(out)
 }
 
-/// Every ordinary table of the database (what the include and exclude lists choose from),
-/// sorted by schema and name. Errors: the catalog query fails.
-pub async fn all_tables(client: &Client) -> Result<Vec<CatalogTable>> {
+/// Every table of the database whose changes stream under its own name (what the include and
+/// exclude lists choose from), sorted by schema and name: every ordinary table, partitions
+/// included; with `via_root` (`publish.via.partition.root`), the top partitioned tables and
+/// the ordinary tables that are not partitions, since the changes of partitions then stream
+/// under their root. Errors: the catalog query fails.
+pub async fn all_tables(client: &Client, via_root: bool) -> Result<Vec<CatalogTable>> {
     let rows = client
         .query(
-            "SELECT n.nspname::text, c.relname::text, c.oid::int8, c.reltuples::int8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE c.relkind = 'r' ORDER BY 1, 2",
-            &[],
+            "SELECT n.nspname::text, c.relname::text, c.oid::int8, c.reltuples::int8, c.relkind = 'p' \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE CASE WHEN $1 THEN c.relkind IN ('r', 'p') AND NOT c.relispartition ELSE c.relkind = 'r' END \
+             ORDER BY 1, 2",
+            &[&via_root],
         )
         .await?;
     let mut out: Vec<CatalogTable> = rows
@@ -173,6 +183,7 @@ pub async fn all_tables(client: &Client) -> Result<Vec<CatalogTable>> {
             table: r.get(1),
             oid: r.get::<_, i64>(2) as u32,
             estimate: u64::try_from(r.get::<_, i64>(3)).ok(),
+            partitioned: r.get(4),
         })
         .collect();
     out.sort();
@@ -329,7 +340,7 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             quote_ident(name)
         ))),
         (None, PublicationAutocreateMode::AllTables) => {
-            let sql = format!("CREATE PUBLICATION {} FOR ALL TABLES", quote_ident(name));
+            let sql = format!("CREATE PUBLICATION {} FOR ALL TABLES{}", quote_ident(name), with(config));
             client.batch_execute(&sql).await.map_err(|e| {
                 Error::from(e).with_context(&format!(
                     "cannot create publication {name} FOR ALL TABLES (this needs a superuser; or use publication.autocreate.mode=filtered)"
@@ -339,13 +350,13 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             Ok(())
         }
         (None, PublicationAutocreateMode::NoTables) => {
-            client.batch_execute(&format!("CREATE PUBLICATION {}", quote_ident(name))).await?;
+            client.batch_execute(&format!("CREATE PUBLICATION {}{}", quote_ident(name), with(config))).await?;
             tracing::info!(publication = %name, "created publication without tables");
             Ok(())
         }
         (None, PublicationAutocreateMode::Filtered) => {
             let tables = filtered_table_list(client, config).await?;
-            let sql = format!("CREATE PUBLICATION {} FOR TABLE {tables}", quote_ident(name));
+            let sql = format!("CREATE PUBLICATION {} FOR TABLE {tables}{}", quote_ident(name), with(config));
             client.batch_execute(&sql).await.map_err(|e| Error::from(e).with_context(&format!(
                 "cannot create publication {name}")))?;
             tracing::info!(publication = %name, "created publication for the filtered tables");
@@ -370,9 +381,44 @@ pub async fn ensure_publication(client: &Client, config: &ConnectorConfig) -> Re
             }
             Ok(())
         }
-        (Some(true), _) => Ok(()),
-        (Some(false), _) => warn_unpublished_tables(client, config).await,
+        (Some(true), _) => check_via_root(client, config).await,
+        (Some(false), _) => {
+            check_via_root(client, config).await?;
+            warn_unpublished_tables(client, config).await
+        }
     }
+}
+
+/// The `WITH` clause of a publication pgcdc creates: `publish_via_partition_root = true` with
+/// `publish.via.partition.root`, as Debezium adds it; nothing otherwise.
+fn with(config: &ConnectorConfig) -> &'static str {
+    if config.publish_via_partition_root {
+        " WITH (publish_via_partition_root = true)"
+    } else {
+        ""
+    }
+}
+
+/// Warns when an existing publication's `publish_via_partition_root` is not what
+/// `publish.via.partition.root` says: the server follows the publication, so the partitions'
+/// changes do not arrive where the connector's snapshot reads them.
+async fn check_via_root(client: &Client, config: &ConnectorConfig) -> Result<()> {
+    let name = &config.publication_name;
+    let row = client
+        .query_opt(
+            // pubviaroot exists from PostgreSQL 13: NULL before.
+            "SELECT (to_jsonb(p) ->> 'pubviaroot')::bool FROM pg_publication p WHERE pubname = $1",
+            &[name],
+        )
+        .await?;
+    if let Some(via_root) = row.and_then(|r| r.get::<_, Option<bool>>(0)) {
+        if via_root != config.publish_via_partition_root {
+            tracing::warn!(publication = %name, publish_via_partition_root = via_root,
+                "the existing publication's publish_via_partition_root differs from publish.via.partition.root={}: partitions' changes stream as the publication says, but the snapshot reads as the key says; ALTER PUBLICATION {} SET (publish_via_partition_root = {}) to match",
+                config.publish_via_partition_root, quote_ident(name), config.publish_via_partition_root);
+        }
+    }
+    Ok(())
 }
 
 /// Warns about captured tables that an existing publication (used as it is) does not

@@ -133,7 +133,7 @@ async fn postgres(
             ),
         ));
     }
-    let all = setup::all_tables(sql).await?;
+    let all = setup::all_tables(sql, config.publish_via_partition_root).await?;
     include_findings(config, &all, out);
     let captured: Vec<CatalogTable> = all
         .into_iter()

@@ -697,6 +697,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             .is_some();
         let checkpoints = checkpoints.filter(|c| c.records_tables());
         let ordered = query.is_none()
+            && !t.partitioned
             && self.server_version >= cursor::TID_RANGE_SERVER_VERSION
             && (checkpoints.is_some() || part_read || readers.parallel());
         let mut read = SerialRead {
@@ -1082,6 +1083,7 @@ mod plan_tests {
             table: t.into(),
             oid: 1,
             estimate: e,
+            partitioned: false,
         })
         .collect()
     }
