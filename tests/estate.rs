@@ -184,11 +184,19 @@ async fn publish_via_partition_root_puts_partitions_under_the_root_from_the_snap
          CREATE TABLE events_2026 (id bigint NOT NULL, created date NOT NULL, payload text,
            PRIMARY KEY (id, created));
          ALTER TABLE events ATTACH PARTITION events_2026 FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
-         INSERT INTO events VALUES (5, '2026-02-01', 'attached');
-         ALTER TABLE events DETACH PARTITION events_2024;
-         INSERT INTO events_2024 VALUES (6, '2024-09-01', 'detached');",
+         INSERT INTO events VALUES (5, '2026-02-01', 'attached');",
     )
     .await;
+    // PostgreSQL 14's pgoutput keeps sending a detached partition's first changes under its
+    // former root (15 and later send them under its own name).
+    let detach = server_version(&db).await >= 150000;
+    if detach {
+        db.exec(
+            "ALTER TABLE events DETACH PARTITION events_2024;
+             INSERT INTO events_2024 VALUES (6, '2024-09-01', 'detached');",
+        )
+        .await;
+    }
     let root = read_n(&env().kafka, &format!("{prefix}.public.events"), 5, T).await;
     let got: Vec<(String, i64)> = root
         .iter()
@@ -209,13 +217,15 @@ async fn publish_via_partition_root_puts_partitions_under_the_root_from_the_snap
         "the snapshot and the changes of every partition under the root"
     );
     // A detached partition is a table of its own: its changes under its own name from then on.
-    let detached = read_n(&env().kafka, &format!("{prefix}.public.events_2024"), 1, T).await;
-    assert_eq!(detached[0].payload()["after"]["id"], 6);
-    assert_eq!(
-        detached.len(),
-        1,
-        "no snapshot of the partitions under their own names"
-    );
+    if detach {
+        let detached = read_n(&env().kafka, &format!("{prefix}.public.events_2024"), 1, T).await;
+        assert_eq!(detached[0].payload()["after"]["id"], 6);
+        assert_eq!(
+            detached.len(),
+            1,
+            "no snapshot of the partitions under their own names"
+        );
+    }
     let leaves = end_offsets(&env().kafka, &[format!("{prefix}.public.events_2025")]).await;
     assert_eq!(
         leaves.values().sum::<i64>(),

@@ -110,9 +110,51 @@ async fn workload(db: &TestDb) -> (usize, usize) {
     )
     .await
     .unwrap();
-    // s: 2000 inserts, 300 updates, 100 deletes and their tombstones, 601 inserts.
-    // s2: 2 + 1 + 1000 inserts.
-    (2000 + 300 + 200 + 601, 1003)
+    // Its first changes rolled back: protocol 1's BEGIN is at the first change it publishes.
+    a.batch_execute(
+        "BEGIN;
+         SAVEPOINT first;
+         INSERT INTO s SELECT g, 'gone', repeat('g', 200) FROM generate_series(30001, 31500) g;
+         ROLLBACK TO SAVEPOINT first;
+         INSERT INTO s SELECT g, 'kept', repeat('k', 200) FROM generate_series(20001, 21500) g;
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    // Everything rolled back: protocol 1 sends no transaction at all (PostgreSQL 15+).
+    a.batch_execute(
+        "BEGIN;
+         SAVEPOINT all_of_it;
+         INSERT INTO s SELECT g, 'gone', repeat('g', 200) FROM generate_series(40001, 41500) g;
+         ROLLBACK TO SAVEPOINT all_of_it;
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    // The first row's value is stored out of line (TOAST chunks come before its insert).
+    a.batch_execute(
+        "BEGIN;
+         INSERT INTO s SELECT 50000, 'toasted', string_agg(md5(k::text || 'x'), '')
+           FROM generate_series(1, 300) k;
+         INSERT INTO s SELECT g, 'after', repeat('a', 200) FROM generate_series(50001, 51500) g;
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    // A transaction from a replication origin: the server sends its Origin inside the block.
+    let origin = format!("o_{}", db.name);
+    a.batch_execute(&format!(
+        "SELECT pg_replication_origin_create('{origin}');
+         SELECT pg_replication_origin_session_setup('{origin}');
+         INSERT INTO s2 SELECT g, g FROM generate_series(5000, 6499) g;
+         SELECT pg_replication_origin_session_reset();
+         SELECT pg_replication_origin_drop('{origin}');"
+    ))
+    .await
+    .unwrap();
+    // s: 2000 inserts, 300 updates, 100 deletes and their tombstones, 601 inserts, 1500, 1501.
+    // s2: 2 + 1 + 1000 + 1500 inserts.
+    (2000 + 300 + 200 + 601 + 1500 + 1501, 2503)
 }
 
 /// A record as (key, value) text with the connector's prefix and processing times taken out.
@@ -213,7 +255,8 @@ async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and
     }
     let (n_s, n_s2) = workload(&db).await;
     // Transaction metadata: one BEGIN and one END per committed transaction with changes.
-    let expected = [("public.s", n_s), ("public.s2", n_s2), ("transaction", 8)];
+    // Transaction metadata: a BEGIN and an END for each of the 7 transactions with changes.
+    let expected = [("public.s", n_s), ("public.s2", n_s2), ("transaction", 14)];
     for (topic, n) in expected {
         let mut reference: Option<(String, Vec<(String, String)>)> = None;
         for (prefix, running) in &runs {

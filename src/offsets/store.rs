@@ -316,20 +316,8 @@ impl OffsetStore {
 
     /// The stored offsets of this connector, if any.
     pub fn load(&self) -> Result<Option<Offsets>> {
-        let all = self.read_all()?;
-        let Some(entry) = all.get(&self.key) else {
-            return Ok(None);
-        };
-        Offsets::from_json(entry).map(Some).map_err(|problem| {
-            Error::new(
-                ErrorKind::Config,
-                format!(
-                    "offset file {}, entry {}: {problem}. Fix the entry, or remove it to start over (with a new snapshot)",
-                    self.path.display(),
-                    self.key
-                ),
-            )
-        })
+        let fix = "Fix the entry, or remove it to start over (with a new snapshot)";
+        self.load_entry(&self.key, Offsets::from_json, fix)
     }
 
     /// Stores `offsets` for this connector (other connectors' entries are kept: writes from
@@ -354,17 +342,28 @@ impl OffsetStore {
 
     /// The cluster this connector's offsets were written against, if recorded.
     pub fn load_cluster(&self) -> Result<Option<ClusterIdentity>> {
+        let fix = "Fix the entry, or remove it (pgcdc then records the server it connects to)";
+        self.load_entry(&self.cluster_key, ClusterIdentity::from_json, fix)
+    }
+
+    /// The entry `key` of the file read by `parse`; `fix` ends the error of an entry that
+    /// does not parse (a config error naming the file and the key).
+    fn load_entry<T>(
+        &self,
+        key: &str,
+        parse: fn(&Json) -> std::result::Result<T, String>,
+        fix: &str,
+    ) -> Result<Option<T>> {
         let all = self.read_all()?;
-        let Some(entry) = all.get(&self.cluster_key) else {
+        let Some(entry) = all.get(key) else {
             return Ok(None);
         };
-        ClusterIdentity::from_json(entry).map(Some).map_err(|problem| {
+        parse(entry).map(Some).map_err(|problem| {
             Error::new(
                 ErrorKind::Config,
                 format!(
-                    "offset file {}, entry {}: {problem}. Fix the entry, or remove it (pgcdc then records the server it connects to)",
-                    self.path.display(),
-                    self.cluster_key
+                    "offset file {}, entry {key}: {problem}. {fix}",
+                    self.path.display()
                 ),
             )
         })

@@ -368,6 +368,9 @@ pub enum StreamingMessage {
         /// The aborted (sub)transaction.
         subxid: u32,
     },
+    /// 'O' inside a stream block: the transaction came from another origin. Sent in a block
+    /// without a transaction id; its commit LSN on the origin is not known yet (0).
+    InBlockOrigin,
     /// A data message ('R', 'Y', 'I', 'U', 'D', 'T', 'M') inside a stream block, of
     /// transaction or subtransaction `xid`. Its content is decoded later, when the transaction
     /// commits, by [`decode_in_block`] on the same bytes.
@@ -412,6 +415,10 @@ pub fn decode_streaming(buf: &Bytes, in_block: bool) -> Result<StreamingMessage,
         }
         b'R' | b'Y' | b'I' | b'U' | b'D' | b'T' | b'M' if in_block => {
             return Ok(StreamingMessage::InBlock { xid: r.u32()? });
+        }
+        b'O' if in_block => {
+            body(&mut r, b'O')?;
+            StreamingMessage::InBlockOrigin
         }
         _ if in_block => {
             let why = "message that cannot be inside a stream block (between Stream Start and Stream Stop)";

@@ -115,7 +115,13 @@ pub struct ReaderSettings {
     /// `pgcdc.pgoutput.streaming`: the stream speaks protocol 2 with `streaming` on, and
     /// streamed transactions are held within these bounds until they commit.
     pub streaming: Option<StreamingLimits>,
+    /// `server_version_num`: where a streamed transaction's BEGIN goes depends on it.
+    pub server_version: u32,
 }
+
+/// The oldest server that sends a transaction's BEGIN only before its first published change
+/// (and nothing for a transaction that publishes none).
+pub const LAZY_BEGIN_SERVER_VERSION: u32 = 150_000;
 
 /// The chunk length and the queue's capacity in chunks for a bound of `max_items` items
 /// (`max.queue.size`): chunks of up to [`MAX_CHUNK_LEN`] items, and never more than
@@ -316,13 +322,27 @@ impl Reader {
                 tracing::debug!(xid, subxid, lsn = %wal_start, "a streamed (sub)transaction aborted");
                 streamed.abort(xid, subxid)?
             }
+            StreamingMessage::InBlockOrigin => streamed.origin(wal_start, data)?,
             StreamingMessage::StreamCommit {
                 xid,
                 commit_lsn,
                 end_lsn,
                 commit_time,
             } => {
-                let replay = streamed.commit(xid, wal_start)?;
+                let mut replay = streamed.commit(xid, wal_start)?;
+                // Where protocol 1 puts the BEGIN: PostgreSQL 15+ sends it before the first
+                // change it publishes, and nothing for a transaction that publishes none; 14
+                // at the transaction's first change.
+                let begin_lsn = if self.settings.server_version >= LAZY_BEGIN_SERVER_VERSION {
+                    let Some(lsn) = replay.first_change_lsn() else {
+                        let what = "a streamed transaction committed with nothing published";
+                        tracing::debug!(xid, commit_lsn = %commit_lsn, "{what}");
+                        return Ok(());
+                    };
+                    lsn
+                } else {
+                    replay.first_lsn()
+                };
                 if replay.spill_bytes() > 0 {
                     tracing::info!(xid, commit_lsn = %commit_lsn, spill_bytes = replay.spill_bytes(),
                         "a streamed transaction committed: handing it on from memory and its spill file");
@@ -334,7 +354,12 @@ impl Reader {
                     commit_time,
                     xid,
                 };
-                self.queue(replay.first_lsn(), begin, 0);
+                self.queue(begin_lsn, begin, 0);
+                if let Some(origin) = replay.take_origin() {
+                    let message =
+                        pgoutput::decode(&origin).map_err(|e| undecodable(wal_start, e))?;
+                    self.queue(begin_lsn, message, origin.len());
+                }
                 let commit = Message::Commit {
                     flags: 0,
                     commit_lsn,

@@ -75,11 +75,16 @@ struct Spill {
     file: BufWriter<File>,
     len: u64,
     messages: usize,
+    /// The LSN of the first change (not a Relation or Type message) in the file, and how many
+    /// messages come before it there.
+    first_change: Option<(Lsn, usize)>,
 }
 
 /// One open streamed transaction.
 struct Held {
     first_lsn: Lsn,
+    /// The Origin message of the transaction's first block, if it came from another origin.
+    origin: Option<Bytes>,
     memory: Vec<(Lsn, Bytes)>,
     memory_bytes: usize,
     spill: Option<Spill>,
@@ -151,6 +156,7 @@ impl StreamedTransactions {
                     xid,
                     Held {
                         first_lsn: lsn,
+                        origin: None,
                         memory: Vec::new(),
                         memory_bytes: 0,
                         spill: None,
@@ -171,6 +177,23 @@ impl StreamedTransactions {
             }
         }
         self.block = Some(xid);
+        Ok(())
+    }
+
+    /// The Origin message (`payload`) of the open block's transaction: kept, the first one, to
+    /// be handed on after its BEGIN. Errors when no block is open.
+    pub fn origin(&mut self, lsn: Lsn, payload: &[u8]) -> Result<()> {
+        let Some(top) = self.block else {
+            return Err(Error::protocol(format!(
+                "an Origin message at LSN {lsn} outside a stream block"
+            )));
+        };
+        let held = self
+            .open
+            .get_mut(&top)
+            .expect("an open block's transaction is held");
+        held.origin
+            .get_or_insert_with(|| Bytes::copy_from_slice(payload));
         Ok(())
     }
 
@@ -231,6 +254,9 @@ impl StreamedTransactions {
         let spill = held.spill.as_mut().expect("opened above");
         write_record(&mut spill.file, lsn, payload)
             .map_err(|e| spill_error(e, limits, top, "writing"))?;
+        if spill.first_change.is_none() && is_change(payload) {
+            spill.first_change = Some((lsn, spill.messages));
+        }
         spill.len += record;
         spill.messages += 1;
         self.spill_used += record;
@@ -295,6 +321,10 @@ impl StreamedTransactions {
         self.release(&held);
         self.stats.committed += 1;
         let mut spill_bytes = 0;
+        let spill_first_change = held
+            .spill
+            .as_ref()
+            .and_then(|s| s.first_change.map(|(lsn, _)| lsn));
         let spill = match held.spill.take() {
             None => None,
             Some(spill) => {
@@ -308,6 +338,8 @@ impl StreamedTransactions {
         };
         Ok(Replay {
             first_lsn: held.first_lsn,
+            origin: held.origin.take(),
+            spill_first_change,
             spill_bytes,
             memory: std::mem::take(&mut held.memory).into_iter(),
             spill,
@@ -326,15 +358,36 @@ impl StreamedTransactions {
 /// The messages of a committed streamed transaction, in the order they came.
 pub struct Replay {
     first_lsn: Lsn,
+    origin: Option<Bytes>,
+    spill_first_change: Option<Lsn>,
     spill_bytes: u64,
     memory: std::vec::IntoIter<(Lsn, Bytes)>,
     spill: Option<(BufReader<File>, usize)>,
 }
 
 impl Replay {
-    /// The LSN of the transaction's first block: where its BEGIN goes.
+    /// The LSN of the transaction's first block (where PostgreSQL 14 puts a transaction's
+    /// BEGIN: its first change, published or not).
     pub fn first_lsn(&self) -> Lsn {
         self.first_lsn
+    }
+
+    /// The LSN of the first change held, Relation and Type messages aside (they come with no
+    /// LSN of their own in a block): where PostgreSQL 15+ puts a transaction's BEGIN, since it
+    /// sends it before the first change it publishes. `None` when no change is held: the
+    /// transaction published nothing.
+    pub fn first_change_lsn(&self) -> Option<Lsn> {
+        let slice = self.memory.as_slice();
+        let in_memory = slice
+            .iter()
+            .find(|(_, m)| is_change(m))
+            .map(|(lsn, _)| *lsn);
+        in_memory.or(self.spill_first_change)
+    }
+
+    /// The transaction's Origin message, if it came from another origin.
+    pub fn take_origin(&mut self) -> Option<Bytes> {
+        self.origin.take()
     }
 
     /// Bytes of the transaction in its spill file (0: all in memory).
@@ -366,6 +419,11 @@ impl Replay {
     }
 }
 
+/// Whether a held message is a change (or a logical message), not a Relation or Type message.
+fn is_change(payload: &[u8]) -> bool {
+    !matches!(payload.first(), Some(b'R' | b'Y'))
+}
+
 /// A new unnamed spill file in the configured directory.
 fn open_spill(limits: &StreamingLimits, xid: u32) -> Result<Spill> {
     let file = tempfile::tempfile_in(&limits.spill_dir)
@@ -374,6 +432,7 @@ fn open_spill(limits: &StreamingLimits, xid: u32) -> Result<Spill> {
         file: BufWriter::with_capacity(256 << 10, file),
         len: 0,
         messages: 0,
+        first_change: None,
     })
 }
 
@@ -400,6 +459,12 @@ fn truncate_spill(spill: &mut Spill, len: u64, messages: usize) -> std::io::Resu
     file.set_len(len)?;
     file.seek(SeekFrom::Start(len))?;
     spill.messages = messages;
+    if spill
+        .first_change
+        .is_some_and(|(_, before)| before >= messages)
+    {
+        spill.first_change = None;
+    }
     Ok(())
 }
 

@@ -81,15 +81,8 @@ impl OffsetStorage {
         match self {
             OffsetStorage::Topic(t) => t.save(offsets).await,
             OffsetStorage::File(f) => {
-                let (f, offsets) = (f.clone(), offsets.clone());
-                tokio::task::spawn_blocking(move || f.save(&offsets))
-                    .await
-                    .map_err(|e| {
-                        Error::new(
-                            ErrorKind::Internal,
-                            format!("the offsets file write failed: {e}"),
-                        )
-                    })?
+                let offsets = offsets.clone();
+                write_file(f, move |f| f.save(&offsets)).await
             }
         }
     }
@@ -116,15 +109,8 @@ impl OffsetStorage {
         match self {
             OffsetStorage::Topic(t) => t.save_cluster(cluster).await,
             OffsetStorage::File(f) => {
-                let (f, cluster) = (f.clone(), cluster.clone());
-                tokio::task::spawn_blocking(move || f.save_cluster(&cluster))
-                    .await
-                    .map_err(|e| {
-                        Error::new(
-                            ErrorKind::Internal,
-                            format!("the offsets file write failed: {e}"),
-                        )
-                    })?
+                let cluster = cluster.clone();
+                write_file(f, move |f| f.save_cluster(&cluster)).await
             }
         }
     }
@@ -144,6 +130,22 @@ impl OffsetStorage {
             OffsetStorage::File(f) => format!("the offsets file {}", f.path().display()),
         }
     }
+}
+
+/// Runs a (synced) write of the offsets file `f` on a blocking thread.
+async fn write_file(
+    f: &OffsetStore,
+    write: impl FnOnce(&OffsetStore) -> Result<()> + Send + 'static,
+) -> Result<()> {
+    let f = f.clone();
+    tokio::task::spawn_blocking(move || write(&f))
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("the offsets file write failed: {e}"),
+            )
+        })?
 }
 
 /// The offsets storage and the last commit written to it.

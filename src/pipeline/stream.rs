@@ -175,6 +175,7 @@ pub async fn start<S: Sink, C: Catalog>(
             flush_timeout_action: config.lsn_flush_timeout_action,
             chunk_len,
             streaming: config.pgoutput_streaming.clone(),
+            server_version: started.server.version_num,
         },
         reader_shutdown_rx,
         drained_rx,

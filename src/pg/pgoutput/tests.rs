@@ -1196,3 +1196,23 @@ fn decoding_mutated_streamed_frames_never_panics() {
         "ok/incomplete/malformed = {outcomes:?}"
     );
 }
+
+#[test]
+fn an_origin_inside_a_stream_block_carries_no_transaction_id() {
+    let mut origin = vec![b'O'];
+    origin.extend_from_slice(&0u64.to_be_bytes());
+    origin.extend_from_slice(b"sub\0");
+    let buf = Bytes::from(origin);
+    assert_eq!(
+        decode_streaming(&buf, true),
+        Ok(StreamingMessage::InBlockOrigin)
+    );
+    assert!(matches!(
+        decode_streaming(&buf, false),
+        Ok(StreamingMessage::Plain(Message::Origin { .. }))
+    ));
+    assert!(matches!(
+        decode_streaming(&buf.slice(..5), true),
+        Err(DecodeError::Incomplete { .. })
+    ));
+}

@@ -174,3 +174,41 @@ fn a_spill_directory_that_cannot_be_written_is_a_clear_error() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_first_message_held_after_aborts_is_where_the_begin_goes_and_an_origin_is_kept() {
+    for memory in [1 << 20, 0] {
+        let mut held = StreamedTransactions::new(limits(memory, 1 << 20));
+        // The first messages belong to a subtransaction that is rolled back.
+        held.start(10, true, Lsn(100)).unwrap();
+        held.origin(Lsn(100), b"Oorigin").unwrap();
+        held.push(Lsn(101), 1010, &payload("s1")).unwrap();
+        held.stop(Lsn(102)).unwrap();
+        held.abort(10, 1010).unwrap();
+        held.start(10, false, Lsn(300)).unwrap();
+        held.origin(Lsn(300), b"Olater").unwrap();
+        // A Relation message comes in a block without an LSN of its own.
+        held.push(Lsn(0), 10, b"Rrel").unwrap();
+        held.push(Lsn(300), 10, &payload("a1")).unwrap();
+        held.stop(Lsn(301)).unwrap();
+        let mut r = held.commit(10, Lsn(400)).unwrap();
+        assert_eq!(r.first_lsn(), Lsn(100), "memory bound {memory}");
+        assert_eq!(
+            r.first_change_lsn(),
+            Some(Lsn(300)),
+            "memory bound {memory}"
+        );
+        assert_eq!(r.take_origin().as_deref(), Some(&b"Oorigin"[..]));
+        assert_eq!(replayed(r), ["rel", "a1"]);
+    }
+    // A transaction whose every message was rolled back publishes nothing.
+    let mut held = StreamedTransactions::new(limits(0, 1 << 20));
+    block(&mut held, 10, true, 100, &["s1"]);
+    held.abort(10, 1010).unwrap();
+    let r = held.commit(10, Lsn(200)).unwrap();
+    assert_eq!(r.first_change_lsn(), None);
+    assert!(
+        held.origin(Lsn(300), b"O").is_err(),
+        "an origin outside a block"
+    );
+}
