@@ -179,6 +179,16 @@ fn comparable(rec: &Rec, prefix: &str) -> (String, String) {
     (key, value)
 }
 
+/// A transaction record's text with a BEGIN id's LSN part taken out (`"id":"<xid>:<lsn>"` of a
+/// record without `event_count` becomes `"id":"<xid>"`).
+fn begin_xid_only(text: &str) -> String {
+    if text.contains("\"event_count\":null") || !text.contains("event_count") {
+        let re = regex::Regex::new(r#""id":"([0-9]+):[0-9]+""#).unwrap();
+        return re.replace_all(text, r#""id":"$1""#).into_owned();
+    }
+    text.to_string()
+}
+
 /// The BEGIN and END records of `topic` of the first `n` transactions that had events. A
 /// transaction without any (PostgreSQL 14 sends empty ones, such as a connector's catalog
 /// work) has its BEGIN and END too, in Debezium as in pgcdc; which of them a connector sees
@@ -228,6 +238,13 @@ async fn slot_stats(db: &TestDb, slot: &str) -> (i64, i64, i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and_spill_files() {
     let db = streaming_db("stream").await;
+    let version: i32 = db
+        .client
+        .query_one("SELECT current_setting('server_version_num')::int", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let old_begin = version < 150000;
     let dir = tempfile::tempdir().unwrap();
     let spill_dir = dir.path().join("spill");
     std::fs::create_dir_all(&spill_dir).unwrap();
@@ -275,7 +292,17 @@ async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and
                 recs
             };
             assert_eq!(recs.len(), n, "{name}: records");
-            let got: Vec<(String, String)> = recs.iter().map(|r| comparable(r, prefix)).collect();
+            let mut got: Vec<(String, String)> =
+                recs.iter().map(|r| comparable(r, prefix)).collect();
+            if topic == "transaction" && old_begin {
+                // PostgreSQL 14 puts protocol 1's BEGIN where it first saw the transaction,
+                // which the stream does not tell when that was in a subtransaction: the LSN part
+                // of BEGIN ids is compared from 15 on only (docs/postgresql-versions.md).
+                got = got
+                    .into_iter()
+                    .map(|(k, v)| (begin_xid_only(&k), begin_xid_only(&v)))
+                    .collect();
+            }
             match &reference {
                 None => reference = Some((prefix.clone(), got)),
                 Some((p1, want)) => {
