@@ -5,12 +5,12 @@
 # Usage: scripts/test-failover.sh
 #
 # Builds a throwaway pair under target/failover/ with the npm PostgreSQL 17 binaries
-# (scripts/services.sh installs them): a primary on 127.0.0.1:54337 with a physical slot for
-# the standby, named in synchronized_standby_slots; a standby on 127.0.0.1:54338 made without
+# (scripts/services.sh installs them): a primary on 127.0.0.1:25437 with a physical slot for
+# the standby, named in synchronized_standby_slots; a standby on 127.0.0.1:25438 made without
 # pg_basebackup (pg_backup_start, a file copy, pg_backup_stop and its backup_label), with
 # sync_replication_slots=on, hot_standby_feedback=on, primary_slot_name and dbname in
 # primary_conninfo. Then pgcdc (target/debug/pgcdc, or PGCDC_BIN) runs with slot.failover=true,
-# snapshot.mode=no_data and database.hostname=127.0.0.1,127.0.0.1 / database.port=54337,54338;
+# snapshot.mode=no_data and database.hostname=127.0.0.1,127.0.0.1 / database.port=25437,25438;
 # 1,000 rows are written on the primary and delivered; once the standby's copy of the slot is
 # synchronized, the primary is killed (immediate stop) and the standby promoted; 1,000 more rows
 # are written on the new primary. Checks: every row 1..2000 arrived (none lost), no snapshot
@@ -27,8 +27,10 @@ cd "$ROOT"
 log() { printf '[failover %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "FAILED: $*"; exit 1; }
 
-PRIMARY_PORT=54337
-STANDBY_PORT=54338
+# Below Linux's ephemeral range (32768-60999): a client socket of a test running just before
+# can never hold them.
+PRIMARY_PORT=25437
+STANDBY_PORT=25438
 BASE="$ROOT/target/failover"
 PGCDC=${PGCDC_BIN:-$ROOT/target/debug/pgcdc}
 PREFIX=failover$(date +%s)
