@@ -113,6 +113,21 @@ enum Command {
         #[command(flatten)]
         worker: WorkerArgs,
     },
+    /// Install, remove or inspect the event triggers that write table DDL into the WAL, for
+    /// `include.schema.changes` (docs/schema-changes.md). Install and uninstall need a
+    /// superuser: give its credentials with --set database.user=... if the config's role is not.
+    SchemaCapture {
+        /// install (idempotent), uninstall, or status (exit 0 when installed at this
+        /// pgcdc's version, 1 otherwise).
+        #[arg(value_enum)]
+        action: CaptureAction,
+        /// Connector config file (its database.* settings say where).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Override a property (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = config::parse_set)]
+        set: Vec<(String, String)>,
+    },
     /// Validate a config (without connecting) and print the merged settings, secrets hidden;
     /// keys left at their defaults are not printed.
     Check {
@@ -126,6 +141,41 @@ enum Command {
         #[arg(long)]
         worker: Option<PathBuf>,
     },
+}
+
+/// What `pgcdc schema-capture` does.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CaptureAction {
+    Install,
+    Uninstall,
+    Status,
+}
+
+/// `pgcdc schema-capture`: installs, removes or reports the capture in the config's database.
+async fn schema_capture(action: CaptureAction, cfg: &ConnectorConfig) -> pgcdc::Result<u8> {
+    use pgcdc::pg::schema_capture;
+    let client = pgcdc::pg::sql::connect(&cfg.database).await?;
+    let db = &cfg.database.dbname;
+    match action {
+        CaptureAction::Install => {
+            schema_capture::install(&client).await?;
+            println!("schema capture installed in database {db}");
+        }
+        CaptureAction::Uninstall => {
+            schema_capture::uninstall(&client).await?;
+            println!("schema capture removed from database {db}");
+        }
+        CaptureAction::Status => {}
+    }
+    let status = schema_capture::status(&client).await?;
+    println!("database {db}: schema capture {}", status.describe());
+    Ok(
+        if status.is_current() || matches!(action, CaptureAction::Uninstall) {
+            0
+        } else {
+            1
+        },
+    )
 }
 
 /// Where the worker settings come from.
@@ -402,6 +452,14 @@ fn main() -> ExitCode {
                 let worker = worker.load()?;
                 let (raw, cfg) = load(&config, set, &worker.connector_defaults)?;
                 run(raw, cfg, worker, loggers).await.map(|()| 0)
+            }
+            Command::SchemaCapture {
+                action,
+                config,
+                set,
+            } => {
+                let (_, cfg) = load(&config, set, &Default::default())?;
+                schema_capture(action, &cfg).await
             }
             Command::Serve { worker } => serve(worker.load()?, loggers).await.map(|()| 0),
             Command::Health { worker } => health(&worker.load()?).await,

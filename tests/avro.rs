@@ -22,7 +22,12 @@ const T: Duration = Duration::from_secs(90);
 const AVRO: &str = "io.confluent.connect.avro.AvroConverter";
 
 /// An Avro connector config: both converters Avro with the test registry at `url`.
-fn avro_config(db: &TestDb, prefix: &str, dir: &std::path::Path, url: &str) -> RawConfig {
+pub(crate) fn avro_config(
+    db: &TestDb,
+    prefix: &str,
+    dir: &std::path::Path,
+    url: &str,
+) -> RawConfig {
     let mut raw = base_config(db, prefix, &env().kafka, dir);
     for part in ["key", "value"] {
         raw.insert(format!("{part}.converter"), AVRO.into());
@@ -74,7 +79,7 @@ fn schema_by_id(id: u32) -> apache_avro::Schema {
 
 /// A record part in Confluent's wire format, decoded: (schema id, value as the JSON converter
 /// would write its payload).
-fn decode(bytes: &[u8]) -> (u32, J) {
+pub(crate) fn decode(bytes: &[u8]) -> (u32, J) {
     assert!(bytes.len() >= 5 && bytes[0] == 0, "magic byte 0 and an id");
     let id = u32::from_be_bytes(bytes[1..5].try_into().unwrap());
     let schema = schema_by_id(id);

@@ -23,6 +23,7 @@ mod producer;
 mod records;
 mod rest;
 mod roundtrip;
+mod schema_changes;
 mod security;
 mod seed;
 mod snapshot;

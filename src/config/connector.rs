@@ -8,9 +8,9 @@ use regex::Regex;
 use super::checker::Checker;
 use super::converters::{self, ConverterConfig};
 use super::keys::{
-    self, EXTENDED_HEADERS_ENABLED, FIELD_NAME_ADJUSTMENT_MODE, HEADER_CONVERTER, NAME,
-    SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE, TOPIC_DELIMITER,
-    TOPIC_KEY_ENFORCE_UNIQUENESS, TOPIC_KEY_FIELD_NAME, TOPIC_KEY_FIELD_REGEX,
+    self, EXTENDED_HEADERS_ENABLED, FIELD_NAME_ADJUSTMENT_MODE, HEADER_CONVERTER,
+    INCLUDE_SCHEMA_CHANGES, NAME, SCHEMA_NAME_ADJUSTMENT_MODE, TOMBSTONES_ON_DELETE,
+    TOPIC_DELIMITER, TOPIC_KEY_ENFORCE_UNIQUENESS, TOPIC_KEY_FIELD_NAME, TOPIC_KEY_FIELD_REGEX,
     TOPIC_KEY_FIELD_REPLACEMENT, TOPIC_NAMING_STRATEGY, TOPIC_PREFIX, TOPIC_REGEX,
     TOPIC_REPLACEMENT,
 };
@@ -29,6 +29,7 @@ pub(super) struct Connector {
     pub(super) topic_delimiter: String,
     pub(super) topic_naming: TopicNaming,
     pub(super) tombstones_on_delete: bool,
+    pub(super) include_schema_changes: bool,
     pub(super) key_converter: ConverterConfig,
     pub(super) value_converter: ConverterConfig,
     pub(super) field_name_adjustment: NameAdjustment,
@@ -92,6 +93,7 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Connector {
         topic_delimiter: c.string(TOPIC_DELIMITER, "."),
         topic_naming: topic_naming(c),
         tombstones_on_delete: c.boolean(TOMBSTONES_ON_DELETE, true),
+        include_schema_changes: c.boolean(INCLUDE_SCHEMA_CHANGES, false),
         key_converter,
         value_converter,
         field_name_adjustment,

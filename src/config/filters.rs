@@ -43,6 +43,11 @@ pub struct TableFilters {
     pub signal_table: Option<(String, String)>,
 }
 
+/// The table where pgcdc's schema capture keeps the names it last saw (`pg::schema_capture`):
+/// unlogged, so never in the stream, and left out of snapshots with the built-in tables
+/// (`table.ignore.builtin`).
+pub const CAPTURE_STATE_TABLE: (&str, &str) = ("pgcdc", "schema_state");
+
 impl TableFilters {
     /// `true` when changes of `schema`.`table` are captured.
     pub fn is_captured(&self, schema: &str, table: &str) -> bool {
@@ -57,7 +62,8 @@ impl TableFilters {
             && (schema == "pg_catalog"
                 || schema == "information_schema"
                 || schema.starts_with("pg_temp")
-                || table == "spatial_ref_sys")
+                || table == "spatial_ref_sys"
+                || (schema, table) == CAPTURE_STATE_TABLE)
         {
             return false;
         }

@@ -223,6 +223,7 @@ registry! {
         SCHEMA_NAME_ADJUSTMENT_MODE = "schema.name.adjustment.mode" => Implemented,
         FIELD_NAME_ADJUSTMENT_MODE = "field.name.adjustment.mode" => Implemented,
         TOMBSTONES_ON_DELETE = "tombstones.on.delete" => Implemented,
+        INCLUDE_SCHEMA_CHANGES = "include.schema.changes" => Implemented,
         SKIPPED_OPERATIONS = "skipped.operations" => Implemented,
         COLUMN_PROPAGATE_SOURCE_TYPE = "column.propagate.source.type" => Implemented,
         DATATYPE_PROPAGATE_SOURCE_TYPE = "datatype.propagate.source.type" => Implemented,

@@ -158,6 +158,10 @@ pub struct ConnectorConfig {
     pub topic_naming: crate::util::TopicNaming,
     /// `tombstones.on.delete`
     pub tombstones_on_delete: bool,
+    /// `include.schema.changes`: publish a schema change record to the `topic.prefix` topic
+    /// for each table DDL that pgcdc's schema capture wrote into the WAL (see
+    /// `pg::schema_capture`). Debezium's PostgreSQL connector ignores the key.
+    pub include_schema_changes: bool,
     /// `skipped.operations`
     pub skipped_operations: SkippedOperations,
     /// `skip.messages.without.change`: drop an update whose `before` and `after` are equal
@@ -304,6 +308,7 @@ impl ConnectorConfig {
             topic_delimiter: connector.topic_delimiter,
             topic_naming: connector.topic_naming,
             tombstones_on_delete: connector.tombstones_on_delete,
+            include_schema_changes: connector.include_schema_changes,
             skipped_operations: filters.skipped_operations,
             skip_messages_without_change: filters.skip_messages_without_change,
             status_update_interval: slot.status_update_interval,

@@ -9,6 +9,7 @@
 pub mod envelope;
 pub mod meta;
 pub mod schema;
+pub mod schema_change;
 pub mod signal;
 pub mod value;
 

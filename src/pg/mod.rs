@@ -8,6 +8,7 @@ pub mod columns;
 pub mod pgoutput;
 pub mod preflight;
 pub mod relation;
+pub mod schema_capture;
 pub mod setup;
 pub mod snapshot;
 pub mod sql;

@@ -11,9 +11,11 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::event::envelope::message_record;
+use crate::event::schema_change::{schema_change_record, SchemaChange};
 use crate::event::{meta, Value};
 use crate::lsn::Lsn;
 use crate::offsets::ack::CommitInfo;
+use crate::pg::schema_capture::SCHEMA_CHANGE_PREFIX;
 use crate::pg::types::encode_binary;
 use crate::sink::{Sink, Unit};
 
@@ -31,6 +33,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         prefix: String,
         content: Bytes,
     ) -> Result<()> {
+        if transactional && prefix == SCHEMA_CHANGE_PREFIX && self.config.include_schema_changes {
+            self.schema_change(lsn, &content).await?;
+        }
         if !self.config.message_filters.is_captured(&prefix) {
             return Ok(());
         }
@@ -83,6 +88,55 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
 
     /// `source.ts_ms` of a message: its transaction's commit time, or for a non-transactional
     /// one the last commit time seen (the clock when there was none).
+    /// A schema capture message (`include.schema.changes`): publishes its schema change record
+    /// in the transaction's unit, holding the tables the filters capture, and waits until
+    /// Kafka has acknowledged it, so that no row record after the DDL is sent before it.
+    /// Errors: a message pgcdc's capture did not write, or the record was not delivered.
+    async fn schema_change(&mut self, lsn: Lsn, content: &[u8]) -> Result<()> {
+        let change = SchemaChange::parse(content)?;
+        let Some(tx) = &self.tx else {
+            return Err(Error::protocol(
+                "transactional logical message outside a transaction",
+            ));
+        };
+        let (token, xid) = (tx.unit.token(), tx.xid);
+        let ts_us = self.message_time(true);
+        let source = self.source.info(
+            ts_us,
+            None,
+            self.progress.last_commit_lsn(),
+            lsn,
+            Some(xid as i64),
+            None,
+        );
+        let filters = &self.config.filters;
+        let now_ms = crate::event::envelope::now_nanos() / 1_000_000;
+        let Some(record) = schema_change_record(
+            &self.config.topic_prefix,
+            &source,
+            &change,
+            |schema, table| filters.is_captured(schema, table),
+            now_ms,
+            &self.output.options.context_headers,
+        ) else {
+            return Ok(());
+        };
+        tracing::info!(
+            %lsn,
+            tag = change.tag,
+            tables = change.tables.len(),
+            "publishing a schema change record"
+        );
+        self.send_record(record, token).await?;
+        if self.sink.flush(std::time::Duration::MAX).await {
+            return Ok(());
+        }
+        Err(match self.sink.failure() {
+            Some(f) => f.copy(),
+            None => Error::kafka("a schema change record was not acknowledged"),
+        })
+    }
+
     fn message_time(&self, transactional: bool) -> i64 {
         match (&self.tx, transactional) {
             (Some(tx), true) => tx.commit_time_us,

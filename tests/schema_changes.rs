@@ -1,0 +1,255 @@
+//! Schema changes as events (`include.schema.changes=true` with pgcdc's schema capture): the
+//! DDL of captured tables reaches the `topic.prefix` topic in Debezium's schema change record
+//! shape, acknowledged before the rows written after it; rolled-back DDL and tables outside
+//! the filters give none; installing needs a superuser and says so.
+
+use std::process::Command;
+use std::time::Duration;
+
+use pgcdc::pg::schema_capture;
+
+use crate::harness::*;
+
+const T: Duration = Duration::from_secs(60);
+
+/// Installs the capture in `db` (the harness's role is a superuser).
+async fn install(db: &TestDb) {
+    schema_capture::install(&db.client)
+        .await
+        .unwrap_or_else(|e| panic!("install: {e}"));
+}
+
+/// The `tableChanges` of a schema change record.
+fn table_changes(r: &Rec) -> Vec<serde_json::Value> {
+    r.value_json().unwrap()["payload"]["tableChanges"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Column names of one `tableChanges` element.
+fn column_names(change: &serde_json::Value) -> Vec<String> {
+    change["table"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ddl_of_captured_tables_is_published_in_order_with_its_rows_and_nothing_else() {
+    let db = TestDb::create("ddl").await;
+    db.exec(
+        "CREATE TABLE t (id int8 PRIMARY KEY, v text); CREATE TABLE other (id int8 PRIMARY KEY); \
+         INSERT INTO t VALUES (1, 'a')",
+    )
+    .await;
+    install(&db).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("ddl");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("include.schema.changes".into(), "true".into());
+    raw.insert("table.include.list".into(), "public.t".into());
+    let run = start(&raw);
+    let topic = format!("{prefix}.public.t");
+    read_n(&env().kafka, &topic, 1, T).await;
+
+    db.exec(
+        "BEGIN; ALTER TABLE t ADD COLUMN c int4 NOT NULL DEFAULT 5; \
+         INSERT INTO t VALUES (2, 'b', 7); COMMIT",
+    )
+    .await;
+    db.exec("BEGIN; ALTER TABLE t ADD COLUMN rolled_back int4; ROLLBACK")
+        .await;
+    db.exec("ALTER TABLE other ADD COLUMN q int4").await;
+    db.exec("ALTER TABLE t RENAME COLUMN v TO w; INSERT INTO t VALUES (3, 'c', 8)")
+        .await;
+    db.exec("ALTER TABLE t RENAME TO t2; INSERT INTO t2 VALUES (4, 'd', 9)")
+        .await;
+
+    let schema = read_n(&env().kafka, &prefix, 3, T).await;
+    let rows = read_n(&env().kafka, &topic, 3, T).await;
+    let ddl: Vec<String> = schema
+        .iter()
+        .map(|r| {
+            r.value_json().unwrap()["payload"]["ddl"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(ddl[0].contains("ADD COLUMN c"), "{ddl:?}");
+    assert!(ddl[1].contains("RENAME COLUMN v TO w"), "{ddl:?}");
+    assert!(ddl[2].contains("RENAME TO t2"), "{ddl:?}");
+    for r in &schema {
+        assert_eq!(r.partition, 0);
+        let key = r.key_json().unwrap();
+        assert_eq!(key["payload"], serde_json::json!({"databaseName": db.name}));
+        assert_eq!(
+            key["schema"]["name"],
+            "io.debezium.connector.postgresql.SchemaChangeKey"
+        );
+        let v = r.value_json().unwrap();
+        assert_eq!(
+            v["schema"]["name"],
+            "io.debezium.connector.postgresql.SchemaChangeValue"
+        );
+        assert_eq!(v["payload"]["databaseName"], db.name.as_str());
+        assert_eq!(v["payload"]["schemaName"], "public");
+        assert_eq!(v["payload"]["source"]["connector"], "postgresql");
+    }
+    let added = &table_changes(&schema[0])[0];
+    assert_eq!(added["type"], "ALTER");
+    assert_eq!(added["id"], r#""public"."t""#);
+    assert_eq!(column_names(added), ["id", "v", "c"]);
+    let c = &added["table"]["columns"][2];
+    assert_eq!(c["typeName"], "int4");
+    assert_eq!(c["jdbcType"], 4);
+    assert_eq!(c["optional"], false);
+    assert_eq!(c["defaultValueExpression"], "5");
+    assert_eq!(c["position"], 3);
+    assert_eq!(
+        added["table"]["primaryKeyColumnNames"],
+        serde_json::json!(["id"])
+    );
+    assert_eq!(
+        column_names(&table_changes(&schema[1])[0]),
+        ["id", "w", "c"]
+    );
+    // Renames: the new id (and the new column names), the old ones in pgcdc's headers. A
+    // renamed table's record comes although only its old name is captured.
+    assert_eq!(
+        schema[1].header("pgcdc.schema.renamedColumns").as_deref(),
+        Some(r#"{"\"public\".\"t\"":[["v","w"]]}"#)
+    );
+    assert_eq!(schema[1].header("pgcdc.schema.previousIds"), None);
+    assert_eq!(table_changes(&schema[2])[0]["id"], r#""public"."t2""#);
+    assert_eq!(
+        schema[2].header("pgcdc.schema.previousIds").as_deref(),
+        Some(r#"{"\"public\".\"t2\"":"\"public\".\"t\""}"#)
+    );
+    assert_eq!(
+        schema[0]
+            .header("__debezium.context.connectorLogicalName")
+            .as_deref(),
+        Some(prefix.as_str())
+    );
+
+    // Each DDL's record comes before the rows written after it. Its `source.lsn` is where its
+    // WAL record ends: rows before the DDL are below it, rows after it at or above it.
+    let lsn = |r: &Rec| {
+        r.value_json().unwrap()["payload"]["source"]["lsn"]
+            .as_i64()
+            .unwrap()
+    };
+    let lsns = |rs: &[Rec]| rs.iter().map(lsn).collect::<Vec<_>>();
+    let (s, r) = (lsns(&schema), lsns(&rows));
+    assert!(
+        r[0] < s[0] && s[0] <= r[1] && r[1] < s[1] && s[1] <= r[2],
+        "{s:?} {r:?}"
+    );
+    let after = rows[1].value_json().unwrap()["payload"]["after"].clone();
+    assert_eq!(after["c"], 7, "{after}");
+    assert!(
+        schema[0].timestamp <= rows[1].timestamp,
+        "the schema change was appended after the row that needs it"
+    );
+    run.stop().await.expect("graceful stop");
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_capture_install_is_idempotent_refuses_a_non_superuser_and_uninstalls() {
+    let db = TestDb::create("capture").await;
+    let role = unique("capture_user");
+    db.exec(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'pw'; GRANT ALL ON DATABASE {} TO {role}",
+        db.name
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("capture");
+    let raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    let file = dir.path().join("connector.json");
+    let config: serde_json::Map<String, serde_json::Value> = raw
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    std::fs::write(
+        &file,
+        serde_json::json!({ "name": prefix, "config": config }).to_string(),
+    )
+    .unwrap();
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pgcdc"))
+            .arg("schema-capture")
+            .args(args)
+            .arg("--config")
+            .arg(&file)
+            .env("PGCDC_LOG", "warn")
+            .output()
+            .expect("run pgcdc");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, out) = cli(&["status"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not installed"), "{out}");
+    let user = format!("database.user={role}");
+    let (code, out) = cli(&["install", "--set", &user, "--set", "database.password=pw"]);
+    assert_eq!(code, 78, "{out}");
+    assert!(out.contains("superuser"), "{out}");
+    for _ in 0..2 {
+        let (code, out) = cli(&["install"]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("installed, version 1"), "{out}");
+    }
+    let (code, out) = cli(&["status"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = cli(&["uninstall"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("not installed"), "{out}");
+    let status = schema_capture::status(&db.client).await.unwrap();
+    assert!(status.version.is_none() && status.enabled_triggers.is_empty());
+    db.exec(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
+        .await;
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_change_records_are_written_in_avro_with_registered_schemas() {
+    let db = TestDb::create("ddl_avro").await;
+    db.exec("CREATE TABLE t (id int8 PRIMARY KEY, e text); INSERT INTO t VALUES (1, 'a')")
+        .await;
+    install(&db).await;
+    db.exec("CREATE TYPE mood AS ENUM ('sad', 'ok')").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("ddl_avro");
+    let mut raw = crate::avro::avro_config(&db, &prefix, dir.path(), &env().registry);
+    raw.insert("include.schema.changes".into(), "true".into());
+    let run = start(&raw);
+    // The snapshot has read t (the DROP below waits for its lock).
+    read_n(&env().kafka, &format!("{prefix}.public.t"), 1, T).await;
+    db.exec("ALTER TABLE t ADD COLUMN m mood, ADD COLUMN n numeric(7,3) DEFAULT 0; DROP TABLE t")
+        .await;
+    let records = read_n(&env().kafka, &prefix, 2, T).await;
+    let (_, key) = crate::avro::decode(records[0].key.as_deref().unwrap());
+    assert_eq!(key, serde_json::json!({"databaseName": db.name}));
+    let (_, alter) = crate::avro::decode(records[0].value.as_deref().unwrap());
+    let change = &alter["tableChanges"][0];
+    assert_eq!(change["type"], "ALTER");
+    let columns = change["table"]["columns"].as_array().unwrap();
+    assert_eq!(columns[2]["enumValues"], serde_json::json!(["sad", "ok"]));
+    assert_eq!(columns[3]["length"], 7);
+    assert_eq!(columns[3]["scale"], 3);
+    assert_eq!(columns[3]["typeExpression"], "numeric(7,3)");
+    let (_, drop) = crate::avro::decode(records[1].value.as_deref().unwrap());
+    assert_eq!(drop["tableChanges"][0]["type"], "DROP");
+    assert_eq!(drop["tableChanges"][0]["table"], serde_json::Value::Null);
+    run.stop().await.expect("graceful stop");
+    db.cleanup().await;
+}
