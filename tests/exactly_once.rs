@@ -21,7 +21,12 @@ use crate::harness::*;
 const T: Duration = Duration::from_secs(60);
 
 /// An exactly-once config for `db` with its own offsets topic.
-fn eos_config(db: &TestDb, prefix: &str, dir: &std::path::Path, boundary: &str) -> RawConfig {
+pub(crate) fn eos_config(
+    db: &TestDb,
+    prefix: &str,
+    dir: &std::path::Path,
+    boundary: &str,
+) -> RawConfig {
     let mut raw = base_config(db, prefix, &env().kafka, dir);
     raw.remove("offset.storage.file.filename");
     for (k, v) in [

@@ -19,7 +19,7 @@ fn topic_exists(topic: &str) -> bool {
 }
 
 /// Runs `pgcdc validate` on `raw`; returns (exit code, stdout).
-fn validate(raw: &pgcdc::config::RawConfig) -> (i32, String) {
+pub(crate) fn validate(raw: &pgcdc::config::RawConfig) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("c.json");
     std::fs::write(&file, serde_json::to_string(raw).unwrap()).unwrap();
@@ -36,7 +36,7 @@ fn validate(raw: &pgcdc::config::RawConfig) -> (i32, String) {
 
 /// The lines of `report` for `check` at `severity` (`ok`, `WARNING`, `ERROR`), with the fix
 /// line that follows each.
-fn finding(report: &str, severity: &str, check: &str) -> Vec<String> {
+pub(crate) fn finding(report: &str, severity: &str, check: &str) -> Vec<String> {
     let lines: Vec<&str> = report.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {

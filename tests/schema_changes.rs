@@ -199,6 +199,14 @@ async fn schema_capture_install_is_idempotent_refuses_a_non_superuser_and_uninst
     let (code, out) = cli(&["status"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("not installed"), "{out}");
+    let mut wants_changes = raw.clone();
+    wants_changes.insert("include.schema.changes".into(), "true".into());
+    let (_, report) = crate::preflight::validate(&wants_changes);
+    let warning = crate::preflight::finding(&report, "WARNING", "schema-capture");
+    assert!(
+        warning.len() == 1 && warning[0].contains("pgcdc schema-capture install"),
+        "{report}"
+    );
     let user = format!("database.user={role}");
     let (code, out) = cli(&["install", "--set", &user, "--set", "database.password=pw"]);
     assert_eq!(code, 78, "{out}");
@@ -210,6 +218,12 @@ async fn schema_capture_install_is_idempotent_refuses_a_non_superuser_and_uninst
     }
     let (code, out) = cli(&["status"]);
     assert_eq!(code, 0, "{out}");
+    let (_, report) = crate::preflight::validate(&wants_changes);
+    assert_eq!(
+        crate::preflight::finding(&report, "ok", "schema-capture").len(),
+        1,
+        "{report}"
+    );
     let (code, out) = cli(&["uninstall"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("not installed"), "{out}");
@@ -250,6 +264,36 @@ async fn schema_change_records_are_written_in_avro_with_registered_schemas() {
     let (_, drop) = crate::avro::decode(records[1].value.as_deref().unwrap());
     assert_eq!(drop["tableChanges"][0]["type"], "DROP");
     assert_eq!(drop["tableChanges"][0]["table"], serde_json::Value::Null);
+    run.stop().await.expect("graceful stop");
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_once_writes_the_schema_change_in_the_transaction_of_its_rows() {
+    let db = TestDb::create("ddl_eos").await;
+    db.exec("CREATE TABLE t (id int8 PRIMARY KEY, v int8); INSERT INTO t VALUES (1, 1)")
+        .await;
+    install(&db).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("ddl_eos");
+    let mut raw = crate::exactly_once::eos_config(&db, &prefix, dir.path(), "poll");
+    raw.insert("include.schema.changes".into(), "true".into());
+    let run = start(&raw);
+    let topic = format!("{prefix}.public.t");
+    read_n(&env().kafka, &topic, 1, T).await;
+    db.exec(
+        "BEGIN; INSERT INTO t VALUES (2, 2); ALTER TABLE t ADD COLUMN w int8; \
+         INSERT INTO t VALUES (3, 3, 3); COMMIT",
+    )
+    .await;
+    // read_committed: both appear, once the Kafka transaction that holds them commits.
+    let schema = read_n(&env().kafka, &prefix, 1, T).await;
+    let rows = read_n(&env().kafka, &topic, 3, T).await;
+    let payload = schema[0].value_json().unwrap();
+    assert_eq!(payload["tableChanges"][0]["type"], "ALTER", "{payload}");
+    let tx = |r: &Rec| r.value_json().unwrap()["source"]["txId"].as_i64();
+    assert_eq!(tx(&schema[0]), tx(&rows[2]));
+    assert_eq!(rows[2].value_json().unwrap()["after"]["w"], 3);
     run.stop().await.expect("graceful stop");
     db.cleanup().await;
 }

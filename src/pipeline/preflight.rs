@@ -144,7 +144,33 @@ async fn postgres(
     let publication = facts::publication(sql, &config.publication_name).await?;
     publication_findings(config, &role, &tables, publication, out);
     slot_findings(config, sql, &server, out).await?;
+    if config.include_schema_changes {
+        let status = crate::pg::schema_capture::status(sql).await?;
+        out.push(capture_finding(&config.database.dbname, &status));
+    }
     Ok(tables)
+}
+
+/// `include.schema.changes=true`: whether the schema capture that writes the DDL into the WAL
+/// is installed; without it no schema change record is published (a warning: row events are
+/// not affected).
+fn capture_finding(db: &str, status: &crate::pg::schema_capture::CaptureStatus) -> Finding {
+    use crate::config::keys::INCLUDE_SCHEMA_CHANGES;
+    if status.is_current() {
+        return ok(
+            "schema-capture",
+            format!("database {db}: schema capture {}", status.describe()),
+        );
+    }
+    bad(
+        "schema-capture",
+        Severity::Warning,
+        format!(
+            "{INCLUDE_SCHEMA_CHANGES}=true, but in database {db} the schema capture is {}: no schema change record will be published",
+            status.describe()
+        ),
+        format!("pgcdc schema-capture install --config <this config> (as a superuser: --set database.user=<superuser>), or {INCLUDE_SCHEMA_CHANGES}=false"),
+    )
 }
 
 fn server_findings(s: &ServerFacts, out: &mut Vec<Finding>) {

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-use crate::config::keys::{HEARTBEAT_ACTION_QUERY, REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_FAILOVER};
+use crate::config::keys::{
+    HEARTBEAT_ACTION_QUERY, INCLUDE_SCHEMA_CHANGES, REPLICA_IDENTITY_AUTOSET_VALUES, SLOT_FAILOVER,
+};
 use crate::config::ConnectorConfig;
 use crate::error::{Error, Result};
 use crate::lsn::Lsn;
@@ -134,6 +136,9 @@ pub async fn prepare(config: &ConnectorConfig) -> Result<Prepared> {
         check_standby(config, &sql).await?;
     }
     super::cluster::check_cluster(config, &store, &sql, offsets.as_ref()).await?;
+    if config.include_schema_changes {
+        warn_without_capture(config, &sql).await?;
+    }
     setup::ensure_publication(&sql, config).await?;
     if config.pgoutput_binary && needs_stream {
         setup::check_binary_sendable(&sql, &config.publication_name).await?;
@@ -599,4 +604,18 @@ async fn failover_slot(
     tracing::warn!(slot = %config.slot_name,
         "{SLOT_FAILOVER}=true, but {why}: creating a normal slot, which will not survive a failover to a standby");
     Ok(false)
+}
+
+/// `include.schema.changes=true` with no current schema capture in the database: a warning
+/// with the fix (row events are not affected; no schema change record will come).
+async fn warn_without_capture(config: &ConnectorConfig, sql: &Client) -> Result<()> {
+    let status = crate::pg::schema_capture::status(sql).await?;
+    if !status.is_current() {
+        tracing::warn!(
+            database = config.database.dbname,
+            "{INCLUDE_SCHEMA_CHANGES}=true, but the schema capture is {}: no schema change record will be published until `pgcdc schema-capture install` runs",
+            status.describe()
+        );
+    }
+    Ok(())
 }
