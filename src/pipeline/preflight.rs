@@ -169,7 +169,9 @@ fn capture_finding(db: &str, status: &crate::pg::schema_capture::CaptureStatus) 
             "{INCLUDE_SCHEMA_CHANGES}=true, but in database {db} the schema capture is {}: no schema change record will be published",
             status.describe()
         ),
-        format!("pgcdc schema-capture install --config <this config> (as a superuser: --set database.user=<superuser>), or {INCLUDE_SCHEMA_CHANGES}=false"),
+        format!(
+            "pgcdc schema-capture install --config <this config> (as a superuser: --set database.user=<superuser>), or {INCLUDE_SCHEMA_CHANGES}=false"
+        ),
     )
 }
 
