@@ -297,3 +297,53 @@ async fn exactly_once_writes_the_schema_change_in_the_transaction_of_its_rows() 
     run.stop().await.expect("graceful stop");
     db.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_a_partitioned_table_reaches_its_captured_partitions() {
+    let db = TestDb::create("ddl_parts").await;
+    db.exec(
+        "CREATE TABLE p (id int8, d date, PRIMARY KEY (id, d)) PARTITION BY RANGE (d); \
+         CREATE TABLE p1 PARTITION OF p FOR VALUES FROM ('2020-01-01') TO ('2021-01-01'); \
+         CREATE SCHEMA gone; CREATE TABLE gone.x (id int8 PRIMARY KEY); \
+         INSERT INTO p VALUES (1, '2020-02-02'); INSERT INTO gone.x VALUES (1)",
+    )
+    .await;
+    install(&db).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("ddl_parts");
+    let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
+    raw.insert("include.schema.changes".into(), "true".into());
+    raw.insert("table.include.list".into(), "public.p1,gone.x".into());
+    let run = start(&raw);
+    // The snapshot has read both tables before the DDL.
+    read_n(&env().kafka, &format!("{prefix}.public.p1"), 1, T).await;
+    read_n(&env().kafka, &format!("{prefix}.gone.x"), 1, T).await;
+    db.exec("ALTER TABLE p ADD COLUMN note text").await;
+    db.exec("CREATE TABLE p2 PARTITION OF p FOR VALUES FROM ('2021-01-01') TO ('2022-01-01')")
+        .await;
+    db.exec("DROP SCHEMA gone CASCADE").await;
+    let records = read_n(&env().kafka, &prefix, 2, T).await;
+    let ids = |r: &Rec| -> Vec<(String, String)> {
+        table_changes(r)
+            .iter()
+            .map(|c| {
+                (
+                    c["type"].as_str().unwrap().into(),
+                    c["id"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    // p itself and the uncaptured p2 are left out; the dropped schema's table is a DROP.
+    assert_eq!(
+        ids(&records[0]),
+        [("ALTER".into(), r#""public"."p1""#.into())]
+    );
+    assert_eq!(
+        column_names(&table_changes(&records[0])[0]),
+        ["id", "d", "note"]
+    );
+    assert_eq!(ids(&records[1]), [("DROP".into(), r#""gone"."x""#.into())]);
+    run.stop().await.expect("graceful stop");
+    db.cleanup().await;
+}

@@ -365,7 +365,9 @@ fn opt_string(v: &Option<String>) -> Value {
     v.clone().map(Value::String).unwrap_or(Value::Null)
 }
 
-fn column_value(c: &ColumnDefinition) -> Value {
+/// One column's `Column` struct; `position` is its 1-based place among the live columns (as
+/// JDBC's `ORDINAL_POSITION`), not its `attnum`, which keeps the gaps of dropped columns.
+fn column_value(position: usize, c: &ColumnDefinition) -> Value {
     let (length, scale) = length_and_scale(c);
     let opt_int = |v: Option<i32>| v.map(|v| Value::Int(v.into())).unwrap_or(Value::Null);
     let default = if c.identity.is_empty() {
@@ -386,7 +388,7 @@ fn column_value(c: &ColumnDefinition) -> Value {
         Value::Null,
         opt_int(length),
         opt_int(scale),
-        Value::Int(c.attnum.into()),
+        Value::Int(position as i64),
         Value::Bool(!c.not_null),
         Value::Bool(auto),
         Value::Bool(!c.generated.is_empty()),
@@ -407,7 +409,13 @@ fn change_value(t: &TableChange) -> Value {
         Value::Struct(vec![
             Value::Null,
             Value::Array(t.primary_key.iter().cloned().map(Value::String).collect()),
-            Value::Array(t.columns.iter().map(column_value).collect()),
+            Value::Array(
+                t.columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| column_value(i + 1, c))
+                    .collect(),
+            ),
             opt_string(&t.comment),
         ])
     };

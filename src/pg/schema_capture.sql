@@ -102,9 +102,17 @@ DECLARE
     prev pgcdc.schema_state%ROWTYPE;
     change text;
 BEGIN
+    -- An ALTER TABLE on a partitioned table changes its partitions too, which the command
+    -- list does not name: they are added (the connector's filters decide which it keeps).
     FOR rel IN
-        SELECT DISTINCT cmd.objid FROM pg_event_trigger_ddl_commands() cmd
-         WHERE cmd.classid = 'pg_class'::regclass ORDER BY 1
+        WITH named AS (
+            SELECT cmd.objid FROM pg_event_trigger_ddl_commands() cmd
+             WHERE cmd.classid = 'pg_class'::regclass)
+        SELECT objid FROM named
+         UNION
+        SELECT t.relid FROM named, pg_partition_tree(named.objid) t
+         WHERE TG_TAG = 'ALTER TABLE' AND t.relid <> named.objid
+         ORDER BY 1
     LOOP
         CONTINUE WHEN NOT pgcdc.is_captured_table(rel);
         def := pgcdc.table_definition(rel);
