@@ -438,6 +438,8 @@ const NOT_KEYS: &[(&str, &str)] = &[
     ("src/event/envelope.rs", "name"),
     // The `name` field of a schema change record's columns, and PostgreSQL's `name` type.
     ("src/event/schema_change.rs", "name"),
+    // The `name` attribute of Avro's named types and fields, read back from a registry.
+    ("src/registry/evolution.rs", "name"),
     // The `name` option of the HasHeaderKey predicate (`predicates.<alias>.name`).
     ("src/transform/predicate.rs", "name"),
     // The `name` attribute of Avro's named types and fields.

@@ -19,6 +19,8 @@ use base64::Engine;
 use crate::config::{AvroConverterConfig, ConverterConfig, RegistryApi, RegistryAuth};
 use crate::error::{classify_registry, Error, ErrorKind, Result};
 
+mod evolution;
+
 /// The first wait after a registry did not answer; doubled up to [`MAX_RETRY_WAIT`].
 const FIRST_RETRY_WAIT: Duration = Duration::from_millis(500);
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
@@ -152,23 +154,49 @@ impl Registries {
                     code,
                     message,
                 }) => {
-                    let client = part.client.clone();
-                    let s = subject.to_string();
-                    let level = tokio::task::spawn_blocking(move || client.compatibility(&s))
-                        .await
-                        .ok()
-                        .flatten();
-                    return Err(refusal(
+                    let (client, s, t) =
+                        (part.client.clone(), subject.to_string(), schema.to_string());
+                    let (level, reasons) = tokio::task::spawn_blocking(move || {
+                        let level = client.compatibility(&s);
+                        let reasons = if status == 409 {
+                            client
+                                .latest(&s)
+                                .map(|(_, old)| evolution::explain(level.as_deref(), &old, &t))
+                                .unwrap_or_default()
+                        } else {
+                            Vec::new()
+                        };
+                        (level, reasons)
+                    })
+                    .await
+                    .unwrap_or_default();
+                    let error = refusal(
                         part_name,
                         part.mode == Mode::Register,
                         subject,
                         level.as_deref(),
                         (status, code, &message),
-                    ));
+                    );
+                    return Err(with_reasons(error, &reasons));
                 }
             }
         }
     }
+}
+
+/// `error` with the incompatible columns [`evolution::explain`] found, and the ways out.
+fn with_reasons(error: Error, reasons: &[String]) -> Error {
+    if reasons.is_empty() {
+        return error;
+    }
+    Error::new(
+        error.kind(),
+        format!(
+            "{}. What makes it incompatible: {}. Ways out: give the column a default or make it nullable (ALTER TABLE ... ALTER COLUMN ... SET DEFAULT / DROP NOT NULL) where that is the cause, change the subject's compatibility (PUT /config/<subject>), or route the table to a new topic and so a new subject (a RegexRouter transform); then start the connector again: nothing after the refused record was written or confirmed",
+            error.message(),
+            reasons.join("; ")
+        ),
+    )
 }
 
 /// The error for a TLS failure with the registry (a [`ErrorKind::Config`] error).

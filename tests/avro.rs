@@ -284,7 +284,13 @@ async fn a_compatible_column_is_a_new_version_and_an_incompatible_change_stops_t
     let err = running.expect_error(T).await;
     let msg = err.message();
     assert_eq!(err.kind(), pgcdc::ErrorKind::Registry, "{msg}");
-    for want in [subject.as_str(), "BACKWARD", "not compatible"] {
+    for want in [
+        subject.as_str(),
+        "BACKWARD",
+        "not compatible",
+        "column `a` changed type from int to string",
+        "PUT /config/",
+    ] {
         assert!(msg.contains(want), "{want:?} missing from: {msg}");
     }
     assert!(
