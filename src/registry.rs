@@ -19,7 +19,7 @@ use base64::Engine;
 use crate::config::{AvroConverterConfig, ConverterConfig, RegistryApi, RegistryAuth};
 use crate::error::{classify_registry, Error, ErrorKind, Result};
 
-mod evolution;
+pub mod evolution;
 
 /// The first wait after a registry did not answer; doubled up to [`MAX_RETRY_WAIT`].
 const FIRST_RETRY_WAIT: Duration = Duration::from_millis(500);

@@ -50,7 +50,7 @@ fn registry_v2_url() -> String {
 }
 
 /// GETs `path` from the test registry as JSON.
-fn registry_get(path: &str) -> J {
+pub(crate) fn registry_get(path: &str) -> J {
     let url = format!("{}{path}", env().registry);
     let mut resp = ureq::get(&url)
         .call()
