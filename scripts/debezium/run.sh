@@ -234,7 +234,8 @@ esac
 mapfile -t TOPICS < <(psql_db "$DB" -tAc "SELECT DISTINCT $topic_sql
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-    AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' AND n.nspname <> 'postgis' AND c.relname <> 't_outbox' ORDER BY 1")
+    AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'Quoted%' AND n.nspname NOT IN ('postgis', 'pgcdc')
+    AND c.relname <> 't_outbox' ORDER BY 1")
 TOPICS+=("$PREFIX.message")
 # A pass whose transforms route tables' records elsewhere names the topics not to wait for (an
 # extended regex) and the topics to wait for instead (space-separated).
