@@ -63,6 +63,10 @@ async fn ddl_of_captured_tables_is_published_in_order_with_its_rows_and_nothing_
     db.exec("BEGIN; ALTER TABLE t ADD COLUMN rolled_back int4; ROLLBACK")
         .await;
     db.exec("ALTER TABLE other ADD COLUMN q int4").await;
+    // Any role may emit a message with the capture's prefix: one that is not the capture's
+    // is skipped (with a warning), never a stop.
+    db.exec("SELECT pg_logical_emit_message(true, 'pgcdc.schema_change', 'not json')")
+        .await;
     db.exec("ALTER TABLE t RENAME COLUMN v TO w; INSERT INTO t VALUES (3, 'c', 8)")
         .await;
     db.exec("ALTER TABLE t RENAME TO t2; INSERT INTO t2 VALUES (4, 'd', 9)")
@@ -199,6 +203,13 @@ async fn schema_capture_install_is_idempotent_refuses_a_non_superuser_and_uninst
     let (code, out) = cli(&["status"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("not installed"), "{out}");
+    // A schema pgcdc the capture did not create is refused: its SECURITY DEFINER functions
+    // must not reach objects that others control.
+    db.exec("CREATE SCHEMA pgcdc").await;
+    let (code, out) = cli(&["install"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("a schema named pgcdc exists"), "{out}");
+    db.exec("DROP SCHEMA pgcdc").await;
     let mut wants_changes = raw.clone();
     wants_changes.insert("include.schema.changes".into(), "true".into());
     let (_, report) = crate::preflight::validate(&wants_changes);
@@ -224,9 +235,14 @@ async fn schema_capture_install_is_idempotent_refuses_a_non_superuser_and_uninst
         1,
         "{report}"
     );
+    // Uninstalling removes what the install created, and nothing else.
+    db.exec("CREATE TABLE pgcdc.kept (x int); INSERT INTO pgcdc.kept VALUES (1)")
+        .await;
     let (code, out) = cli(&["uninstall"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("not installed"), "{out}");
+    db.exec("SELECT x FROM pgcdc.kept; DROP SCHEMA pgcdc CASCADE")
+        .await;
     let status = schema_capture::status(&db.client).await.unwrap();
     assert!(status.version.is_none() && status.enabled_triggers.is_empty());
     db.exec(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
@@ -314,11 +330,13 @@ async fn a_change_to_a_partitioned_table_reaches_its_captured_partitions() {
     let mut raw = base_config(&db, &prefix, &env().kafka, dir.path());
     raw.insert("include.schema.changes".into(), "true".into());
     raw.insert("table.include.list".into(), "public.p1,gone.x".into());
+    raw.insert("column.exclude.list".into(), "public.p1.secret".into());
     let run = start(&raw);
     // The snapshot has read both tables before the DDL.
     read_n(&env().kafka, &format!("{prefix}.public.p1"), 1, T).await;
     read_n(&env().kafka, &format!("{prefix}.gone.x"), 1, T).await;
-    db.exec("ALTER TABLE p ADD COLUMN note text").await;
+    db.exec("ALTER TABLE p ADD COLUMN note text, ADD COLUMN secret text")
+        .await;
     db.exec("CREATE TABLE p2 PARTITION OF p FOR VALUES FROM ('2021-01-01') TO ('2022-01-01')")
         .await;
     db.exec("DROP SCHEMA gone CASCADE").await;
@@ -334,7 +352,8 @@ async fn a_change_to_a_partitioned_table_reaches_its_captured_partitions() {
             })
             .collect()
     };
-    // p itself and the uncaptured p2 are left out; the dropped schema's table is a DROP.
+    // p itself and the uncaptured p2 are left out, and so is the excluded column; the dropped
+    // schema's table is a DROP.
     assert_eq!(
         ids(&records[0]),
         [("ALTER".into(), r#""public"."p1""#.into())]

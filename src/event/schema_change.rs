@@ -118,7 +118,8 @@ pub struct ColumnDefinition {
 
 impl SchemaChange {
     /// Reads a capture message. Errors: not JSON of the expected shape, or a format version
-    /// this pgcdc does not read (the error names both versions and the fix).
+    /// this pgcdc does not read (the error names both versions and the fix). The connector
+    /// logs these and goes on: any role may emit a message with the capture's prefix.
     pub fn parse(content: &[u8]) -> Result<SchemaChange> {
         #[derive(Deserialize)]
         struct Version {
@@ -170,8 +171,11 @@ impl TableChange {
     }
 }
 
+/// `"schema"."table"`, each `"` inside a name doubled (Debezium's
+/// `TableId.toDoubleQuotedString`).
 fn quoted_id(schema: &str, table: &str) -> String {
-    format!("\"{schema}\".\"{table}\"")
+    let q = |s: &str| s.replace('"', "\"\"");
+    format!("\"{}\".\"{}\"", q(schema), q(table))
 }
 
 /// `java.sql.Types` codes, as the PostgreSQL JDBC driver reports them for a type.
@@ -250,8 +254,14 @@ pub fn length_and_scale(column: &ColumnDefinition) -> (Option<i32>, Option<i32>)
     match column.base_type_name.as_str() {
         "bpchar" | "varchar" => (Some(m - 4), None),
         "bit" | "varbit" => (Some(m), None),
-        "numeric" => (Some(((m - 4) >> 16) & 0xffff), Some((m - 4) & 0xffff)),
-        "time" | "timetz" | "timestamp" | "timestamptz" | "interval" => (None, Some(m & 0xffff)),
+        // The scale is an 11-bit signed number (negative scales since PostgreSQL 15).
+        "numeric" => (
+            Some(((m - 4) >> 16) & 0xffff),
+            Some((((m - 4) & 0x7ff) ^ 0x400) - 0x400),
+        ),
+        "time" | "timetz" | "timestamp" | "timestamptz" => (None, Some(m & 0xffff)),
+        // An interval's typmod also holds its fields; 0xffff is "no precision given".
+        "interval" => (None, Some(m & 0xffff).filter(|p| *p != 0xffff)),
         _ => (None, None),
     }
 }

@@ -26,9 +26,25 @@ pub const TRIGGERS: [&str; 2] = ["pgcdc_schema_change_ddl", "pgcdc_schema_change
 
 const INSTALL_SQL: &str = include_str!("schema_capture.sql");
 
+/// Drops what the install created, one object at a time, and the schema only when nothing
+/// else is left in it (never CASCADE: objects others put there, and views on them, stay).
 const UNINSTALL_SQL: &str = "DROP EVENT TRIGGER IF EXISTS pgcdc_schema_change_ddl; \
      DROP EVENT TRIGGER IF EXISTS pgcdc_schema_change_drop; \
-     DROP SCHEMA IF EXISTS pgcdc CASCADE";
+     DROP FUNCTION IF EXISTS pgcdc.on_ddl_command_end(), pgcdc.on_sql_drop(), \
+       pgcdc.emit(text, jsonb), pgcdc.record_state(jsonb), pgcdc.table_definition(oid), \
+       pgcdc.is_captured_table(oid), pgcdc.schema_capture_version(); \
+     DROP TABLE IF EXISTS pgcdc.schema_state; \
+     DO $$ BEGIN \
+       IF EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'pgcdc') \
+          AND NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                           WHERE n.nspname = 'pgcdc') \
+          AND NOT EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                           WHERE n.nspname = 'pgcdc') \
+          AND NOT EXISTS (SELECT 1 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace \
+                           WHERE n.nspname = 'pgcdc') THEN \
+         DROP SCHEMA pgcdc; \
+       END IF; \
+     END $$";
 
 /// Whether the capture is installed in a database, and which version.
 #[derive(Debug, Clone, PartialEq, Eq)]

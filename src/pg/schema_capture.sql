@@ -1,10 +1,12 @@
 -- pgcdc schema capture, version 1 (see docs/schema-changes.md).
 --
--- Two event triggers write each table DDL into the WAL as a transactional logical decoding
--- message (prefix 'pgcdc.schema_change'), inside the transaction that ran it, so the message
--- sits between the rows written before and after the change. The message is JSON:
---   {"version":1,"tag":<command tag>,"ddl":<current_query()>,"tables":[<table>...]}
--- where each table is {"change":"CREATE"|"ALTER"|"DROP","oid","schema","table",...} with,
+-- Two event triggers write each table DDL into the WAL as transactional logical decoding
+-- messages (prefix 'pgcdc.schema_change'), inside the transaction that ran it, so they sit
+-- between the rows written before and after the change. One message per affected table (a
+-- message stays small whatever the number of partitions), as JSON:
+--   {"version":1,"tag":<command tag>,"ddl":<current_query(), cut at 65,536 characters>,
+--    "tables":[<table>]}
+-- where the table is {"change":"CREATE"|"ALTER"|"DROP","oid","schema","table",...} with,
 -- for CREATE and ALTER, its definition read from the catalog after the command, and
 -- "previous": the schema, name and column names (by attnum) recorded before the command.
 --
@@ -14,11 +16,37 @@
 --
 -- Installing is idempotent. The functions are SECURITY DEFINER (the installing role, which
 -- must be a superuser to create event triggers), so the roles that run DDL need no rights
--- on the pgcdc schema.
+-- on the pgcdc schema. Installing refuses a schema pgcdc that it did not create, or that a
+-- role other than a superuser owns: SECURITY DEFINER code must not reach objects others control.
+
+SET LOCAL client_min_messages = warning;
+
+DO $$
+DECLARE
+    owner_is_superuser boolean;
+    marker text;
+BEGIN
+    SELECT r.rolsuper, obj_description(n.oid, 'pg_namespace')
+      INTO owner_is_superuser, marker
+      FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner WHERE n.nspname = 'pgcdc';
+    IF FOUND AND (marker IS DISTINCT FROM 'pgcdc schema capture' OR NOT owner_is_superuser) THEN
+        RAISE EXCEPTION 'a schema named pgcdc exists that the schema capture did not create (or that a role other than a superuser owns): rename or drop it, then install again';
+    END IF;
+END
+$$;
+
+-- The triggers of an earlier install stay out of the way until they are created again below
+-- (in this transaction: other sessions' DDL meanwhile still sees the old ones).
+DROP EVENT TRIGGER IF EXISTS pgcdc_schema_change_ddl;
+DROP EVENT TRIGGER IF EXISTS pgcdc_schema_change_drop;
 
 CREATE SCHEMA IF NOT EXISTS pgcdc;
+COMMENT ON SCHEMA pgcdc IS 'pgcdc schema capture';
+REVOKE ALL ON SCHEMA pgcdc FROM PUBLIC;
 
-CREATE UNLOGGED TABLE IF NOT EXISTS pgcdc.schema_state (
+-- A cache of names, rebuilt at each install (so it always has this shape and no triggers).
+DROP TABLE IF EXISTS pgcdc.schema_state;
+CREATE UNLOGGED TABLE pgcdc.schema_state (
     relid oid PRIMARY KEY,
     schema_name text NOT NULL,
     table_name text NOT NULL,
@@ -58,13 +86,14 @@ SELECT jsonb_build_object(
                    'name', a.attname,
                    'attnum', a.attnum,
                    'type_oid', a.atttypid::int8,
-                   'typmod', a.atttypmod,
+                   'typmod', CASE WHEN a.atttypmod = -1 AND t.typtype = 'd'
+                                  THEN t.typtypmod ELSE a.atttypmod END,
                    'type_name', t.typname,
                    'type_expression', format_type(a.atttypid, a.atttypmod),
                    'base_type_name', b.typname,
                    'base_type_category', b.typcategory::text,
                    'not_null', a.attnotnull,
-                   'default', pg_get_expr(d.adbin, d.adrelid),
+                   'default', CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, d.adrelid) END,
                    'identity', a.attidentity::text,
                    'generated', a.attgenerated::text,
                    'comment', col_description(c.oid, a.attnum),
@@ -93,26 +122,39 @@ ON CONFLICT (relid) DO UPDATE
        columns = EXCLUDED.columns
 $$;
 
+-- Writes one capture message for one table.
+CREATE OR REPLACE FUNCTION pgcdc.emit(tag text, tbl jsonb) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+SELECT pg_logical_emit_message(true, 'pgcdc.schema_change', jsonb_build_object(
+    'version', 1, 'tag', tag, 'ddl', left(current_query(), 65536),
+    'tables', jsonb_build_array(tbl))::text)
+$$;
+
 CREATE OR REPLACE FUNCTION pgcdc.on_ddl_command_end() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    changes jsonb := '[]'::jsonb;
     rel oid;
     def jsonb;
     prev pgcdc.schema_state%ROWTYPE;
     change text;
 BEGIN
-    -- An ALTER TABLE on a partitioned table changes its partitions too, which the command
-    -- list does not name: they are added (the connector's filters decide which it keeps).
+    -- An ALTER TABLE on a partitioned or inherited table changes its partitions and children
+    -- too, and ALTER SCHEMA ... RENAME every table in it, which the command list does not
+    -- name: they are added (the connector's filters decide which it keeps).
     FOR rel IN
-        WITH named AS (
+        WITH RECURSIVE named AS (
             SELECT cmd.objid FROM pg_event_trigger_ddl_commands() cmd
-             WHERE cmd.classid = 'pg_class'::regclass)
-        SELECT objid FROM named
-         UNION
-        SELECT t.relid FROM named, pg_partition_tree(named.objid) t
-         WHERE TG_TAG = 'ALTER TABLE' AND t.relid <> named.objid
-         ORDER BY 1
+             WHERE cmd.classid = 'pg_class'::regclass
+             UNION
+            SELECT c.oid FROM pg_event_trigger_ddl_commands() cmd
+              JOIN pg_class c ON c.relnamespace = cmd.objid
+             WHERE cmd.classid = 'pg_namespace'::regclass AND TG_TAG = 'ALTER SCHEMA'),
+        tree AS (
+            SELECT objid FROM named
+             UNION
+            SELECT i.inhrelid FROM tree JOIN pg_inherits i ON i.inhparent = tree.objid
+             WHERE TG_TAG = 'ALTER TABLE')
+        SELECT objid FROM tree ORDER BY 1
     LOOP
         CONTINUE WHEN NOT pgcdc.is_captured_table(rel);
         def := pgcdc.table_definition(rel);
@@ -122,24 +164,20 @@ BEGIN
             def := def || jsonb_build_object('previous', jsonb_build_object(
                 'schema', prev.schema_name, 'table', prev.table_name, 'columns', prev.columns));
         ELSE
-            change := CASE WHEN TG_TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
+            change := CASE WHEN TG_TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO',
+                                           'CREATE SCHEMA')
                            THEN 'CREATE' ELSE 'ALTER' END;
             def := def || jsonb_build_object('previous', NULL);
         END IF;
-        changes := changes || jsonb_build_array(def || jsonb_build_object('change', change));
+        PERFORM pgcdc.emit(TG_TAG, def || jsonb_build_object('change', change));
         PERFORM pgcdc.record_state(def);
     END LOOP;
-    IF jsonb_array_length(changes) > 0 THEN
-        PERFORM pg_logical_emit_message(true, 'pgcdc.schema_change', jsonb_build_object(
-            'version', 1, 'tag', TG_TAG, 'ddl', current_query(), 'tables', changes)::text);
-    END IF;
 END
 $$;
 
 CREATE OR REPLACE FUNCTION pgcdc.on_sql_drop() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    changes jsonb := '[]'::jsonb;
     d record;
 BEGIN
     FOR d IN
@@ -149,23 +187,18 @@ BEGIN
            AND o.schema_name <> 'pgcdc'
          ORDER BY o.objid
     LOOP
-        changes := changes || jsonb_build_array(jsonb_build_object(
+        PERFORM pgcdc.emit(TG_TAG, jsonb_build_object(
             'change', 'DROP', 'oid', d.objid::int8, 'schema', d.schema_name, 'table', d.object_name));
         DELETE FROM pgcdc.schema_state WHERE relid = d.objid;
     END LOOP;
-    IF jsonb_array_length(changes) > 0 THEN
-        PERFORM pg_logical_emit_message(true, 'pgcdc.schema_change', jsonb_build_object(
-            'version', 1, 'tag', TG_TAG, 'ddl', current_query(), 'tables', changes)::text);
-    END IF;
 END
 $$;
 
-DROP EVENT TRIGGER IF EXISTS pgcdc_schema_change_ddl;
 CREATE EVENT TRIGGER pgcdc_schema_change_ddl ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'ALTER TABLE', 'COMMENT')
+    WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE SCHEMA', 'ALTER TABLE',
+                 'ALTER SCHEMA', 'COMMENT')
     EXECUTE FUNCTION pgcdc.on_ddl_command_end();
 
-DROP EVENT TRIGGER IF EXISTS pgcdc_schema_change_drop;
 CREATE EVENT TRIGGER pgcdc_schema_change_drop ON sql_drop
     EXECUTE FUNCTION pgcdc.on_sql_drop();
 

@@ -86,14 +86,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         Ok(())
     }
 
-    /// `source.ts_ms` of a message: its transaction's commit time, or for a non-transactional
-    /// one the last commit time seen (the clock when there was none).
     /// A schema capture message (`include.schema.changes`): publishes its schema change record
     /// in the transaction's unit, holding the tables the filters capture, and waits until
     /// Kafka has acknowledged it, so that no row record after the DDL is sent before it.
-    /// Errors: a message pgcdc's capture did not write, or the record was not delivered.
+    /// A message with the capture's prefix that the capture did not write (any role may call
+    /// `pg_logical_emit_message`) is skipped with a warning naming its LSN: stopping on it
+    /// would let any role stop the connector for good. Errors: the record was not delivered.
     async fn schema_change(&mut self, lsn: Lsn, content: &[u8]) -> Result<()> {
-        let change = SchemaChange::parse(content)?;
+        let Some(change) = self.readable_schema_change(lsn, content) else {
+            return Ok(());
+        };
         let Some(tx) = &self.tx else {
             return Err(Error::protocol(
                 "transactional logical message outside a transaction",
@@ -137,6 +139,32 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         })
     }
 
+    /// The capture message at `lsn`, its tables' columns filtered as the row events' are
+    /// (`column.include.list` / `column.exclude.list`); `None`, with a warning, for a message
+    /// the capture did not write.
+    fn readable_schema_change(&self, lsn: Lsn, content: &[u8]) -> Option<SchemaChange> {
+        let mut change = match SchemaChange::parse(content) {
+            Ok(change) => change,
+            Err(e) => {
+                tracing::warn!(
+                    %lsn,
+                    "skipped a logical message with the schema capture's prefix that is not a schema change pgcdc reads: {}",
+                    e.message()
+                );
+                return None;
+            }
+        };
+        let columns = &self.config.records.columns;
+        for t in &mut change.tables {
+            let prefix = format!("{}.{}.", t.schema, t.table);
+            t.columns
+                .retain(|c| columns.includes_column(&format!("{prefix}{}", c.name)));
+        }
+        Some(change)
+    }
+
+    /// `source.ts_ms` of a message: its transaction's commit time, or for a non-transactional
+    /// one the last commit time seen (the clock when there was none).
     fn message_time(&self, transactional: bool) -> i64 {
         match (&self.tx, transactional) {
             (Some(tx), true) => tx.commit_time_us,

@@ -106,3 +106,48 @@ fn the_record_keeps_only_captured_tables_and_matches_its_schema() {
     assert_eq!(field("optional"), &Value::Bool(true));
     assert_eq!(field("position"), &Value::Int(2));
 }
+
+fn column(base: &str, typmod: i32) -> ColumnDefinition {
+    ColumnDefinition {
+        name: "c".into(),
+        attnum: 1,
+        type_oid: 0,
+        typmod,
+        type_name: base.into(),
+        type_expression: base.into(),
+        base_type_name: base.into(),
+        base_type_category: "N".into(),
+        not_null: false,
+        default: None,
+        identity: String::new(),
+        generated: String::new(),
+        comment: None,
+        enum_values: None,
+    }
+}
+
+#[test]
+fn length_and_scale_follow_each_types_modifier() {
+    let numeric = |p: i32, s: i32| column("numeric", ((p << 16) | (s & 0x7ff)) + 4);
+    assert_eq!(length_and_scale(&numeric(10, 2)), (Some(10), Some(2)));
+    assert_eq!(length_and_scale(&numeric(5, -2)), (Some(5), Some(-2)));
+    assert_eq!(length_and_scale(&numeric(3, 5)), (Some(3), Some(5)));
+    assert_eq!(length_and_scale(&column("varchar", 24)), (Some(20), None));
+    assert_eq!(length_and_scale(&column("timestamp", 3)), (None, Some(3)));
+    // interval day (fields only, no precision) and interval(2).
+    assert_eq!(
+        length_and_scale(&column("interval", (8 << 16) | 0xffff)),
+        (None, None)
+    );
+    assert_eq!(
+        length_and_scale(&column("interval", (0x7fff << 16) | 2)),
+        (None, Some(2))
+    );
+}
+
+#[test]
+fn quotes_inside_names_are_doubled_in_ids() {
+    let mut c = SchemaChange::parse(ALTER.as_bytes()).unwrap();
+    c.tables[0].table = r#"We"ird"#.into();
+    assert_eq!(c.tables[0].id(), r#""public"."We""ird""#);
+}
