@@ -35,6 +35,10 @@ TESTS=(
   outbox::
   streaming::
   estate::
+  schema_changes::ddl_of_captured_tables_is_published_in_order_with_its_rows_and_nothing_else
+  schema_changes::a_change_to_a_partitioned_table_reaches_its_captured_partitions
+  schema_changes::schema_capture_install_is_idempotent_refuses_a_non_superuser_and_uninstalls
+  schema_changes::exactly_once_writes_the_schema_change_in_the_transaction_of_its_rows
 )
 
 scripts/services.sh start kafka

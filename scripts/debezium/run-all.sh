@@ -59,6 +59,16 @@ wait_skip=''
 # <prefix> itself, is not compared: Debezium's PostgreSQL connector has none).
 run_pass ddl "table.exclude.list=pgcdc.schema_state" "" ddl
 run_pass ddl-events "table.exclude.list=pgcdc.schema_state" "include.schema.changes=true" ddl
+# pgcdc's schema change records of that pass (topic "diff", left by the cleanup, which deletes
+# "diff.*"), read with Debezium's own code: their schemas must equal the ones Debezium's
+# SchemaFactory builds, and every value must validate against them (the workload makes 7).
+echo "== schema change records read with Debezium's code"
+scc_status=0
+java -Xmx256m -cp "target/debezium/connect-lib/*:target/debezium/plugins/debezium-connector-postgres/*" \
+  scripts/debezium/SchemaChangeCheck.java "${PGCDC_TEST_KAFKA:-127.0.0.1:59092}" diff diff 7 2>/dev/null \
+  | tee target/debezium/schema-change-check.txt || scc_status=$?
+summary+=("schema-change-check: $(tail -n 1 target/debezium/schema-change-check.txt) (exit $scc_status)")
+[ "$scc_status" = 0 ] || { rc=1; failed+=("schema-change-check"); }
 # Avro with the transforms' schemas too: EventRouter (expanded JSON payload, headers) and
 # ExtractNewRecordState, and with transaction metadata (the envelope's transaction block and
 # the transaction topic). Not with metadata.conf's source-type propagation: Debezium's side fails

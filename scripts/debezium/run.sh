@@ -75,7 +75,7 @@ rm -rf "$RUN"; mkdir -p "$RUN"
 trap cleanup EXIT
 sql "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
 sql "CREATE DATABASE $DB" >/dev/null
-"$COMPARE" delete-topics --brokers "$PGCDC_KAFKA" --prefix "$PREFIX." --prefix "__debezium-heartbeat.$PREFIX"
+"$COMPARE" delete-topics --brokers "$PGCDC_KAFKA" --prefix "$PREFIX" --prefix "__debezium-heartbeat.$PREFIX"
 # Topics a pass's transforms spread over partitions (DBZ_TOPICS_3: space-separated) are created
 # with three partitions on both brokers before the connectors start; every other topic keeps
 # one, so records without a key (whose partition Kafka's producer picks at random) stay comparable.
