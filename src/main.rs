@@ -458,7 +458,13 @@ fn main() -> ExitCode {
                 config,
                 set,
             } => {
-                let (_, cfg) = load(&config, set, &Default::default())?;
+                // Only the database.* settings are used: a config without Kafka settings is
+                // enough, so the connector's required bootstrap.servers gets a stand-in.
+                let stand_in = config::RawConfig::from([(
+                    keys::BOOTSTRAP_SERVERS.to_string(),
+                    "unused:9092".to_string(),
+                )]);
+                let (_, cfg) = load(&config, set, &stand_in)?;
                 schema_capture(action, &cfg).await
             }
             Command::Serve { worker } => serve(worker.load()?, loggers).await.map(|()| 0),
