@@ -130,13 +130,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             "publishing a schema change record"
         );
         self.send_record(record, token).await?;
-        if self.sink.flush(std::time::Duration::MAX).await {
-            return Ok(());
-        }
-        Err(match self.sink.failure() {
-            Some(f) => f.copy(),
-            None => Error::kafka("a schema change record was not acknowledged"),
-        })
+        self.wait_acknowledged("a schema change record was not acknowledged")
+            .await
     }
 
     /// The capture message at `lsn`, its tables' columns filtered as the row events' are

@@ -532,6 +532,18 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         meta::set_transaction_block(record, block);
     }
 
+    /// Waits until Kafka has acknowledged every record sent so far. Errors: the sink's first
+    /// delivery failure, or `unacknowledged` (a Kafka error) when the sink gave up without one.
+    pub(super) async fn wait_acknowledged(&mut self, unacknowledged: &str) -> Result<()> {
+        if self.sink.flush(std::time::Duration::MAX).await {
+            return Ok(());
+        }
+        Err(match self.sink.failure() {
+            Some(f) => f.copy(),
+            None => Error::kafka(unacknowledged),
+        })
+    }
+
     /// Transforms, converts and sends one record as part of unit `token`.
     pub(super) async fn send_record(
         &mut self,

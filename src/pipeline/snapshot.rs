@@ -552,12 +552,8 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             ..CommitInfo::default()
         };
         checkpoints.take_unit()?.commit(&mut self.sink, info);
-        if !self.sink.flush(std::time::Duration::MAX).await {
-            return Err(match self.sink.failure() {
-                Some(f) => f.copy(),
-                None => Error::kafka("snapshot records were not acknowledged"),
-            });
-        }
+        self.wait_acknowledged("snapshot records were not acknowledged")
+            .await?;
         if let Some(saver) = checkpoints.saver.as_deref_mut() {
             saver.save_completed(self.sink.tracker()).await?;
         }
