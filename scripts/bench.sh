@@ -43,8 +43,8 @@
 #   BENCH_TIMEOUT [900]             seconds allowed for each of: load, pg_recvlogical, pgcdc
 #   BENCH_VERIFY [offsets]          offsets: count records by partition watermarks;
 #                                   full: also consume the topic and count distinct keys
-#   BENCH_PERF [0]                  1: perf record (199 Hz, DWARF call graphs) the pgcdc process
-#                                   while it streams
+#   BENCH_PERF [0]                  1: perf record (BENCH_PERF_HZ [199] Hz, DWARF call graphs) the
+#                                   pgcdc process while it streams
 #                                   (adds overhead; report in target/bench/core-<date>/)
 #   BENCH_NO_BUILD [0]              1: use target/release/pgcdc as it is, never build
 #   BENCH_KEEP_TOPIC [0]            1: keep the run's Kafka topic
@@ -426,7 +426,7 @@ if [ -n "$PGCDC_PID" ]; then
   SAMPLER_PID=$!
   if [ "$PERF" = 1 ]; then
     # DWARF unwinding: the release build and librdkafka have no frame pointers.
-    perf record -F 199 --call-graph dwarf,16384 -p "$PGCDC_PID" -o "$RUN/perf.data" >"$RUN/perf.log" 2>&1 &
+    perf record -F "${BENCH_PERF_HZ:-199}" --call-graph dwarf,16384 -p "$PGCDC_PID" -o "$RUN/perf.data" >"$RUN/perf.log" 2>&1 &
     PERF_PID=$!
   fi
 fi

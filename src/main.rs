@@ -393,7 +393,24 @@ fn load(
     Ok((raw, cfg))
 }
 
+/// Limits glibc's malloc to one arena, unless `MALLOC_ARENA_MAX` is set in the environment
+/// (glibc reads it itself). Records are allocated on the pipeline's threads and freed on
+/// librdkafka's: with an arena per thread (glibc's default, up to 8 per core) the freed memory
+/// stays spread over the arenas, and the bulk bench's peak RSS was 85 MiB instead of 44 MiB,
+/// for more CPU, not less. Must run before any other thread starts.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        // SAFETY: mallopt only sets an allocator parameter; no thread allocates concurrently
+        // yet. A refusal (return 0) leaves glibc's default, which is only slower.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    limit_malloc_arenas();
     // rdkafka's producer poll warns about every error event it does not consume itself; the
     // same errors reach the rate-limited client context, so that target is kept quiet.
     let cli = Cli::parse();

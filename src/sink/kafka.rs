@@ -227,24 +227,61 @@ fn record_bytes(key: Option<&[u8]>, value: Option<&[u8]>, headers: usize) -> u64
     (key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len) + headers) as u64
 }
 
+/// A record's delivery opaque: its unit's sequence number in the low [`DeliveryTag::SEQ_BITS`]
+/// bits and the bytes of its headers in the high bits, so that the delivery report, on
+/// librdkafka's thread, need not read the headers back to count them (that read was 3 % of
+/// pgcdc's CPU in the bulk bench). Header bytes of [`DeliveryTag::HEADERS_UNKNOWN`] or more
+/// are counted by reading the headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DeliveryTag(usize);
+
+const _: () = assert!(
+    usize::BITS == 64,
+    "the delivery opaque packs two numbers into 64 bits"
+);
+
+impl DeliveryTag {
+    /// Bits of the sequence number: 2^44 units, 5 years at 100,000 transactions a second.
+    const SEQ_BITS: u32 = 44;
+    /// The largest header byte count the tag holds, which also means "count them".
+    const HEADERS_UNKNOWN: usize = (1 << (64 - Self::SEQ_BITS)) - 1;
+
+    fn new(seq: AckToken, header_bytes: usize) -> Self {
+        let seq = seq.0 as usize & ((1 << Self::SEQ_BITS) - 1);
+        DeliveryTag(seq | header_bytes.min(Self::HEADERS_UNKNOWN) << Self::SEQ_BITS)
+    }
+
+    fn seq(self) -> AckToken {
+        AckToken((self.0 & ((1 << Self::SEQ_BITS) - 1)) as u64)
+    }
+
+    /// The header bytes, or `None` when they were too many to hold.
+    fn header_bytes(self) -> Option<usize> {
+        Some(self.0 >> Self::SEQ_BITS).filter(|&b| b < Self::HEADERS_UNKNOWN)
+    }
+}
+
 impl ProducerContext for SinkContext {
     type DeliveryOpaque = usize;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, seq: usize) {
+    fn delivery(&self, result: &DeliveryResult<'_>, tag: usize) {
+        let tag = DeliveryTag(tag);
         let msg = match result {
             Ok(m) => m,
             Err((_, m)) => m,
         };
-        let headers = msg.headers().map_or(0, |h| {
-            h.iter()
-                .map(|x| x.key.len() + x.value.map_or(0, <[u8]>::len))
-                .sum()
+        let headers = tag.header_bytes().unwrap_or_else(|| {
+            msg.headers().map_or(0, |h| {
+                h.iter()
+                    .map(|x| x.key.len() + x.value.map_or(0, <[u8]>::len))
+                    .sum()
+            })
         });
         self.tracker
             .stats()
             .reported(record_bytes(msg.key(), msg.payload(), headers));
         match result {
-            Ok(_) => self.tracker.ack(AckToken(seq as u64)),
+            Ok(_) => self.tracker.ack(tag.seq()),
             Err((e, msg)) => {
                 let hint = match e.rdkafka_error_code() {
                     Some(RDKafkaErrorCode::MessageSizeTooLarge) => {
@@ -645,14 +682,17 @@ impl KafkaSink {
             self.known_topics.insert(record.topic.to_string());
         }
         let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
+        let mut header_bytes = 0;
         for (k, v) in &record.headers {
+            header_bytes += k.len() + v.as_deref().map_or(0, <[u8]>::len);
             headers = headers.insert(Header {
                 key: k,
                 value: v.as_deref(),
             });
         }
+        let tag = DeliveryTag::new(seq, header_bytes);
         let mut br: BaseRecord<'_, [u8], [u8], usize> =
-            BaseRecord::with_opaque_to(record.topic, seq.0 as usize).headers(headers);
+            BaseRecord::with_opaque_to(record.topic, tag.0).headers(headers);
         if let Some(k) = record.key {
             br = br.key(k);
         }
@@ -667,13 +707,8 @@ impl KafkaSink {
         }
         self.tracker.add(seq);
         // What librdkafka counts against queue.buffering.max.kbytes: key, value and headers.
-        let size = record.key.map_or(0, <[u8]>::len)
-            + record.value.map_or(0, <[u8]>::len)
-            + record
-                .headers
-                .iter()
-                .map(|(k, v)| k.len() + v.as_deref().map_or(0, <[u8]>::len))
-                .sum::<usize>();
+        let size =
+            record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len) + header_bytes;
         self.check_request_limit(record, size)?;
         // Counted before the producer may report it; an error below ends the run, whose next
         // producer starts from an empty queue.
@@ -906,6 +941,21 @@ impl Drop for KafkaSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_delivery_tag_carries_the_sequence_and_the_header_bytes() {
+        let tag = DeliveryTag::new(AckToken(123_456_789), 311);
+        assert_eq!(tag.seq(), AckToken(123_456_789));
+        assert_eq!(tag.header_bytes(), Some(311));
+        let largest_seq = AckToken((1 << DeliveryTag::SEQ_BITS) - 1);
+        let tag = DeliveryTag::new(largest_seq, DeliveryTag::HEADERS_UNKNOWN - 1);
+        assert_eq!(tag.seq(), largest_seq);
+        assert_eq!(tag.header_bytes(), Some(DeliveryTag::HEADERS_UNKNOWN - 1));
+        // Too many header bytes to hold: the report reads the headers instead.
+        let tag = DeliveryTag::new(AckToken(7), 5 << 20);
+        assert_eq!(tag.seq(), AckToken(7));
+        assert_eq!(tag.header_bytes(), None);
+    }
 
     #[test]
     fn keys_in_errors_are_their_payload_and_short() {
