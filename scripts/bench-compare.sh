@@ -3,7 +3,7 @@
 # ceiling), pgcdc (target/release/pgcdc) and Debezium 3.6.1.Final's PostgreSQL connector on
 # Kafka Connect, one after the other (never concurrently), each on its own copy of one slot.
 #
-# Usage: scripts/bench-compare.sh [--quick | --smoke] [--binary-tuples] [--help]
+# Usage: scripts/bench-compare.sh [--quick | --smoke] [--binary-tuples] [--repeat N] [--help]
 #        scripts/bench-compare.sh --delete-topics
 #   --quick          every workload at 1/10 of its size
 #   --smoke          tiny sizes, all three systems (for CI): fails when a count is wrong or a
@@ -12,6 +12,10 @@
 #                    -o binary=true and pgcdc with pgcdc.pgoutput.binary=true, each on a fifth and
 #                    sixth copy of the slot, and report the walsender's cpu and the drain rate of
 #                    both modes side by side
+#   --repeat N       run every workload N times (1 to 9), each time on a fresh load with the three
+#                    systems one after the other, so that they alternate; the report gives each
+#                    run and, per workload, the min, median and max of each rate and ratio
+#                    (single runs on a 2-cpu machine vary by up to 2x from one hour to the next)
 #   --delete-topics  delete the Kafka topics left by killed runs (cmp<stamp><workload>{pgcdc,dbz}.*), exit
 #
 # Workloads (BENCH_WORKLOADS, default "bulk small wide toast", run one after the other):
@@ -75,11 +79,13 @@ usage() { sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}
 MODE=default
 DELETE_TOPICS_ONLY=0
 BINARY=0
+REPEAT=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;;
     --smoke) MODE=smoke ;;
     --binary-tuples) BINARY=1 ;;
+    --repeat) REPEAT=${2:-}; shift ;;
     --delete-topics) DELETE_TOPICS_ONLY=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -119,6 +125,7 @@ STATUS_MS=100
 export PGCDC_LOG=${PGCDC_LOG:-info}
 
 [ ${#WORKLOADS[@]} -gt 0 ] || die "BENCH_WORKLOADS is empty"
+[[ "$REPEAT" =~ ^[1-9]$ ]] || die "--repeat $REPEAT: expected a number from 1 to 9"
 for w in "${WORKLOADS[@]}"; do
   [ -n "${SIZES[$w]:-}" ] || die "BENCH_WORKLOADS: unknown workload '$w' (bulk, small, wide, toast, snapshot)"
 done
@@ -563,8 +570,17 @@ run_pgcdc() {
     exit_code "$rc" records "$records" verified true topic "$topic" \
     log_warnings "$(strip_ansi "$d/pgcdc.log" | grep -c ' WARN ' || true)" \
     log_errors "$(strip_ansi "$d/pgcdc.log" | grep -cE ' ERROR |pgcdc: error' || true)" \
+    reader_queue_bytes_max "$(stopped_field "$d/pgcdc.log" reader_queue_bytes_max)" \
+    producer_queue_bytes_max "$(stopped_field "$d/pgcdc.log" producer_queue_bytes_max)" \
     note "timed from process start until the slot confirms the end LSN (every record acknowledged)" \
     | jq --argjson threads "$(threads_json "$d/pgcdc-threads.tsv")" '. + {threads_cpu: $threads}' >"$d/pgcdc.json"
+}
+
+# The value of FIELD in pgcdc's last "stopped" log line (its buffers' high-water marks), or null.
+stopped_field() {
+  local v
+  v=$(strip_ansi "$1" | grep ' stopped' | grep -o "$2=[0-9]*" | tail -n 1 | cut -d= -f2)
+  echo "${v:-null}"
 }
 
 run_debezium() {
@@ -664,7 +680,11 @@ run_debezium() {
 
 run_workload() {
   W=$1
-  local d="$RUN/$W" sizes idx=0 lsn_recv lsn_pgcdc lsn_dbz equal t_load0 load_s wal_bytes count toast_bytes
+  local rep=${2:-1} label=$1 tag=""
+  # Repeats get their own directory, label and topic prefixes (a letter: a deleted topic's name
+  # is not reused at once).
+  if [ "$REPEAT" -gt 1 ]; then label="$W#$rep"; tag=$(printf "\\$(printf '%03o' $(( 96 + rep )))"); fi
+  local d="$RUN/$W${tag:+-$rep}" sizes idx=0 lsn_recv lsn_pgcdc lsn_dbz equal t_load0 load_s wal_bytes count toast_bytes
   mkdir -p "$d"
   case "$MODE" in default) idx=0 ;; quick) idx=2 ;; smoke) idx=4 ;; esac
   read -r -a sizes <<<"${SIZES[$W]}"
@@ -677,13 +697,13 @@ run_workload() {
   [ "$W" != small ] || TX_ROWS=1
   NTX=$(( (ROWS + TX_ROWS - 1) / TX_ROWS ))
   TABLE=$(table_of "$W")
-  PREFIX_PGCDC="cmp$STAMP${W}pgcdc"     # letters and digits: a valid topic.prefix
-  PREFIX_DBZ="cmp$STAMP${W}dbz"
+  PREFIX_PGCDC="cmp$STAMP${W}${tag}pgcdc"     # letters and digits: a valid topic.prefix
+  PREFIX_DBZ="cmp$STAMP${W}${tag}dbz"
   TOPIC_PGCDC="$PREFIX_PGCDC.public.$TABLE"
   TOPIC_DBZ="$PREFIX_DBZ.public.$TABLE"
-  PREFIX_PGCDC_BIN="cmp$STAMP${W}pgcdcbin"
+  PREFIX_PGCDC_BIN="cmp$STAMP${W}${tag}pgcdcbin"
 
-  log "=== [$W] $ROWS rows in $NTX transactions of up to $TX_ROWS ==="
+  log "=== [$label] $ROWS rows in $NTX transactions of up to $TX_ROWS ==="
   OBJECTS_MAY_EXIST=1
   drop_bench_objects "$DB" "$PUB" "${SLOTS[@]}"   # leftovers of an interrupted run
   q postgres -c "CREATE DATABASE $DB"
@@ -732,7 +752,7 @@ run_workload() {
   fi
   run_debezium "$d"
 
-  jq -n --arg name "$W" --argjson rows "$ROWS" --argjson tx "$TX_ROWS" --argjson ntx "$NTX" \
+  jq -n --arg name "$W" --arg lbl "$label" --argjson rep "$rep" --argjson rows "$ROWS" --argjson tx "$TX_ROWS" --argjson ntx "$NTX" \
     --arg table "public.$TABLE" --argjson load_s "$load_s" --argjson wal "$wal_bytes" \
     --argjson toast "${toast_bytes:-0}" --arg lsn "$lsn_recv" --arg end_lsn "$END_LSN" \
     --arg end_wal "$END_WAL_LSN" --arg dir "$d" \
@@ -740,7 +760,7 @@ run_workload() {
     --slurpfile rb "$( [ "$BINARY" = 1 ] && echo "$d/binary/pg_recvlogical.json" || echo "$d/no-binary.json")" \
     --slurpfile pb "$( [ "$BINARY" = 1 ] && echo "$d/binary/pgcdc.json" || echo "$d/no-binary.json")" '
     def ratio($a; $b): if ($a != null and $b != null and $b > 0) then ($a / $b * 1000 | round / 1000) else null end;
-    {name: $name, rows: $rows, rows_per_transaction: $tx, transactions: $ntx, table: $table,
+    {name: $name, "label": $lbl, "repeat": $rep, rows: $rows, rows_per_transaction: $tx, transactions: $ntx, table: $table,
      load_seconds: $load_s, wal_bytes: $wal, toast_table_bytes: $toast, run_dir: $dir,
      lsn: {slots_start: $lsn, slots_equal: true, last_commit_end: $end_lsn, pg_current_wal_lsn_after_load: $end_wal},
      pg_recvlogical: $r[0], pgcdc: $p[0], debezium: $z[0],
@@ -760,10 +780,11 @@ run_workload() {
                  pgcdc_events_per_s_binary_to_text: ratio($pb[0].events_per_s; $p[0].events_per_s),
                  pgcdc_binary_to_its_walsender_cpu_per_event: ratio($pb[0].cpu_s; $pb[0].walsender_cpu_s)}} end)}' >"$d/workload.json"
 
+  LABELS+=("$label"); WORKLOAD_DIRS+=("$d")
   # Free the disk before the next workload: the topics of a million rows take GBs.
   drop_bench_objects "$DB" "$PUB" "${SLOTS[@]}"
   OBJECTS_MAY_EXIST=0
-  delete_topics "cmp$STAMP$W(pgcdc|pgcdcbin|dbz)\\..*"
+  delete_topics "cmp$STAMP$W$tag(pgcdc|pgcdcbin|dbz)\\..*"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -779,7 +800,10 @@ if host_was_busy "$LOADAVG_START"; then
   log "WARNING: load average was $LOADAVG_START at start on $(nproc) cpus: other work competes for the cpus, figures are pessimistic"
 fi
 start_connect
-for w in "${WORKLOADS[@]}"; do run_workload "$w"; done
+LABELS=() WORKLOAD_DIRS=()   # filled by run_workload
+for rep in $(seq 1 "$REPEAT"); do
+  for w in "${WORKLOADS[@]}"; do run_workload "$w" "$rep"; done
+done
 log "stopping the Connect worker"
 connect_stop
 CONNECT_PID=""
@@ -803,7 +827,7 @@ jq -n --arg date "$STAMP" --arg mode "$MODE" --arg run_dir "$RUN" --argjson tota
   --arg heap "${CONNECT_HEAP[*]}" --argjson connect_start "$CONNECT_START_S" --argjson tuning "$DBZ_TUNING_JSON" \
   --arg dbz_extra "$DBZ_EXTRA_SET" --arg pgcdc_extra "$EXTRA_SET" --arg kafka "$KAFKA" --arg ssl "$SSLMODE" \
   --argjson status "$STATUS_MS" --argjson flush "$DBZ_OFFSET_FLUSH_MS" \
-  --slurpfile ws <(for w in "${WORKLOADS[@]}"; do cat "$RUN/$w/workload.json"; done) '
+  --slurpfile ws <(for d in "${WORKLOAD_DIRS[@]}"; do cat "$d/workload.json"; done) '
 {
   bench: "compare", date: $date, mode: $mode, run_dir: $run_dir, total_seconds: $total_s,
   host: {cpus: $cpus, loadavg_at_start: $load0, loadavg_at_end: $load1, busy_at_start: $busy},
@@ -820,12 +844,25 @@ jq -n --arg date "$STAMP" --arg mode "$MODE" --arg run_dir "$RUN" --argjson tota
              connector_settings: ($tuning + {"snapshot.mode": "no_data", "plugin.name": "pgoutput",
                                   "publication.autocreate.mode": "disabled", "database.sslmode": $ssl}),
              extra_set: $dbz_extra},
-  workloads: $ws
+  workloads: $ws,
+  repeats: ($ws | group_by(.name) | map(
+    def stats: map(select(. != null)) | sort as $s | ($s | length) as $n
+      | if $n == 0 then null else {min: $s[0], max: $s[-1], runs: $n,
+          median: (if $n % 2 == 1 then $s[($n - 1) / 2] else (($s[$n / 2 - 1] + $s[$n / 2]) / 2 * 1000 | round / 1000) end)} end;
+    . as $runs
+    | {name: .[0].name, runs: length,
+       events_per_s: ({pg_recvlogical: ($runs | map(.pg_recvlogical.events_per_s) | stats),
+                       pgcdc: ($runs | map(.pgcdc.events_per_s) | stats),
+                       debezium: ($runs | map(.debezium.events_per_s) | stats)}),
+       pgcdc_peak_rss_mib: ($runs | map(.pgcdc.peak_rss_mib) | stats),
+       broker_cpu_s: ({pgcdc: ($runs | map(.pgcdc.broker_cpu_s) | stats),
+                       debezium: ($runs | map(.debezium.broker_cpu_s) | stats)}),
+       ratios: (reduce (.[0].ratios | keys[]) as $k ({}; . + {($k): ($runs | map(.ratios[$k]) | stats)}))}))
 }' >"$JSON"
 
 # The readable report, from the JSON.
-fmt_rows() { # workload name -> the three system rows of its table
-  jq -r --arg w "$1" '.workloads[] | select(.name == $w) as $x
+fmt_rows() { # workload label -> the three system rows of its table
+  jq -r --arg w "$1" '.workloads[] | select(.label == $w) as $x
     | ["pg_recvlogical", "pgcdc", "debezium"][] as $s | $x[$s] as $r
     | [$s, $r.seconds, $r.events_per_s, $r.cpu_s, $r.cpu_s_per_million, $r.walsender_cpu_s_per_million,
        $r.broker_cpu_s, $r.other_processes_cpu_s,
@@ -844,28 +881,31 @@ fmt_rows() { # workload name -> the three system rows of its table
   echo "            producer as Connect sets it: acks=all, max.in.flight.requests.per.connection=1, enable.idempotence=false; offset.flush.interval.ms=$DBZ_OFFSET_FLUSH_MS"
   echo "kafka       $KAFKA, JsonConverter with schemas (key and value), one partition per topic; PostgreSQL sslmode=$SSLMODE"
   echo "host        $(nproc) cpus, load average $LOADAVG_START at start, $LOADAVG_END at end$([ "$BUSY" = false ] || echo "  WARNING: busy at start, figures are pessimistic")"
-  for w in "${WORKLOADS[@]}"; do
+  for i in "${!LABELS[@]}"; do
+    w=${LABELS[$i]}
     echo
-    jq -r --arg w "$w" '.workloads[] | select(.name == $w)
+    jq -r --arg w "$w" '.workloads[] | select(.label == $w)
       | "\(.name): \(.rows) rows, \(.transactions) transactions of \(.rows_per_transaction), table \(.table); load \(.load_seconds) s, \(.wal_bytes / 1048576 * 10 | round / 10) MiB of WAL"' "$JSON"
     printf '  %-15s %8s %10s %8s %9s %12s %9s %8s  %s\n' system seconds events/s cpu-s "cpu-s/M" "walsnd cpu/M" "broker s" "other s" "peak RSS MiB"
     fmt_rows "$w"
-    jq -r --arg w "$w" '.workloads[] | select(.name == $w)
+    jq -r --arg w "$w" '.workloads[] | select(.label == $w)
       | "  startup         pgcdc: streaming \(.pgcdc.startup_s) s, first record \(.pgcdc.first_record_s) s after start; debezium: first record \(.debezium.first_record_s) s after POST",
         "  pgcdc in topic  every record in the topic \(.pgcdc.all_records_in_topic_s) s after start (\(.pgcdc.events_per_s_all_in_topic) events/s), confirmed to the slot at \(.pgcdc.seconds) s",
         "  ratios          pgcdc/pg_recvlogical events/s \(.ratios.pgcdc_to_ceiling_events_per_s); pgcdc/debezium events/s \(.ratios.pgcdc_to_debezium_events_per_s) (both timed to every record in the topic: \(.ratios.pgcdc_to_debezium_events_per_s_both_to_all_in_topic));",
         "                  cpu per event pgcdc/debezium \(.ratios.pgcdc_to_debezium_cpu_per_event); cpu per event pgcdc/its walsender \(.ratios.pgcdc_to_its_walsender_cpu_per_event) (debezium/its walsender \(.ratios.debezium_to_its_walsender_cpu_per_event))"' "$JSON"
-    jq -r --arg w "$w" '.workloads[] | select(.name == $w) | .binary_tuples | select(. != null)
+    jq -r --arg w "$w" '.workloads[] | select(.label == $w) | .binary_tuples | select(. != null)
       | "  binary tuples   pg_recvlogical \(.pg_recvlogical.events_per_s) events/s, walsender \(.pg_recvlogical.walsender_cpu_s_per_million) cpu-s/M;",
         "                  pgcdc \(.pgcdc.events_per_s) events/s, \(.pgcdc.cpu_s_per_million) cpu-s/M, walsender \(.pgcdc.walsender_cpu_s_per_million) cpu-s/M, peak RSS \(.pgcdc.peak_rss_mib) MiB",
         "                  binary/text: walsender cpu \(.ratios.recvlogical_walsender_cpu_binary_to_text) (pg_recvlogical), \(.ratios.pgcdc_walsender_cpu_binary_to_text) (pgcdc); events/s \(.ratios.recvlogical_events_per_s_binary_to_text) (pg_recvlogical), \(.ratios.pgcdc_events_per_s_binary_to_text) (pgcdc); pgcdc cpu \(.ratios.pgcdc_cpu_binary_to_text); cpu per event pgcdc/its walsender \(.ratios.pgcdc_binary_to_its_walsender_cpu_per_event)"' "$JSON"
-    echo "  pgcdc threads   $(threads_line "$RUN/$w/pgcdc-threads.tsv" 5)"
-    echo "  dbz threads     $(threads_line "$RUN/$w/debezium-threads.tsv" 6)"
-    jq -r --arg w "$w" '.workloads[] | select(.name == $w)
+    jq -r --arg w "$w" '.workloads[] | select(.label == $w) | .pgcdc
+      | "  pgcdc buffers   high-water marks: reader queue \(.reader_queue_bytes_max // "?") B, producer queue \(.producer_queue_bytes_max // "?") B (pgcdc.buffer.memory.bytes: a quarter and a half of it)"' "$JSON"
+    echo "  pgcdc threads   $(threads_line "${WORKLOAD_DIRS[$i]}/pgcdc-threads.tsv" 5)"
+    echo "  dbz threads     $(threads_line "${WORKLOAD_DIRS[$i]}/debezium-threads.tsv" 6)"
+    jq -r --arg w "$w" '.workloads[] | select(.label == $w)
       | ["pg_recvlogical", "pgcdc", "debezium"][] as $s | .[$s]
       | select(.other_processes_cpu_s >= 0.5 and .other_processes_cpu_s / .seconds > 0.25)
       | "  WARNING: during the \($s) run other processes used \(.other_processes_cpu_s / .seconds * 100 | round) % of a cpu (\(.other_processes_top // "none above 0.1 cpu-s")): figures are pessimistic"' "$JSON"
-    jq -r --arg w "$w" '.workloads[] | select(.name == $w)
+    jq -r --arg w "$w" '.workloads[] | select(.label == $w)
       | ["pg_recvlogical", "pgcdc", "debezium"][] as $s | .[$s]
       | select(.host_steal_cpu_s >= 0.5 and .host_steal_cpu_s / .seconds > 0.1)
       | "  WARNING: during the \($s) run the hypervisor took \(.host_steal_cpu_s / .seconds * 100 | round) % of a cpu from this VM (steal): figures are pessimistic"' "$JSON"
@@ -873,10 +913,20 @@ fmt_rows() { # workload name -> the three system rows of its table
   echo
   echo "summary (events/s; ratios pgcdc/other)"
   printf '  %-8s %14s %10s %10s %13s %14s %16s %18s\n' workload pg_recvlogical pgcdc debezium "pgcdc/ceiling" "pgcdc/debezium" "cpu/ev pgcdc/dbz" "cpu/ev pgcdc/walsnd"
-  jq -r '.workloads[] | [.name, .pg_recvlogical.events_per_s, .pgcdc.events_per_s, .debezium.events_per_s,
+  jq -r '.workloads[] | [.label, .pg_recvlogical.events_per_s, .pgcdc.events_per_s, .debezium.events_per_s,
       .ratios.pgcdc_to_ceiling_events_per_s, .ratios.pgcdc_to_debezium_events_per_s,
       .ratios.pgcdc_to_debezium_cpu_per_event, .ratios.pgcdc_to_its_walsender_cpu_per_event] | map(tostring) | @tsv' "$JSON" \
     | awk -F'\t' '{ printf "  %-8s %14s %10s %10s %13s %14s %16s %18s\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
+  if [ "$REPEAT" -gt 1 ]; then
+    echo
+    echo "over the $REPEAT runs of each workload: min / median / max"
+    jq -r '.repeats[] | . as $r
+      | def mmm($x): if $x == null then "-" else "\($x.min) / \($x.median) / \($x.max)" end;
+        "  \(.name): events/s pgcdc \(mmm(.events_per_s.pgcdc)), debezium \(mmm(.events_per_s.debezium)), pg_recvlogical \(mmm(.events_per_s.pg_recvlogical))",
+        "    pgcdc/debezium events/s \(mmm(.ratios.pgcdc_to_debezium_events_per_s)); pgcdc/ceiling \(mmm(.ratios.pgcdc_to_ceiling_events_per_s))",
+        "    cpu per event pgcdc/debezium \(mmm(.ratios.pgcdc_to_debezium_cpu_per_event)); pgcdc/its walsender \(mmm(.ratios.pgcdc_to_its_walsender_cpu_per_event))",
+        "    pgcdc peak RSS MiB \(mmm(.pgcdc_peak_rss_mib)); broker cpu-s while pgcdc \(mmm(.broker_cpu_s.pgcdc)), while debezium \(mmm(.broker_cpu_s.debezium))"' "$JSON"
+  fi
   echo
   echo "report: $JSON ($TOTAL_S s in all)"
   echo "logs:   $RUN, Connect: $CONNECT_RUN/logs"

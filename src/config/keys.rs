@@ -246,6 +246,7 @@ registry! {
         MAX_BATCH_SIZE = "max.batch.size" => Implemented,
         MAX_QUEUE_SIZE = "max.queue.size" => Implemented,
         MAX_QUEUE_SIZE_IN_BYTES = "max.queue.size.in.bytes" => Implemented,
+        BUFFER_MEMORY_BYTES = "pgcdc.buffer.memory.bytes" => Implemented,
         POLL_INTERVAL_MS = "poll.interval.ms" => Framework,
         QUEUE_PROVIDER_TYPE =
             "queue.provider.type" => JavaCode(

@@ -33,6 +33,7 @@ mod filters;
 mod kafka;
 mod kafka_security;
 pub mod keys;
+pub mod memory;
 mod policy;
 mod post_processors;
 mod providers;
@@ -68,9 +69,8 @@ pub use kafka::KafkaConfig;
 pub use post_processors::{ReselectConfig, RESELECT_COLUMNS};
 pub use providers::{resolve_providers, DIRECTORY_PROVIDER, ENV_PROVIDER, FILE_PROVIDER};
 pub use runtime::{
-    Guardrail, OffsetsTopicConfig, DEFAULT_MAX_QUEUE_BYTES, DEFAULT_MAX_QUEUE_SIZE,
-    DEFAULT_OFFSET_FILE, DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_OFFSET_STORAGE_PARTITIONS,
-    DEFAULT_RESTART_WAIT_MS,
+    Guardrail, OffsetsTopicConfig, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_OFFSET_FILE,
+    DEFAULT_OFFSET_FLUSH_INTERVAL_MS, DEFAULT_OFFSET_STORAGE_PARTITIONS, DEFAULT_RESTART_WAIT_MS,
 };
 pub use slot::{
     LsnFlushTimeoutAction, OffsetMismatchStrategy, PublicationAutocreateMode, ReplicaIdentity,
@@ -227,8 +227,9 @@ pub struct ConnectorConfig {
     pub offset_flush_interval: Duration,
     /// `max.queue.size`
     pub max_queue_size: usize,
-    /// `max.queue.size.in.bytes` (0 becomes [`DEFAULT_MAX_QUEUE_BYTES`]).
-    pub max_queue_bytes: usize,
+    /// `pgcdc.buffer.memory.bytes` and its shares: the reader's queue
+    /// (`max.queue.size.in.bytes`), the producer queue, the snapshot's batches.
+    pub memory: memory::MemoryBudget,
     /// `errors.max.retries` (-1: unlimited).
     pub errors_max_retries: i64,
     /// `custom.metric.tags`: extra labels on the connector's Debezium metrics, in order.
@@ -271,9 +272,11 @@ impl ConnectorConfig {
         let snapshot = snapshot::parse(&mut c);
         let values = values::parse(&mut c);
         let (transforms, predicates) = transforms::parse(&mut c);
-        let kafka = kafka::parse(&mut c);
+        let mut kafka = kafka::parse(&mut c);
         let records = records::parse(&mut c, &connector.topic_prefix, &connector.topic_delimiter);
         let runtime = runtime::parse(&mut c);
+        let memory = memory::parse(&mut c);
+        memory::bound_producer_queue(&mut kafka.config.producer, &memory);
         let reselect = post_processors::parse(&mut c);
         let exactly_once = exactly_once::parse(
             &mut c,
@@ -337,7 +340,7 @@ impl ConnectorConfig {
             offsets_topic: runtime.offsets_topic,
             offset_flush_interval: runtime.offset_flush_interval,
             max_queue_size: runtime.max_queue_size,
-            max_queue_bytes: runtime.max_queue_bytes,
+            memory,
             errors_max_retries: runtime.errors_max_retries,
             custom_metric_tags: runtime.custom_metric_tags,
             restart_wait: runtime.restart_wait,

@@ -1,5 +1,5 @@
 //! How the connector runs: the queue between the replication reader and the converter
-//! (`max.queue.size`, `max.queue.size.in.bytes`), restarts (`errors.max.retries`,
+//! (`max.queue.size`; its bytes are in [`super::memory`]), restarts (`errors.max.retries`,
 //! `retriable.restart.connector.wait.ms`) and where offsets are kept: a compacted Kafka topic
 //! (`offsets.storage.topic`, the connector-level name of Kafka Connect's KIP-618, or the
 //! worker's `offset.storage.topic`, with `offset.storage.partitions` and
@@ -15,16 +15,14 @@ use std::time::Duration;
 use super::checker::Checker;
 use super::keys::{
     CUSTOM_METRIC_TAGS, ERRORS_MAX_RETRIES, GUARDRAIL_COLLECTIONS_LIMIT_ACTION,
-    GUARDRAIL_COLLECTIONS_MAX, MAX_QUEUE_SIZE, MAX_QUEUE_SIZE_IN_BYTES, OFFSETS_STORAGE_TOPIC,
-    OFFSET_FLUSH_INTERVAL_MS, OFFSET_STORAGE_FILE_FILENAME, OFFSET_STORAGE_PARTITIONS,
-    OFFSET_STORAGE_REPLICATION_FACTOR, OFFSET_STORAGE_TOPIC, RETRIABLE_RESTART_CONNECTOR_WAIT_MS,
-    SNAPSHOT_DELAY_MS, STREAMING_DELAY_MS,
+    GUARDRAIL_COLLECTIONS_MAX, MAX_QUEUE_SIZE, OFFSETS_STORAGE_TOPIC, OFFSET_FLUSH_INTERVAL_MS,
+    OFFSET_STORAGE_FILE_FILENAME, OFFSET_STORAGE_PARTITIONS, OFFSET_STORAGE_REPLICATION_FACTOR,
+    OFFSET_STORAGE_TOPIC, RETRIABLE_RESTART_CONNECTOR_WAIT_MS, SNAPSHOT_DELAY_MS,
+    STREAMING_DELAY_MS,
 };
 
 /// Default `max.queue.size` (records between the replication reader and the converter).
 pub const DEFAULT_MAX_QUEUE_SIZE: usize = 8192;
-/// Default byte bound of that queue when `max.queue.size.in.bytes` is 0 (Debezium: unbounded).
-pub const DEFAULT_MAX_QUEUE_BYTES: usize = 64 * 1024 * 1024;
 /// Default `offset.storage.file.filename`.
 pub const DEFAULT_OFFSET_FILE: &str = "data/offsets.json";
 /// Default `offset.flush.interval.ms`.
@@ -52,7 +50,6 @@ pub(super) struct Runtime {
     pub(super) offsets_topic: Option<OffsetsTopicConfig>,
     pub(super) offset_flush_interval: Duration,
     pub(super) max_queue_size: usize,
-    pub(super) max_queue_bytes: usize,
     pub(super) errors_max_retries: i64,
     pub(super) restart_wait: Duration,
     pub(super) custom_metric_tags: Vec<(String, String)>,
@@ -72,7 +69,6 @@ pub struct Guardrail {
 
 /// Reads the runtime settings.
 pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
-    let max_queue_bytes = c.int(MAX_QUEUE_SIZE_IN_BYTES, 0usize, 0usize);
     Runtime {
         offset_file: PathBuf::from(c.string(OFFSET_STORAGE_FILE_FILENAME, DEFAULT_OFFSET_FILE)),
         offsets_topic: offsets_topic(c),
@@ -82,11 +78,6 @@ pub(super) fn parse(c: &mut Checker<'_>) -> Runtime {
             1,
         )),
         max_queue_size: c.int(MAX_QUEUE_SIZE, DEFAULT_MAX_QUEUE_SIZE, 1),
-        max_queue_bytes: if max_queue_bytes == 0 {
-            DEFAULT_MAX_QUEUE_BYTES
-        } else {
-            max_queue_bytes
-        },
         errors_max_retries: c.int(ERRORS_MAX_RETRIES, -1i64, -1i64),
         restart_wait: Duration::from_millis(c.int(
             RETRIABLE_RESTART_CONNECTOR_WAIT_MS,

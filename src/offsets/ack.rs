@@ -143,6 +143,8 @@ impl ErrorStage {
 pub struct DeliveryStats {
     /// Key, value and header bytes of records handed to the producer and not yet reported.
     queued_bytes: AtomicU64,
+    /// The most `queued_bytes` has been.
+    queued_bytes_max: AtomicU64,
     /// Errors by (stage, librdkafka error name).
     errors: Mutex<BTreeMap<(ErrorStage, String), u64>>,
 }
@@ -150,7 +152,8 @@ pub struct DeliveryStats {
 impl DeliveryStats {
     /// A record of `bytes` was handed to the producer.
     pub fn queued(&self, bytes: u64) {
-        self.queued_bytes.fetch_add(bytes, Ordering::Relaxed);
+        let now = self.queued_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.queued_bytes_max.fetch_max(now, Ordering::Relaxed);
     }
 
     /// A record of `bytes` was reported (delivered or failed).
@@ -170,6 +173,12 @@ impl DeliveryStats {
     /// Bytes the producer holds (key, value and headers of unreported records).
     pub fn queued_bytes(&self) -> u64 {
         self.queued_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes the producer has held at once since the connector started: how full its
+    /// bound (`queue.buffering.max.kbytes`) got.
+    pub fn queued_bytes_max(&self) -> u64 {
+        self.queued_bytes_max.load(Ordering::Relaxed)
     }
 
     /// Counts one error named `error` (librdkafka's name, such as `MessageTimedOut`).
@@ -467,6 +476,7 @@ mod tests {
         t.stats().queued(50);
         t.stats().reported(100);
         assert_eq!(stats.queued_bytes(), 50);
+        assert_eq!(stats.queued_bytes_max(), 150);
         t.stats().reported(80);
         assert_eq!(stats.queued_bytes(), 0, "never below zero");
         t.stats().count_error(ErrorStage::Client, "AllBrokersDown");

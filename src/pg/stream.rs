@@ -63,6 +63,8 @@ pub enum StreamEvent {
 #[derive(Debug)]
 pub struct QueueBytes {
     used: AtomicUsize,
+    /// The most `used` has been.
+    high_water: AtomicUsize,
     limit: usize,
     freed: Notify,
 }
@@ -72,6 +74,7 @@ impl QueueBytes {
     pub fn new(limit: usize) -> Self {
         QueueBytes {
             used: AtomicUsize::new(0),
+            high_water: AtomicUsize::new(0),
             limit,
             freed: Notify::new(),
         }
@@ -81,7 +84,16 @@ impl QueueBytes {
         used == 0 || used < self.limit
     }
     fn take(&self, n: usize) {
-        self.used.fetch_add(n, Ordering::AcqRel);
+        let now = self.used.fetch_add(n, Ordering::AcqRel) + n;
+        self.high_water.fetch_max(now, Ordering::Relaxed);
+    }
+    /// Bytes of the messages in the queue.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+    /// The most bytes the queue has held at once.
+    pub fn high_water(&self) -> usize {
+        self.high_water.load(Ordering::Relaxed)
     }
     /// Releases `n` bytes after processing.
     pub fn release(&self, n: usize) {

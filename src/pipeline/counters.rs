@@ -141,6 +141,12 @@ pub struct Counters {
     /// Events waiting in the queue between the replication reader and the pipeline, as of
     /// the last chunk taken from it.
     queued: AtomicU64,
+    /// Bytes of the messages in that queue, as of the last chunk taken from it.
+    queue_bytes: AtomicU64,
+    /// The most bytes that queue has held, since the connector started.
+    queue_bytes_max: AtomicU64,
+    /// The most text bytes of one snapshot fetch, since the connector started.
+    snapshot_batch_bytes_max: AtomicU64,
     /// End LSN of the last transaction processed.
     processed_lsn: AtomicU64,
     /// The LSN last reported to PostgreSQL as flushed.
@@ -196,6 +202,21 @@ impl Counters {
     /// current one counted full), as of the last chunk the pipeline took.
     pub fn queued(&self) -> u64 {
         self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Bytes waiting in the queue between the replication reader and the pipeline, and the
+    /// most it has held since the connector started (its bound: `max.queue.size.in.bytes`, a
+    /// quarter of `pgcdc.buffer.memory.bytes` by default).
+    pub fn queue_bytes(&self) -> (u64, u64) {
+        (
+            self.queue_bytes.load(Ordering::Relaxed),
+            self.queue_bytes_max.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The most text bytes one snapshot fetch has held since the connector started.
+    pub fn snapshot_batch_bytes_max(&self) -> u64 {
+        self.snapshot_batch_bytes_max.load(Ordering::Relaxed)
     }
 
     /// The replication connection is streaming (Debezium's `Connected`).
@@ -369,6 +390,17 @@ impl Counters {
     }
     pub(crate) fn set_queued(&self, events: usize) {
         self.queued.store(events as u64, Ordering::Relaxed);
+    }
+    /// Notes the reader queue's bytes now and the most it has held in this run.
+    pub(crate) fn set_queue_bytes(&self, bytes: usize, high_water: usize) {
+        self.queue_bytes.store(bytes as u64, Ordering::Relaxed);
+        self.queue_bytes_max
+            .fetch_max(high_water as u64, Ordering::Relaxed);
+    }
+    /// Notes the text bytes of one snapshot fetch.
+    pub(crate) fn note_snapshot_batch(&self, bytes: usize) {
+        self.snapshot_batch_bytes_max
+            .fetch_max(bytes as u64, Ordering::Relaxed);
     }
     pub(crate) fn set_connected(&self, on: bool) {
         let was = self.connected.swap(on, Ordering::Relaxed);

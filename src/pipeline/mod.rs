@@ -76,8 +76,6 @@ pub use validate::{check_config, validate_config};
 
 /// How long a graceful stop waits for outstanding Kafka acknowledgements.
 pub const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
-/// Target size of one snapshot fetch: rows per fetch shrink for wide rows.
-pub const SNAPSHOT_BATCH_BYTES: usize = 8 * 1024 * 1024;
 /// How long start-up waits for a first answer from Kafka.
 pub const KAFKA_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 

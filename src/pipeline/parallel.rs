@@ -18,7 +18,8 @@
 //! - a checkpoint claims, for each range, only rows the pipeline has sent (a held range end is
 //!   not), so a resumed snapshot reads the rest and nothing twice;
 //! - every queue is bounded: the readers' channel holds at most two batches per reader, each
-//!   about `SNAPSHOT_BATCH_BYTES` of rows.
+//!   sized so that all of them stay within the snapshot's share of `pgcdc.buffer.memory.bytes`
+//!   ([`crate::config::memory::MemoryBudget::snapshot_batch_bytes`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -39,7 +40,8 @@ use crate::sink::Sink;
 use super::processor::{Processor, RecordOutput, SourceContext};
 use super::relations::Catalog;
 use super::snapshot::{
-    marker, next_fetch_size, next_tid, snapshot_event, Checkpoints, ProgressLog, SnapshotTx,
+    fetched_bytes, marker, next_fetch_size, next_tid, snapshot_event, Checkpoints, ProgressLog,
+    SnapshotTx,
 };
 use super::table_ranges::{RangeProgress, TablePlan};
 use super::Counters;
@@ -365,7 +367,10 @@ async fn read_range(
         if rows.is_empty() {
             break;
         }
-        fetch = next_fetch_size(&rows, job.config.snapshot_fetch_size);
+        job.counters.note_snapshot_batch(fetched_bytes(&rows));
+        let readers = job.config.snapshot_threads.threads;
+        let batch_bytes = job.config.memory.snapshot_batch_bytes(readers);
+        fetch = next_fetch_size(&rows, job.config.snapshot_fetch_size, batch_bytes);
         let mut batch = Batch::new(range);
         for row in rows {
             let tid = next_tid(&full, &row[width], last_tid)?;

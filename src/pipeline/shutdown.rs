@@ -54,13 +54,17 @@ pub async fn drain<S: Sink, C: Catalog>(
             "stopped with records still unacknowledged; they will be sent again on restart"
         );
     }
-    let stats = started.processor.counters.snapshot();
+    let counters = &started.processor.counters;
+    let stats = counters.snapshot();
     tracing::info!(
         flushed_lsn = %tracker.flushable(),
         transactions = stats.transactions,
         events = stats.change_events,
         records = stats.records,
         registry_calls = stats.registry_calls,
+        reader_queue_bytes_max = counters.queue_bytes().1,
+        producer_queue_bytes_max = counters.delivery_stats().queued_bytes_max(),
+        snapshot_batch_bytes_max = counters.snapshot_batch_bytes_max(),
         "stopped"
     );
     result?;

@@ -35,7 +35,7 @@ use super::processor::Processor;
 use super::relations::Catalog;
 use super::startup::{SnapshotJob, Started};
 use super::table_ranges::{RangeProgress, TablePlan};
-use super::{SHUTDOWN_FLUSH_TIMEOUT, SNAPSHOT_BATCH_BYTES};
+use super::SHUTDOWN_FLUSH_TIMEOUT;
 
 /// Takes the initial snapshot of a started run and waits for Kafka to acknowledge it.
 /// Returns `false` when a stop request ended it (the next start takes it again).
@@ -823,7 +823,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     }
 
     /// Reads `source` through one cursor on `snap_sql`, in batches of about
-    /// [`SNAPSHOT_BATCH_BYTES`]; with `checkpoints` (and an ordered read), a due checkpoint
+    /// the snapshot's share of `pgcdc.buffer.memory.bytes`; with `checkpoints` (and an ordered read), a due checkpoint
     /// after a batch records how far the table was read.
     async fn read_serial(
         &mut self,
@@ -839,14 +839,16 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let fetched_width = width + usize::from(source.with_ctid());
         let mut last_tid: Option<cursor::Tid> = None;
         // Rows per fetch: snapshot.fetch.size, lowered for wide rows so that one batch stays
-        // near SNAPSHOT_BATCH_BYTES.
+        // within the snapshot's share of pgcdc.buffer.memory.bytes.
         let mut fetch = self.config.snapshot_fetch_size.min(64);
         loop {
             let rows = cursor::fetch(snap_sql, fetch, fetched_width).await?;
             if rows.is_empty() {
                 break;
             }
-            fetch = next_fetch_size(&rows, self.config.snapshot_fetch_size);
+            self.counters.note_snapshot_batch(fetched_bytes(&rows));
+            let batch_bytes = self.config.memory.snapshot_batch_bytes(1);
+            fetch = next_fetch_size(&rows, self.config.snapshot_fetch_size, batch_bytes);
             for row in rows {
                 if source.with_ctid() {
                     last_tid = Some(next_tid(&read.full, &row[width], last_tid)?);
@@ -947,16 +949,24 @@ pub(super) fn next_tid(
     Ok(tid)
 }
 
-/// The fetch size after a batch: rows per [`SNAPSHOT_BATCH_BYTES`] at this batch's row width,
-/// within `1..=fetch_size` (`snapshot.fetch.size`).
-pub(super) fn next_fetch_size(rows: &[Vec<Option<String>>], fetch_size: usize) -> usize {
-    let bytes: usize = rows
-        .iter()
+/// The fetch size after a batch: rows per `batch_bytes` at this batch's row width, within
+/// `1..=fetch_size` (`snapshot.fetch.size`).
+pub(super) fn next_fetch_size(
+    rows: &[Vec<Option<String>>],
+    fetch_size: usize,
+    batch_bytes: usize,
+) -> usize {
+    let bytes = fetched_bytes(rows);
+    let per_row = (bytes / rows.len().max(1)).max(1);
+    (batch_bytes / per_row).clamp(1, fetch_size)
+}
+
+/// Text bytes of fetched rows (a NULL counts one).
+pub(super) fn fetched_bytes(rows: &[Vec<Option<String>>]) -> usize {
+    rows.iter()
         .flat_map(|r| r.iter())
         .map(|v| v.as_ref().map_or(1, String::len))
-        .sum();
-    let per_row = (bytes / rows.len().max(1)).max(1);
-    (SNAPSHOT_BATCH_BYTES / per_row).clamp(1, fetch_size)
+        .sum()
 }
 
 /// The `op: r` event of one snapshot row of `table` (its marker is set when it is released).

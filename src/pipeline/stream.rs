@@ -90,6 +90,8 @@ impl Streaming {
             // Events waiting: this chunk and the chunks behind it (counted full).
             let queued = self.input.len() * self.chunk_len + self.chunk.len();
             self.counters.set_queued(queued);
+            self.counters
+                .set_queue_bytes(self.bytes.used(), self.bytes.high_water());
         }
     }
 
@@ -140,7 +142,7 @@ pub async fn start<S: Sink, C: Catalog>(
     let (reader, writer) = start_replication(config, started, repl, status_interval).await?;
     let (chunk_len, chunks) = queue_shape(config.max_queue_size);
     let (tx, input) = mpsc::channel::<Vec<StreamEvent>>(chunks);
-    let bytes = Arc::new(QueueBytes::new(config.max_queue_bytes));
+    let bytes = Arc::new(QueueBytes::new(config.memory.reader_queue));
     let (reader_shutdown, reader_shutdown_rx) = watch::channel(false);
     let (drained, drained_rx) = watch::channel(false);
     let tracker = started.processor.tracker().clone();

@@ -368,6 +368,34 @@ fn own(e: &mut DescriptorEncoder, samples: &[Sample]) -> Result<(), std::fmt::Er
         "Key, value and header bytes of records handed to the Kafka producer and not yet reported (what queue.buffering.max.kbytes, Java buffer.memory, bounds).",
         |x| Some((o(x), x.counters.delivery_stats().queued_bytes() as i64)),
     )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_producer_queue_bytes_max",
+        "The most bytes the Kafka producer has held at once since the connector started (its share of pgcdc.buffer.memory.bytes, or queue.buffering.max.kbytes, bounds it).",
+        |x| Some((o(x), x.counters.delivery_stats().queued_bytes_max() as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_reader_queue_bytes",
+        "Bytes of replication messages waiting between the reader and the pipeline (bound: max.queue.size.in.bytes, a quarter of pgcdc.buffer.memory.bytes by default).",
+        |x| Some((o(x), x.counters.queue_bytes().0 as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_reader_queue_bytes_max",
+        "The most bytes that queue has held at once since the connector started.",
+        |x| Some((o(x), x.counters.queue_bytes().1 as i64)),
+    )?;
+    gauges(
+        e,
+        samples,
+        "pgcdc_snapshot_batch_bytes_max",
+        "The most text bytes of one snapshot fetch since the connector started (fetches shrink to stay within the snapshot's share of pgcdc.buffer.memory.bytes).",
+        |x| Some((o(x), x.counters.snapshot_batch_bytes_max() as i64)),
+    )?;
     let errors = samples
         .iter()
         .flat_map(|x| {
