@@ -46,9 +46,10 @@ use super::transactions::{KafkaTransaction, TransactionSettings};
 use super::Sink;
 use crate::lsn::Lsn;
 
-/// Default `queue.buffering.max.kbytes`: 16 MiB, sixteen full 1 MB batches. With one request
-/// in flight that keeps every batch full during a bulk drain (`scripts/bench.sh` drained as fast
-/// with it as with 64 MiB) and keeps pgcdc's peak RSS near 40 MiB instead of 100 MiB.
+/// `queue.buffering.max.kbytes` when the producer settings lack it: 16 MiB, sixteen full 1 MB
+/// batches. A parsed config always has it: half of `pgcdc.buffer.memory.bytes` (see
+/// [`crate::config::memory`]), 16 MiB by default. With one request in flight that keeps every
+/// batch full during a bulk drain (`scripts/bench.sh` drained as fast with it as with 64 MiB).
 pub const DEFAULT_QUEUE_KBYTES: usize = 16 * 1024;
 
 /// Defaults applied before user `producer.*` settings.
