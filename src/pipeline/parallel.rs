@@ -40,8 +40,7 @@ use crate::sink::Sink;
 use super::processor::{Processor, RecordOutput, SourceContext};
 use super::relations::Catalog;
 use super::snapshot::{
-    fetched_bytes, marker, next_fetch_size, next_tid, snapshot_event, Checkpoints, ProgressLog,
-    SnapshotTx,
+    marker, next_fetch_size, next_tid, snapshot_event, Checkpoints, ProgressLog, SnapshotTx,
 };
 use super::table_ranges::{RangeProgress, TablePlan};
 use super::Counters;
@@ -367,10 +366,8 @@ async fn read_range(
         if rows.is_empty() {
             break;
         }
-        job.counters.note_snapshot_batch(fetched_bytes(&rows));
         let readers = job.config.snapshot_threads.threads;
-        let batch_bytes = job.config.memory.snapshot_batch_bytes(readers);
-        fetch = next_fetch_size(&rows, job.config.snapshot_fetch_size, batch_bytes);
+        fetch = next_fetch_size(&rows, &job.config, &job.counters, readers);
         let mut batch = Batch::new(range);
         for row in rows {
             let tid = next_tid(&full, &row[width], last_tid)?;

@@ -822,9 +822,9 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         Ok(())
     }
 
-    /// Reads `source` through one cursor on `snap_sql`, in batches of about
-    /// the snapshot's share of `pgcdc.buffer.memory.bytes`; with `checkpoints` (and an ordered read), a due checkpoint
-    /// after a batch records how far the table was read.
+    /// Reads `source` through one cursor on `snap_sql`, in batches within the snapshot's share
+    /// of `pgcdc.buffer.memory.bytes`; with `checkpoints` (and an ordered read), a due
+    /// checkpoint after a batch records how far the table was read.
     async fn read_serial(
         &mut self,
         snap_sql: &Client,
@@ -846,9 +846,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             if rows.is_empty() {
                 break;
             }
-            self.counters.note_snapshot_batch(fetched_bytes(&rows));
-            let batch_bytes = self.config.memory.snapshot_batch_bytes(1);
-            fetch = next_fetch_size(&rows, self.config.snapshot_fetch_size, batch_bytes);
+            fetch = next_fetch_size(&rows, &self.config, &self.counters, 1);
             for row in rows {
                 if source.with_ctid() {
                     last_tid = Some(next_tid(&read.full, &row[width], last_tid)?);
@@ -949,24 +947,25 @@ pub(super) fn next_tid(
     Ok(tid)
 }
 
-/// The fetch size after a batch: rows per `batch_bytes` at this batch's row width, within
-/// `1..=fetch_size` (`snapshot.fetch.size`).
+/// Notes a fetched batch's text bytes (a NULL counts one) for the high-water mark and returns
+/// the fetch size after it: as many rows of this batch's width as fit in one batch of the
+/// snapshot's share of `pgcdc.buffer.memory.bytes` with `readers` readers, within
+/// `1..=snapshot.fetch.size`.
 pub(super) fn next_fetch_size(
     rows: &[Vec<Option<String>>],
-    fetch_size: usize,
-    batch_bytes: usize,
+    config: &ConnectorConfig,
+    counters: &super::Counters,
+    readers: usize,
 ) -> usize {
-    let bytes = fetched_bytes(rows);
-    let per_row = (bytes / rows.len().max(1)).max(1);
-    (batch_bytes / per_row).clamp(1, fetch_size)
-}
-
-/// Text bytes of fetched rows (a NULL counts one).
-pub(super) fn fetched_bytes(rows: &[Vec<Option<String>>]) -> usize {
-    rows.iter()
+    let bytes: usize = rows
+        .iter()
         .flat_map(|r| r.iter())
         .map(|v| v.as_ref().map_or(1, String::len))
-        .sum()
+        .sum();
+    counters.note_snapshot_batch(bytes);
+    let per_row = (bytes / rows.len().max(1)).max(1);
+    let batch_bytes = config.memory.snapshot_batch_bytes(readers);
+    (batch_bytes / per_row).clamp(1, config.snapshot_fetch_size)
 }
 
 /// The `op: r` event of one snapshot row of `table` (its marker is set when it is released).
