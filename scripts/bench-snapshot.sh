@@ -481,7 +481,7 @@ jq -n --arg date "$STAMP" --arg mode "$MODE" --argjson rows "$ROWS" --argjson pa
   --argjson mib "$TABLE_MIB" --arg commit "$GIT_COMMIT" --argjson cpus "$(nproc)" \
   --arg load0 "$LOADAVG_START" --arg load1 "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson total "$TOTAL_S" \
   --arg dbz "$DBZ_VERSION" --arg heap "${CONNECT_HEAP[*]}" \
-  --slurpfile runs <(cat "$RUN"/copy-*.json "$RUN"/pgcdc-*.json "$RUN"/debezium-*.json 2>/dev/null) \
+  --slurpfile runs <(cat "$RUN"/copy-*.json "$RUN"/pgcdc-*.json "$RUN"/debezium-*.json 2>/dev/null || true) \
   --slurpfile incr <(cat "$RUN/incremental.json" 2>/dev/null || echo null) '
   def ratio($a; $b): if ($a != null and $b != null and $b > 0) then ($a / $b * 1000 | round / 1000) else null end;
   def find($s; $c; $t): [$runs[] | select(.system == $s and .converter == $c and .threads == $t)][0];

@@ -6,8 +6,8 @@
 //!   in exactly-once mode it also holds the open Kafka transaction's records;
 //! - **the reader's queue** of decoded replication messages: a quarter, unless
 //!   `max.queue.size.in.bytes` sets it (records: `max.queue.size`);
-//! - **the snapshot's fetched rows**: a quarter, split over the batches that can exist at once
-//!   ([`MemoryBudget::snapshot_batch_bytes`]).
+//! - **the snapshot's fetched rows** (and a parallel snapshot's converted records): a quarter,
+//!   split over the batches that can exist at once ([`MemoryBudget::snapshot_batch_bytes`]).
 //!
 //! Outside it, each with its own setting: streamed transactions held until their commit
 //! (`pgcdc.pgoutput.streaming.memory.bytes`, only with `pgcdc.pgoutput.streaming=true`) and
@@ -54,8 +54,10 @@ impl MemoryBudget {
 
     /// Target bytes of one snapshot fetch with `readers` readers (`snapshot.max.threads`):
     /// the snapshot's share over the batches that can exist at once, each counted twice (the
-    /// server's answer and the rows' text). One reader fetches one batch at a time; parallel
-    /// readers each fetch one while two more wait in the channel to the pipeline.
+    /// server's answer and the rows' text, or a parallel reader's converted records). One
+    /// reader fetches one batch at a time; parallel readers each fetch one while two more wait
+    /// in the channel to the pipeline. A parallel reader also hands its converted records over
+    /// at this size.
     pub fn snapshot_batch_bytes(&self, readers: usize) -> usize {
         let batches = if readers <= 1 { 1 } else { 3 * readers };
         (self.snapshot / (2 * batches)).max(64 * 1024)

@@ -80,6 +80,22 @@ impl KafkaBatch {
         });
     }
 
+    /// An empty batch whose buffer takes `bytes` bytes of keys, values and headers before
+    /// it grows.
+    pub fn with_capacity(bytes: usize) -> Self {
+        KafkaBatch {
+            bytes: Vec::with_capacity(bytes),
+            ..KafkaBatch::default()
+        }
+    }
+
+    /// Removes every record, keeping the buffers' capacity for the next batch.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.records.clear();
+        self.headers.clear();
+    }
+
     fn append(&mut self, b: &[u8]) -> Range<usize> {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(b);
@@ -94,6 +110,11 @@ impl KafkaBatch {
     /// Whether the batch holds no record.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
+    }
+
+    /// Bytes the buffer of keys, values and headers holds before it grows.
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
     }
 
     /// Bytes held (keys, values, headers).

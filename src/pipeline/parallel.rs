@@ -19,10 +19,12 @@
 //!   not), so a resumed snapshot reads the rest and nothing twice;
 //! - every queue is bounded: the readers' channel holds at most two batches per reader, each
 //!   sized so that all of them stay within the snapshot's share of `pgcdc.buffer.memory.bytes`
-//!   ([`crate::config::memory::MemoryBudget::snapshot_batch_bytes`]).
+//!   ([`crate::config::memory::MemoryBudget::snapshot_batch_bytes`]); a reader hands its
+//!   converted records over once they reach the same size, in buffers that go round between
+//!   the readers and the pipeline ([`BatchPool`]) instead of being allocated per batch.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -55,6 +57,8 @@ pub(super) struct Readers {
     idle: Vec<(Client, RecordOutput)>,
     /// Ranges per table: `snapshot.max.threads` × `snapshot.max.threads.multiplier`.
     ranges_per_table: usize,
+    /// The converted records' buffers, for every table of the snapshot.
+    pool: Arc<BatchPool>,
 }
 
 impl Readers {
@@ -63,6 +67,7 @@ impl Readers {
         Readers {
             idle: Vec::new(),
             ranges_per_table: 1,
+            pool: Arc::new(BatchPool::new(0, 0)),
         }
     }
 
@@ -102,6 +107,7 @@ struct TableJob {
     config: Arc<ConnectorConfig>,
     source: SourceContext,
     counters: Arc<Counters>,
+    pool: Arc<BatchPool>,
 }
 
 /// The table's place in the snapshot, for its markers: its index in the snapshot's order and
@@ -158,9 +164,12 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                 isolation = ?self.config.snapshot_isolation_mode,
                 "snapshot reads each table over several connections, each statement in its own snapshot (snapshot.isolation.mode)");
         }
+        let batch_bytes = self.config.memory.snapshot_batch_bytes(threads.threads);
         Ok(Readers {
             idle,
             ranges_per_table,
+            // Each reader fills one, two per reader wait in the channel, the pipeline sends one.
+            pool: Arc::new(BatchPool::new(batch_bytes, 3 * threads.threads + 1)),
         })
     }
 
@@ -186,6 +195,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
             config: self.config.clone(),
             source: self.source.clone(),
             counters: self.counters.clone(),
+            pool: readers.pool.clone(),
         });
         let (out, mut incoming) = mpsc::channel(2 * readers.idle.len());
         let mut tasks = JoinSet::new();
@@ -200,7 +210,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
         let mut rows = 0u64;
         let full = job.table.full_name();
         while let Some(message) = incoming.recv().await {
-            let read = (place, &mut held, &mut sent);
+            let read = (place, &mut held, &mut sent, &*job.pool);
             rows += self.publish_read(message?, read, tx).await?;
             progress.batch(&self.counters, rows);
             if let Some((c, filenode)) = checkpoints.as_mut() {
@@ -233,7 +243,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
     async fn publish_read(
         &mut self,
         message: ReaderOut,
-        (place, held, sent): (TablePlace, &mut HeldTail, &mut RangeProgress),
+        (place, held, sent, pool): (TablePlace, &mut HeldTail, &mut RangeProgress, &BatchPool),
         tx: &SnapshotTx,
     ) -> Result<u64> {
         let index = place.0;
@@ -254,6 +264,7 @@ impl<S: Sink, C: Catalog> Processor<S, C> {
                     self.sink.send(&record, tx.token).await?;
                     self.counters.add_record();
                 }
+                pool.give(records);
                 sent.sent_before(range, last.next());
                 Ok(rows)
             }
@@ -368,7 +379,7 @@ async fn read_range(
         }
         let readers = job.config.snapshot_threads.threads;
         fetch = next_fetch_size(&rows, &job.config, &job.counters, readers);
-        let mut batch = Batch::new(range);
+        let mut batch = Batch::new(range, &job.pool);
         for row in rows {
             let tid = next_tid(&full, &row[width], last_tid)?;
             last_tid = Some(tid);
@@ -382,11 +393,11 @@ async fn read_range(
                 continue;
             }
             batch.add(previous, at, output, &job.counters).await?;
-            if batch.records.bytes() >= RECORDS_BATCH_BYTES {
-                batch.hand_over(out, &job.counters).await?;
+            if batch.records.bytes() >= job.pool.batch_bytes {
+                batch.hand_over(out, &job.counters, &job.pool).await?;
             }
         }
-        batch.hand_over(out, &job.counters).await?;
+        batch.hand_over(out, &job.counters, &job.pool).await?;
     }
     cursor::close_cursor(client).await?;
     let end = match pending {
@@ -405,15 +416,11 @@ struct Batch {
     last: Option<Tid>,
 }
 
-/// The key and value bytes after which a reader hands its converted records over: the
-/// readers' channel then holds at most `2 × readers` of these.
-const RECORDS_BATCH_BYTES: usize = 512 * 1024;
-
 impl Batch {
-    fn new(range: usize) -> Self {
+    fn new(range: usize, pool: &BatchPool) -> Self {
         Batch {
             range,
-            records: KafkaBatch::default(),
+            records: pool.take(),
             rows: 0,
             last: None,
         }
@@ -441,11 +448,12 @@ impl Batch {
         &mut self,
         out: &mpsc::Sender<Result<ReaderOut>>,
         counters: &Counters,
+        pool: &BatchPool,
     ) -> Result<()> {
         let Some(last) = self.last else {
             return Ok(());
         };
-        let batch = std::mem::replace(self, Batch::new(self.range));
+        let batch = std::mem::replace(self, Batch::new(self.range, pool));
         counters.add_snapshot_rows(batch.rows);
         let message = ReaderOut::Records(batch.range, batch.records, batch.rows, last);
         hand_over(out, message).await
@@ -461,4 +469,89 @@ async fn hand_over(out: &mpsc::Sender<Result<ReaderOut>>, message: ReaderOut) ->
             "the snapshot stopped reading",
         )
     })
+}
+
+/// The buffers of converted records that go round between the readers and the pipeline: a
+/// reader takes one, fills it to `batch_bytes` and hands it over; the pipeline sends its
+/// records and gives it back. Reusing them keeps the snapshot's memory at the buffers that can
+/// exist at once: allocated and freed per batch, on different threads, the allocator kept
+/// far more of them than were ever in use.
+#[derive(Debug)]
+struct BatchPool {
+    /// The bytes after which a reader hands its records over (the snapshot's batch size).
+    batch_bytes: usize,
+    /// How many buffers are kept: as many as can exist at once.
+    keep: usize,
+    free: Mutex<Vec<KafkaBatch>>,
+}
+
+/// Room for the record that takes a buffer past `batch_bytes`, so that it does not grow.
+const BATCH_HEADROOM_BYTES: usize = 64 * 1024;
+
+impl BatchPool {
+    fn new(batch_bytes: usize, keep: usize) -> Self {
+        BatchPool {
+            batch_bytes,
+            keep,
+            free: Mutex::new(Vec::with_capacity(keep)),
+        }
+    }
+
+    /// An empty buffer: a kept one, or a new one with room for a batch.
+    fn take(&self) -> KafkaBatch {
+        let kept = self.free.lock().map(|mut free| free.pop()).unwrap_or(None);
+        kept.unwrap_or_else(|| KafkaBatch::with_capacity(self.batch_bytes + BATCH_HEADROOM_BYTES))
+    }
+
+    /// Gives `batch` back, emptied, unless enough are kept.
+    fn give(&self, mut batch: KafkaBatch) {
+        batch.clear();
+        if let Ok(mut free) = self.free.lock() {
+            if free.len() < self.keep {
+                free.push(batch);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_hands_back_emptied_buffers_and_keeps_at_most_its_limit() {
+        let pool = BatchPool::new(1024, 2);
+        let topic: Arc<str> = Arc::from("t");
+        let mut batches: Vec<KafkaBatch> = (0..3).map(|_| pool.take()).collect();
+        for b in &mut batches {
+            let record = crate::convert::KafkaRecord {
+                topic: "t",
+                partition: None,
+                key: Some(b"k"),
+                value: Some(&[7u8; 2000]),
+                headers: Vec::new(),
+                timestamp: None,
+            };
+            b.push(&record, &topic);
+        }
+        let grown = batches[0].capacity();
+        assert!(
+            grown >= 2001,
+            "a new buffer has room for its batch: {grown}"
+        );
+        for b in batches {
+            pool.give(b);
+        }
+        assert_eq!(
+            pool.free.lock().unwrap().len(),
+            2,
+            "the third buffer is dropped"
+        );
+        let again = pool.take();
+        assert!(
+            again.is_empty() && again.bytes() == 0,
+            "a kept buffer comes back empty"
+        );
+        assert!(again.capacity() >= 2001, "and keeps its capacity");
+    }
 }

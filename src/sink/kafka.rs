@@ -54,7 +54,11 @@ pub const DEFAULT_QUEUE_KBYTES: usize = 16 * 1024;
 
 /// Defaults applied before user `producer.*` settings.
 pub const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
-    ("linger.ms", "5"),
+    // 1 ms, not Kafka's 5: with one request in flight, records queue while it is answered
+    // and go out together, so a short linger costs few extra batches under load and keeps the
+    // p99 from commit to broker under 10 ms at 10,000 events/s (scripts/bench-latency.sh:
+    // 12.7 ms with 5, 4.9 ms with 1, 18 ms with 0, for 8 % more CPU per event than with 5).
+    ("linger.ms", "1"),
     ("batch.size", "1000000"),
     ("compression.type", "none"),
     // 20,000 messages: with small records (Avro's 250 B) librdkafka's queue filled up to its
