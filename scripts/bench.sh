@@ -36,6 +36,9 @@
 #                         value leaves the key unset (pgcdc's own default applies)
 #   BENCH_STATUS_INTERVAL_MS [100]  status.update.interval.ms of pgcdc
 #   BENCH_PARTITIONS [-1]           topic.creation.default.partitions (-1: broker default)
+#   BENCH_SLOW_BROKER [""]          STOP_MS/RUN_MS: while pgcdc drains, the broker is paused
+#                                   (SIGSTOP) for STOP_MS, then let run for RUN_MS, in turn, so
+#                                   it cannot keep up and pgcdc's queues fill (e.g. 300/200)
 #   BENCH_SET [""]                  extra pgcdc settings, whitespace-separated key=value
 #                                   (e.g. "max.queue.size=16384 producer.override.acks=all")
 #   BENCH_PG_SSLMODE [disable]      sslmode of both pg_recvlogical and pgcdc
@@ -204,10 +207,30 @@ stop_pid() { # pid signal seconds: signal, wait up to seconds, then SIGKILL
   done
 }
 
+# BENCH_SLOW_BROKER: pauses and resumes the broker in turn until killed.
+THROTTLE_PID=""
+throttle_broker() {
+  local stop_s run_s
+  stop_s=$(awk -v v="$1" 'BEGIN { split(v, a, "/"); printf "%.3f", a[1] / 1000 }')
+  run_s=$(awk -v v="$1" 'BEGIN { split(v, a, "/"); printf "%.3f", a[2] / 1000 }')
+  trap 'kill -CONT "$KAFKA_PID" 2>/dev/null; exit 0' TERM
+  while :; do
+    kill -STOP "$KAFKA_PID"; sleep "$stop_s"
+    kill -CONT "$KAFKA_PID"; sleep "$run_s"
+  done
+}
+stop_throttle() {
+  [ -n "$THROTTLE_PID" ] || return 0
+  stop_pid "$THROTTLE_PID" TERM 5
+  THROTTLE_PID=""
+  kill -CONT "$KAFKA_PID" 2>/dev/null || true
+}
+
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   [ -n "$PERF_PID" ] && stop_pid "$PERF_PID" INT 30
+  stop_throttle
   [ -n "$PGCDC_PID" ] && stop_pid "$PGCDC_PID" TERM 40
   [ -n "$TIME_PID" ] && stop_pid "$TIME_PID" TERM 5
   [ -n "$RECV_PID" ] && stop_pid "$RECV_PID" TERM 10
@@ -421,6 +444,13 @@ sampler() {
     sleep 1
   done
 }
+if [ -n "${BENCH_SLOW_BROKER:-}" ]; then
+  [[ "$BENCH_SLOW_BROKER" =~ ^[0-9]+/[0-9]+$ ]] || die "BENCH_SLOW_BROKER must be STOP_MS/RUN_MS, e.g. 300/200"
+  [ -n "$KAFKA_PID" ] || die "BENCH_SLOW_BROKER needs the local broker's pid (scripts/services.sh kafka-pid kafka)"
+  log "broker paused and resumed in turn while pgcdc drains: $BENCH_SLOW_BROKER ms"
+  throttle_broker "$BENCH_SLOW_BROKER" &
+  THROTTLE_PID=$!
+fi
 if [ -n "$PGCDC_PID" ]; then
   sampler "$PGCDC_PID" "$t_pgcdc0" >"$RUN/samples.tsv" 2>/dev/null &
   SAMPLER_PID=$!
@@ -442,6 +472,7 @@ if [ "${FIRST:-}" != "$WAITER_PID" ] || ! grep -qE '^[0-9]+\.[0-9]+$' "$RUN/wait
   die "waiting for $SLOT_PGCDC to reach $END_LSN failed (see above)"
 fi
 WAITER_PID=""
+stop_throttle
 t_ack=$(tail -n 1 "$RUN/waiter.out")
 PGCDC_S=$(fsub "$t_ack" "$t_pgcdc0")
 PGCDC_RATE=$(fdiv "$ROWS" "$PGCDC_S")

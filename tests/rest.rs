@@ -1044,6 +1044,50 @@ async fn writes_need_credentials_validation_has_connects_shape_and_log_levels_ch
     assert_eq!(p.stop(), 0);
 }
 
+/// The producer queue's bound counts whole records: with the broker paused and more rows
+/// than pgcdc's buffers hold, the queue fills to its share of `pgcdc.buffer.memory.bytes`
+/// (half of 4 MiB) and no further, counting keys and headers too (librdkafka's own limit
+/// counts values only, which let it hold about a tenth more); once Kafka is back every row
+/// arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_producer_queue_holds_its_share_of_the_memory_budget_in_whole_records() {
+    let _fault = fault_broker_lock().await;
+    let db = pedidos_db("restbound").await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique("restbound");
+    let mut body = connector_body(&db, "bound", &prefix, dir.path());
+    body["config"]["bootstrap.servers"] = json!(env().kafka_fault);
+    body["config"]["pgcdc.buffer.memory.bytes"] = json!("4194304");
+    let file = dir.path().join("c.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let p = Pgcdc::start(&["run", "--config", file.to_str().unwrap()], &[]);
+    p.wait_line("streaming started");
+    db.exec("INSERT INTO pedidos VALUES (0, 'before the pause')")
+        .await;
+    let topic = format!("{prefix}.public.pedidos");
+    read_until(&env().kafka_fault, &topic, T, |r| !r.is_empty()).await;
+    let paused = PausedBroker::pause();
+    // About 10 MB of values: more than the producer's 2 MiB and the reader's 1 MiB.
+    db.exec("INSERT INTO pedidos SELECT g, repeat('x', 2000) FROM generate_series(1, 4000) g")
+        .await;
+    let own = [("connector", "bound")];
+    let share = 2.0 * 1024.0 * 1024.0;
+    wait_for("the producer queue to fill", T, || async {
+        let queued = sample(&metrics(&p).await, "pgcdc_producer_queue_bytes", &own)?;
+        (queued >= share - 16.0 * 1024.0).then_some(())
+    })
+    .await;
+    let max = sample(&metrics(&p).await, "pgcdc_producer_queue_bytes_max", &own).unwrap();
+    assert!(
+        max <= share,
+        "the producer queue held {max} bytes, more than its {share}-byte share"
+    );
+    drop(paused);
+    let records = read_until(&env().kafka_fault, &topic, T, |r| r.len() >= 4001).await;
+    assert_eq!(records.len(), 4001, "every row arrives once Kafka is back");
+    assert_eq!(p.stop(), 0);
+}
+
 /// The stall signals: while Kafka does not answer, the slot's confirmed position stands still
 /// as WAL grows, and `pgcdc_slot_stalled_seconds` climbs with the lag;
 /// `pgcdc_unacknowledged_seconds` climbs, and past `pgcdc.health.unacknowledged.max.ms`

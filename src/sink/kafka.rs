@@ -54,11 +54,11 @@ pub const DEFAULT_QUEUE_KBYTES: usize = 16 * 1024;
 
 /// Defaults applied before user `producer.*` settings.
 pub const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
-    // 1 ms, not Kafka's 5: with one request in flight, records queue while it is answered
-    // and go out together, so a short linger costs few extra batches under load and keeps the
-    // p99 from commit to broker under 10 ms at 10,000 events/s (scripts/bench-latency.sh:
-    // 12.7 ms with 5, 4.9 ms with 1, 18 ms with 0, for 8 % more CPU per event than with 5).
-    ("linger.ms", "1"),
+    // Kafka's 5 ms. 1 ms cuts the p99 from commit to broker at 10,000 events/s from 12.7 to
+    // 4.9 ms (scripts/bench-latency.sh), but halves the batches of a CPU-bound drain: the
+    // broker then spent 8.9 instead of 4.8 CPU-s on the wide workload of
+    // scripts/bench-compare.sh, and pgcdc drained it at 15,800 instead of 26,200 events/s.
+    ("linger.ms", "5"),
     ("batch.size", "1000000"),
     ("compression.type", "none"),
     // 20,000 messages: with small records (Avro's 250 B) librdkafka's queue filled up to its
@@ -710,11 +710,11 @@ impl KafkaSink {
         if let Some(ts) = record.timestamp {
             br = br.timestamp(ts);
         }
-        self.tracker.add(seq);
-        // What librdkafka counts against queue.buffering.max.kbytes: key, value and headers.
         let size =
             record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len) + header_bytes;
         self.check_request_limit(record, size)?;
+        self.wait_for_room(size).await?;
+        self.tracker.add(seq);
         // Counted before the producer may report it; an error below ends the run, whose next
         // producer starts from an empty queue.
         self.tracker.stats().queued(size as u64);
@@ -769,6 +769,32 @@ impl KafkaSink {
                 }
             }
         }
+    }
+
+    /// Waits until the producer queue has room for a record of `size` bytes of key, value
+    /// and headers within `queue.buffering.max.kbytes`. librdkafka counts only values
+    /// against that limit, so on its own it let the queue hold about a tenth more than its
+    /// share of `pgcdc.buffer.memory.bytes` (3.4 KB records with 171-byte keys); this wait
+    /// keeps all of a record's bytes within it. A record always fits an empty queue (one
+    /// larger than the whole queue is refused when librdkafka refuses it). Errors: the
+    /// producer failed meanwhile.
+    async fn wait_for_room(&self, size: usize) -> Result<()> {
+        let stats = self.tracker.stats();
+        let fits = |queued: u64| queued == 0 || queued as usize + size <= self.queue_max_bytes;
+        while !fits(stats.queued_bytes()) {
+            // Registered before the count is read again, so a report in between wakes it.
+            let notified = self.delivered.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if fits(stats.queued_bytes()) {
+                break;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
+            if let Some(f) = Sink::failure(self) {
+                return Err(f.copy());
+            }
+        }
+        Ok(())
     }
 
     /// Waits up to `timeout` for every enqueued record's delivery report. Returns whether
