@@ -422,13 +422,12 @@ fn main() -> ExitCode {
         }
     };
     // The connectors run as tasks: one worker thread per core plus one, as the main thread
-    // only waits.
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) + 1;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-    {
+    // only waits; TOKIO_WORKER_THREADS (tokio's own variable) sets another number.
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()) + 1);
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("pgcdc: cannot start the async runtime: {e}");

@@ -372,6 +372,7 @@ async fn read_range(
     let mut pending: Option<(ChangeEvent, Tid)> = None;
     let mut head_sent = false;
     let mut last_tid = None;
+    let mut batch = Batch::new(range, &job.pool);
     loop {
         let rows = cursor::fetch(client, fetch, width + 1).await?;
         if rows.is_empty() {
@@ -379,7 +380,6 @@ async fn read_range(
         }
         let readers = job.config.snapshot_threads.threads;
         fetch = next_fetch_size(&rows, &job.config, &job.counters, readers);
-        let mut batch = Batch::new(range, &job.pool);
         for row in rows {
             let tid = next_tid(&full, &row[width], last_tid)?;
             last_tid = Some(tid);
@@ -399,6 +399,7 @@ async fn read_range(
         }
         batch.hand_over(out, &job.counters, &job.pool).await?;
     }
+    job.pool.give(batch.records);
     cursor::close_cursor(client).await?;
     let end = match pending {
         Some((last, at)) => ReaderOut::Tail(range, Box::new(last), at),
