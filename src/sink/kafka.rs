@@ -740,10 +740,7 @@ impl KafkaSink {
                     // Backpressure: wait for delivery reports to make room, then retry.
                     br = returned;
                     if let Some(w) = waiter.take() {
-                        let _ = tokio::time::timeout(Duration::from_millis(100), w).await;
-                        if let Some(f) = Sink::failure(self) {
-                            return Err(f.copy());
-                        }
+                        self.await_report(w).await?;
                     }
                     // Register, then retry: on the first refusal at once, as room may have
                     // been freed before the registration.
@@ -789,12 +786,20 @@ impl KafkaSink {
             if fits(stats.queued_bytes()) {
                 break;
             }
-            let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
-            if let Some(f) = Sink::failure(self) {
-                return Err(f.copy());
-            }
+            self.await_report(notified).await?;
         }
         Ok(())
+    }
+
+    /// Waits up to 100 ms for `report`, a delivery report's notification registered before
+    /// the queue was found full (the bound on the wait covers a report missed anyway).
+    /// Errors: the producer failed meanwhile.
+    async fn await_report(&self, report: impl std::future::Future<Output = ()>) -> Result<()> {
+        let _ = tokio::time::timeout(Duration::from_millis(100), report).await;
+        match Sink::failure(self) {
+            Some(f) => Err(f.copy()),
+            None => Ok(()),
+        }
     }
 
     /// Waits up to `timeout` for every enqueued record's delivery report. Returns whether
