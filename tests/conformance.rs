@@ -28,6 +28,9 @@ const CASES: &str = include_str!("fixtures/conformance/debezium-conformance.json
 const BUG_CASES: &str = include_str!("fixtures/conformance/bug-cases.jsonl");
 const EXPECTATIONS: &str = include_str!("fixtures/conformance/expectations.json");
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a case waits for the connector to confirm what a statement wrote: the slot's
+/// walsender decodes every database's WAL, which under a loaded CI run takes a while.
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// One case, with its expectation applied.
 #[derive(Debug, Clone)]
@@ -494,11 +497,20 @@ async fn run_in(case: &Case, db: &TestDb, ph: &Placeholders, binary: bool) -> Ou
             // Like Debezium's tests, which consume a statement's events before the next
             // statement: wait until the connector has confirmed everything written so far, so
             // the catalog it reads for a Relation is the one of that statement's time.
+            // Going on without it would let a later statement change the catalog first, and
+            // the case would fail on a schema detail instead of on the cause: say it plainly.
             let lsn = db.current_lsn().await;
-            let deadline = Instant::now() + READ_TIMEOUT;
-            while db.confirmed_flush(&slot).await < lsn {
-                if r.handle.is_finished() || Instant::now() > deadline {
+            let deadline = Instant::now() + CONFIRM_TIMEOUT;
+            loop {
+                let confirmed = db.confirmed_flush(&slot).await;
+                if confirmed >= lsn || r.handle.is_finished() {
                     break;
+                }
+                if Instant::now() > deadline {
+                    r.handle.abort();
+                    return Outcome::Fail(vec![format!(
+                        "the connector did not confirm the WAL written up to statement {sql:.80} ({lsn}) within {CONFIRM_TIMEOUT:?} (slot at {confirmed})"
+                    )]);
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

@@ -389,3 +389,76 @@ async fn a_transaction_past_the_spill_bound_stops_the_connector_and_comes_whole_
     running.stop().await.unwrap();
     db.cleanup().await;
 }
+
+/// pgoutput describes a relation once per streamed transaction, in the (sub)transaction of its
+/// first change there. When that subtransaction rolls back, PostgreSQL does not describe the
+/// relation again for the changes after it, so pgcdc must keep what the rolled-back part said
+/// of the relation (its Relation message) while dropping its changes. Two cases: a table the
+/// connector has never seen, and a table whose columns changed since the connector last saw it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_relation_described_only_in_a_rolled_back_savepoint_stays_known_after_it() {
+    let db = streaming_db("streamrel").await;
+    db.exec("CREATE TABLE public.r (id int PRIMARY KEY, v text, pad text)")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let variants: [(&str, Vec<(&str, &str)>); 2] = [
+        ("proto1", vec![]),
+        ("streamed", vec![("pgcdc.pgoutput.streaming", "true")]),
+    ];
+    let mut runs = Vec::new();
+    for (tag, extra) in &variants {
+        let raw = config(&db, tag, dir.path(), extra);
+        let prefix = raw["topic.prefix"].clone();
+        let running = start(&raw);
+        db.wait_for_slot(&prefix).await;
+        runs.push((prefix, running));
+    }
+    db.exec(
+        "BEGIN;
+         SAVEPOINT a;
+         INSERT INTO r SELECT g, 'gone', repeat('g', 200) FROM generate_series(1001, 2500) g;
+         ROLLBACK TO SAVEPOINT a;
+         INSERT INTO r VALUES (1, 'kept', 'k');
+         COMMIT;",
+    )
+    .await;
+    // A column added in a transaction with no change of the table: nothing describes it
+    // until the next change, which is in a savepoint that rolls back.
+    db.exec("ALTER TABLE r ADD COLUMN extra text DEFAULT 'e'")
+        .await;
+    db.exec(
+        "BEGIN;
+         SAVEPOINT b;
+         INSERT INTO r SELECT g, 'gone', repeat('g', 200), 'x' FROM generate_series(3001, 4500) g;
+         ROLLBACK TO SAVEPOINT b;
+         INSERT INTO r VALUES (2, 'kept', 'k', 'new');
+         COMMIT;",
+    )
+    .await;
+    for (prefix, running) in &runs {
+        let topic = format!("{prefix}.public.r");
+        let recs = read_n(&env().kafka, &topic, 2, T).await;
+        running.assert_running();
+        let after: Vec<serde_json::Value> =
+            recs.iter().map(|r| r.payload()["after"].clone()).collect();
+        assert_eq!(
+            after,
+            vec![
+                serde_json::json!({"id": 1, "v": "kept", "pad": "k"}),
+                serde_json::json!({"id": 2, "v": "kept", "pad": "k", "extra": "new"}),
+            ],
+            "{prefix}"
+        );
+    }
+    // Both transactions were streamed to the second slot, each with its savepoint's abort.
+    let streamed = &runs[1].0;
+    wait_for(&format!("slot statistics of {streamed}"), T, || async {
+        let s = slot_stats(&db, streamed).await;
+        (s.3 >= 2).then_some(s)
+    })
+    .await;
+    for (_, running) in runs {
+        running.stop().await.unwrap();
+    }
+    db.cleanup().await;
+}
