@@ -55,6 +55,8 @@
 #   BENCH_NO_BUILD [0]      1: use target/release/pgcdc as it is, never build
 #   BENCH_PGCDC_BIN [target/release/pgcdc]  the pgcdc binary (CI's smoke run uses the debug build,
 #                           with BENCH_NO_BUILD=1; its rates then mean nothing)
+#   BENCH_PGCDC_COMMIT [""]  the commit BENCH_PGCDC_BIN was built from, for the report (an older
+#                           build to compare with: its report says "unknown" without it)
 #   BENCH_SERVICES [start]  running: use the services already running at the addresses of
 #                           scripts/services.sh env
 #   BENCH_KAFKA_LIB [target/services/kafka/lib]  the broker's jars (topic deletion, record counts)
@@ -576,10 +578,11 @@ run_pgcdc() {
     | jq --argjson threads "$(threads_json "$d/pgcdc-threads.tsv")" '. + {threads_cpu: $threads}' >"$d/pgcdc.json"
 }
 
-# The value of FIELD in pgcdc's last "stopped" log line (its buffers' high-water marks), or null.
+# The value of FIELD in pgcdc's last "stopped" log line (its buffers' high-water marks), or null
+# (also for a build that does not log it: BENCH_PGCDC_BIN may be an older one).
 stopped_field() {
   local v
-  v=$(strip_ansi "$1" | grep ' stopped' | grep -o "$2=[0-9]*" | tail -n 1 | cut -d= -f2)
+  v=$(strip_ansi "$1" | grep ' stopped' | grep -o "$2=[0-9]*" | tail -n 1 | cut -d= -f2 || true)
   echo "${v:-null}"
 }
 
@@ -815,6 +818,11 @@ TOTAL_S=$(fsub "$(now)" "$T_START")
 
 GIT_COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY=$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null | wc -l | tr -d ' ')
+# Another build (BENCH_PGCDC_BIN) is not this checkout's: its commit is what
+# BENCH_PGCDC_COMMIT says, if anything.
+if [ "$PGCDC" != "$ROOT/target/release/pgcdc" ] && [ "$PGCDC" != "$ROOT/target/debug/pgcdc" ]; then
+  GIT_COMMIT=${BENCH_PGCDC_COMMIT:-unknown (BENCH_PGCDC_BIN)}
+fi
 BIN_MTIME=$(date -u -r "$PGCDC" +%Y-%m-%dT%H:%M:%SZ)
 LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg)
 JAVA_VERSION=$(java -version 2>&1 | head -n 1)
