@@ -1086,6 +1086,7 @@ async fn a_full_producer_queue_holds_its_share_of_the_memory_budget_in_whole_rec
     let records = read_until(&env().kafka_fault, &topic, T, |r| r.len() >= 4001).await;
     assert_eq!(records.len(), 4001, "every row arrives once Kafka is back");
     assert_eq!(p.stop(), 0);
+    db.cleanup().await;
 }
 
 /// The stall signals: while Kafka does not answer, the slot's confirmed position stands still
