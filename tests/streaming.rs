@@ -52,6 +52,24 @@ fn config(db: &TestDb, tag: &str, dir: &std::path::Path, extra: &[(&str, &str)])
     raw
 }
 
+/// One connector per `(tag, extra settings)` variant, each on its own slot, all started and
+/// their slots made before the workload: (topic prefix, connector), in the variants' order.
+async fn start_variants(
+    db: &TestDb,
+    dir: &std::path::Path,
+    variants: &[(&str, Vec<(&str, &str)>)],
+) -> Vec<(String, Running)> {
+    let mut runs = Vec::new();
+    for (tag, extra) in variants {
+        let raw = config(db, tag, dir, extra);
+        let prefix = raw["topic.prefix"].clone();
+        let running = start(&raw);
+        db.wait_for_slot(&prefix).await;
+        runs.push((prefix, running));
+    }
+    runs
+}
+
 /// Interleaved large transactions, savepoints rolled back and released, and an aborted large
 /// transaction, from two sessions. Returns the records expected per table (s, s2).
 async fn workload(db: &TestDb) -> (usize, usize) {
@@ -262,16 +280,8 @@ async fn streamed_transactions_give_the_records_protocol_1_gives_from_memory_and
             ],
         ),
     ];
-    let mut runs = Vec::new();
-    for (tag, extra) in &variants {
-        let raw = config(&db, tag, dir.path(), extra);
-        let prefix = raw["topic.prefix"].clone();
-        let running = start(&raw);
-        db.wait_for_slot(&prefix).await;
-        runs.push((prefix, running));
-    }
+    let runs = start_variants(&db, dir.path(), &variants).await;
     let (n_s, n_s2) = workload(&db).await;
-    // Transaction metadata: one BEGIN and one END per committed transaction with changes.
     // Transaction metadata: a BEGIN and an END for each of the 7 transactions with changes.
     let expected = [("public.s", n_s), ("public.s2", n_s2), ("transaction", 14)];
     for (topic, n) in expected {
@@ -405,14 +415,7 @@ async fn a_relation_described_only_in_a_rolled_back_savepoint_stays_known_after_
         ("proto1", vec![]),
         ("streamed", vec![("pgcdc.pgoutput.streaming", "true")]),
     ];
-    let mut runs = Vec::new();
-    for (tag, extra) in &variants {
-        let raw = config(&db, tag, dir.path(), extra);
-        let prefix = raw["topic.prefix"].clone();
-        let running = start(&raw);
-        db.wait_for_slot(&prefix).await;
-        runs.push((prefix, running));
-    }
+    let runs = start_variants(&db, dir.path(), &variants).await;
     db.exec(
         "BEGIN;
          SAVEPOINT a;
