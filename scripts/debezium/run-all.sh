@@ -14,12 +14,19 @@ run_pass() {
   echo "== differential pass: $name${pgcdc_only:+ (pgcdc: $pgcdc_only)}"
   # The plain pass also compares the REST APIs (rest-compare.sh).
   local rest=0; [ "$name" = plain ] && rest=1
+  # The pass's own output is kept too, so that a failure's cause (a wait that timed out, a
+  # connector that failed) is in the details at the end, where a log cut to its tail shows it.
+  local out="target/debezium/output-$name.txt"
+  set +e
   DBZ_REST_COMPARE=$rest DBZ_EXTRA_CONFIG="$extra" DBZ_PGCDC_SET="$pgcdc_only" \
     DBZ_WAIT_SKIP="${wait_skip:-}" DBZ_WAIT_ADD="${wait_add:-}" DBZ_TOPICS_3="${topics_3:-}" \
-    scripts/debezium/run.sh "$workload" || status=$?
+    scripts/debezium/run.sh "$workload" 2>&1 | tee "$out"
+  status=${PIPESTATUS[0]}
+  set -e
   summary+=("$name: $(grep -m1 '^records compared' target/debezium/run/report.txt 2>/dev/null || echo 'no report') (exit $status)")
   # Keep each pass's reports, differing records and pgcdc log (the next pass reuses run/).
   rm -rf "target/debezium/run-$name" && cp -r target/debezium/run "target/debezium/run-$name" || true
+  mkdir -p "target/debezium/run-$name" && mv "$out" "target/debezium/run-$name/output.txt"
   [ "$status" = 0 ] || { rc=1; failed+=("$name"); }
 }
 failed=()
@@ -89,13 +96,24 @@ summary+=("switch: $(count ' ok$') of 4 phases ok, $(count '^FAILED') failures (
 [ "$switch_status" = 0 ] || rc=1
 # What a failed pass found, where a CI log that keeps only its tail still shows it: the topics
 # whose record counts differ, the records on one side only, and pgcdc's warnings and errors.
+details() {
+  local dir=$1
+  awk 'NR > 1 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ && $2 != $3' "$dir/report.txt" | head -n 10
+  sed -n -e '/repeat the record before them/,/^$/p' -e '/^records on one side only/,/^$/p' "$dir/report.txt" | head -n 40
+  grep -A2 '^rest: DIFFERENT' "$dir/rest-compare.txt" | head -n 12
+  grep -E ' (WARN|ERROR) ' "$dir/pgcdc.log" | grep -v 'cannot convert a value' | cut -c1-300 | head -n 15
+  # Differences in paired records that deliberate.tsv does not list, and the first examples.
+  sed -n '/^differences by field path/,/^$/p' "$dir/report.txt" | grep -v '\[deliberate' | head -n 12
+  sed -n '/^first example of each/,/^$/p' "$dir/report.txt" | head -n 30
+  # The end of the pass's own output: the harness's error, when it stopped on one.
+  echo "-- the pass's last lines"
+  grep -v '^[[:space:]]*$' "$dir/output.txt" | tail -n 15 | cut -c1-300
+}
 for name in "${failed[@]}"; do
-  dir="target/debezium/run-$name"
-  echo "== $name failed: details ($dir)"
-  awk 'NR > 1 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ && $2 != $3' "$dir/report.txt" 2>/dev/null | head -n 10
-  sed -n -e '/repeat the record before them/,/^$/p' -e '/^records on one side only/,/^$/p' "$dir/report.txt" 2>/dev/null | head -n 40
-  grep -A2 '^rest: DIFFERENT' "$dir/rest-compare.txt" 2>/dev/null | head -n 12
-  grep -E ' (WARN|ERROR) ' "$dir/pgcdc.log" 2>/dev/null | grep -v 'cannot convert a value' | cut -c1-300 | head -n 15
+  echo "== $name failed: details (target/debezium/run-$name)"
+  # A file a pass did not get to write, or a grep that finds nothing, must not end the script
+  # before the summary.
+  details "target/debezium/run-$name" 2>/dev/null || true
 done
 printf '%s\n' "${summary[@]}"
 exit "$rc"
