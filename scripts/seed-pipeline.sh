@@ -11,7 +11,9 @@
 #   4. a replay (a new application.id from the start of the topic, no standby) gives the same
 #      revenue, and an instance killed there is rebuilt from the changelog (records, time);
 #   5. the seed's exercise: orders at H:02 and H:04, then one at (H-1):59: with 1 minute of grace
-#      the late one is dropped and counted in dropped-records-total; with 10 minutes it counts.
+#      the late one is dropped and counted in dropped-records-total; with 10 minutes it counts;
+#   and that the bucket the S3 sink writes (examples/pedidos/s3/) holds every order once, its
+#   Connect worker killed with the third kill.
 # It ends with one line per check. Starts what it needs (scripts/services.sh pg, kafka), builds
 # pgcdc (cargo build) and the Streams application (mvn package). Its database (loja_pipeline),
 # slot and topics are its own; a new run deletes the previous run's.
@@ -39,7 +41,6 @@ results=()
 log() { printf 'seed: [%5.1fs] %s\n' "$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" "$*" >&2; }
 die() { printf 'seed: ERROR: %s\n' "$*" >&2; exit 1; }
 result() { results+=("$*"); log "$*"; }
-ms_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
 
 # wait_for SECONDS WHAT COMMAND...: polls COMMAND every 0.2 s until it succeeds.
 wait_for() {
@@ -64,6 +65,7 @@ PGCDC=$ROOT/target/debug/pgcdc
 (cd "$EX/streams" && mvn -q -B --no-transfer-progress -Dstyle.color=never package) >&2 \
   || die "building examples/pedidos/streams failed (mvn package)"
 CP="$EX/streams/target/classes:$EX/streams/target/dependency/*"
+"$EX/s3/setup.sh"
 java_tool() { java -Xmx128m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" "$@"; }
 
 # ------------------------------------------------------------------------------ processes
@@ -81,6 +83,7 @@ stop_all() {
   local p
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  "$EX/s3/stop.sh" >/dev/null 2>&1 || true
 }
 trap stop_all EXIT
 lines() { wc -l <"$DIR/$1.log"; }
@@ -110,6 +113,20 @@ all_active() {
   tail -n +"$(($2 + 1))" "$DIR/$1.log" | grep -- "-> RUNNING" | tail -n 1 \
     | grep -q 'active tasks \[0_0,0_1,0_2,0_3\]'
 }
+# at NAME LINE PATTERN: the time (epoch seconds) of the first line after LINE matching PATTERN.
+at() {
+  date -d "$(tail -n +"$(($2 + 1))" "$DIR/$1.log" | grep -m1 -E -- "$3" | cut -d' ' -f1)" +%s.%N
+}
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+# takeover NAME LINE KILLED_AT: when NAME noticed the kill (it rebalanced) and when it ran all
+# four tasks, from the kill.
+takeover() {
+  local noticed ran
+  noticed=$(at "$1" "$2" "RUNNING -> REBALANCING")
+  ran=$(at "$1" "$2" "active tasks \\[0_0,0_1,0_2,0_3\\]")
+  echo "$1 rebalanced $(secs "$3" "$noticed") s after the kill (the 10 s session timeout) and ran all" \
+    "4 tasks $(secs "$noticed" "$ran") s later"
+}
 # restored NAME LINE: "R records in T ms" summed over NAME's restore lines after LINE.
 restored() {
   tail -n +"$(($2 + 1))" "$DIR/$1.log" | awk '/ restored receita-por-cliente / {
@@ -129,21 +146,32 @@ wait_orders() { wait_for "$TIMEOUT" "$1 orders written" orders_at_least "$1"; }
 
 # ------------------------------------------------------------------------------ clean slate
 log "clean slate: database $DB, slot $SLOT, the pipeline's topics"
-for f in "$DIR"/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true; done
+# What a run killed before its clean-up left running (a pid file whose process is still ours).
+for f in "$DIR"/*.pid; do
+  [ -f "$f" ] || continue
+  p=$(cat "$f")
+  if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE 'loja\.pedidos|pgcdc run|write-orders'; then
+    kill -9 "$p" 2>/dev/null || true
+  fi
+done
+"$EX/s3/stop.sh" --clean
 psql -X -q -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
                             WHERE slot_name = '$SLOT' AND NOT active" >/dev/null
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
 psql -X -q -d postgres -c "CREATE DATABASE $DB"
 psql_db -f "$EX/schema.sql"
+java_tool loja.pedidos.Topics "$KAFKA" delete-groups \
+  'pedidos-agregador.*|exercicio-grace.*|connect-pedidos-to-s3' >&2
 java_tool loja.pedidos.Topics "$KAFKA" delete \
-  '(pedidos|exercicio)\..*|pipeline\..*|pedidos-cdc-offsets|(pedidos-agregador|exercicio-grace).*' >&2
+  '(pedidos|exercicio)\..*|pipeline\..*|pedidos-cdc-offsets|(pedidos-agregador|exercicio-grace|seed-s3-).*' >&2
 rm -rf "$DIR" && mkdir -p "$DIR"
 java_tool loja.pedidos.Topics "$KAFKA" create pedidos.criados:4 pedidos.receita-5min:4 \
   pedidos.receita-5min-replay:4 exercicio.criados:1 exercicio.receita-grace1:1 exercicio.receita-grace10:1
 
 # ------------------------------------------------------------------------------ the run
-log "starting pgcdc and two Streams instances (a, b) of pedidos-agregador"
+log "starting pgcdc, two Streams instances (a, b) of pedidos-agregador and the S3 sink"
 start_pgcdc
+"$EX/s3/start.sh" pedidos.criados
 start_streams a pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 start_streams b pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 wait_for 120 "both Streams instances to run" bash -c "grep -q -- '-> RUNNING' '$DIR/a.log' \
@@ -168,17 +196,18 @@ log "kill -9 Streams instance a at $(orders) orders: b (its standby) takes its t
 t_kill=$(date +%s.%N)
 kill9 a
 wait_for 120 "instance b to run all four tasks" all_active b "$mark"
-takeover_ms=$(ms_since "$t_kill")
-result "takeover with a standby: b ran all 4 tasks $takeover_ms ms after a was killed" \
-  "(10 s of it the session timeout); restored $(restored b "$mark")"
+result "takeover with a standby: $(takeover b "$mark" "$t_kill"); restored $(restored b "$mark")"
 start_streams a pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 
 wait_orders $((ORDERS * 4 / 5))
-log "kill -9 pgcdc and Streams instance b together at $(orders) orders, and start both again"
+log "kill -9 pgcdc, Streams instance b and the S3 sink's Connect worker together at $(orders) orders," \
+  "and start them again"
 kill9 pgcdc
 kill9 b
+kill -9 "$(cat target/seed/connect/connect.pid)"
 start_pgcdc
 start_streams b pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
+"$EX/s3/start.sh" pedidos.criados
 
 wait "$(pid_of writer)" || die "the order writer failed (log: $DIR/writer.log)"
 log "all $ORDERS orders written"
@@ -199,6 +228,12 @@ distinct=$(sort -u "$DIR/events.txt" | wc -l)
   || die "pedidos.criados holds $events events of $distinct orders, for $ORDERS orders written"
 result "pedidos.criados: $ORDERS orders written, $events events read_committed, each order once" \
   "(pgcdc killed twice)"
+
+# 1b. Every order once in the bucket (the sink's worker was killed once).
+psql_db -Atc "SELECT id FROM pedidos WHERE cliente_id < 1000" >"$DIR/order-ids.txt"
+"$EX/s3/check.sh" -T "$TIMEOUT" "$ORDERS" "$DIR/order-ids.txt" >"$DIR/check-s3.txt" \
+  || { cat "$DIR/check-s3.txt" >&2; die "the bucket does not hold each order once"; }
+result "$(cat "$DIR/check-s3.txt") (the sink's worker killed once)"
 
 # 2. The revenue equals SQL's.
 java_tool loja.pedidos.ReceitaCheck "$KAFKA" pedidos.receita-5min "$DIR/expected.tsv" "$TIMEOUT" \
@@ -222,8 +257,7 @@ mark=$(lines r2)
 t_kill=$(date +%s.%N)
 kill9 r1
 wait_for 120 "instance r2 to run all four tasks" all_active r2 "$mark"
-result "takeover without a standby: r2 ran all 4 tasks $(ms_since "$t_kill") ms after r1 was killed;" \
-  "restored $(restored r2 "$mark")"
+result "takeover without a standby: $(takeover r2 "$mark" "$t_kill"); restored $(restored r2 "$mark")"
 
 # 5. The seed's exercise, on its own topic (stream time is per partition: other clients' orders
 # would move it). H is the hour two hours ago, within the broker's timestamp limits.

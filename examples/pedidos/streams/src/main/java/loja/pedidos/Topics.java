@@ -15,21 +15,33 @@ import org.apache.kafka.common.errors.TopicExistsException;
  * Creates and deletes the pipeline's topics (the Kafka command-line tools are not needed).
  *
  * <p>Usage: {@code Topics BOOTSTRAP create NAME:PARTITIONS...} (a topic that exists is left as
- * it is) or {@code Topics BOOTSTRAP delete REGEX} (every topic whose whole name matches).
+ * it is), {@code Topics BOOTSTRAP delete REGEX} (every topic whose whole name matches) or
+ * {@code Topics BOOTSTRAP delete-groups REGEX} (every consumer group whose id matches: a sink's
+ * committed offsets would outlive the topics deleted and created again under the same names).
  */
 public final class Topics {
 
     private Topics() {}
 
     public static void main(String[] args) throws InterruptedException, ExecutionException {
-        if (args.length < 3 || !Set.of("create", "delete").contains(args[1])) {
-            System.err.println("usage: Topics BOOTSTRAP create NAME:PARTITIONS... | Topics BOOTSTRAP delete REGEX");
+        if (args.length < 3 || !Set.of("create", "delete", "delete-groups").contains(args[1])) {
+            System.err.println("usage: Topics BOOTSTRAP create NAME:PARTITIONS... | delete REGEX | delete-groups REGEX");
             System.exit(2);
         }
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         try (Admin admin = Admin.create(p)) {
-            if (args[1].equals("create")) {
+            if (args[1].equals("delete-groups")) {
+                Pattern pattern = Pattern.compile(args[2]);
+                List<String> ids = new ArrayList<>();
+                for (var group : admin.listGroups().all().get()) {
+                    if (pattern.matcher(group.groupId()).matches()) {
+                        ids.add(group.groupId());
+                    }
+                }
+                admin.deleteConsumerGroups(ids).all().get();
+                System.out.println("deleted " + ids.size() + " consumer groups matching " + args[2]);
+            } else if (args[1].equals("create")) {
                 for (int i = 2; i < args.length; i++) {
                     String[] t = args[i].split(":");
                     NewTopic topic = new NewTopic(t[0], Integer.parseInt(t[1]), (short) 1);
