@@ -367,7 +367,10 @@ drop_slots() {
   for s in "$SLOT_DBZ" "$SLOT_PGCDC"; do
     # A slot still held by a walsender of a stopped client goes inactive within moments.
     local deadline=$(( $(date +%s) + 30 ))
-    while [ "$(sql "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$s' AND active")" != 0 ]; do
+    local active
+    # An empty answer (PostgreSQL not running) ends the wait: there is nothing to drop then.
+    while active=$(sql "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$s' AND active") \
+        && [ "$active" != 0 ]; do
       [ "$(date +%s)" -lt "$deadline" ] || { log "slot $s still active; terminating its walsender"; \
         sql "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '$s' AND active" >/dev/null; }
       sleep 0.2
