@@ -69,20 +69,31 @@ CP="$EX/streams/target/classes:$EX/streams/target/dependency/*"
 java_tool() { java -Xmx128m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" "$@"; }
 
 # ------------------------------------------------------------------------------ processes
-PIDS=()
-# start NAME COMMAND...: runs COMMAND in the background, output appended to $DIR/NAME.log.
+# start NAME COMMAND...: runs COMMAND in the background, output appended to $DIR/NAME.log, its
+# pid in $DIR/NAME.pid.
 start() {
   local name=$1; shift
   "$@" >>"$DIR/$name.log" 2>&1 &
   echo $! >"$DIR/$name.pid"
-  PIDS+=($!)
 }
 pid_of() { cat "$DIR/$1.pid"; }
-kill9() { kill -9 "$(pid_of "$1")" 2>/dev/null || true; wait "$(pid_of "$1")" 2>/dev/null || true; }
-stop_all() {
+# ours PID: PID is alive and one of this script's processes (a pid is reused once it exited).
+ours() {
+  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qE 'loja\.pedidos|pgcdc run|write-orders|ConnectDistributed'
+}
+# signal SIG PIDFILE: sends SIG to the process of PIDFILE if it is still ours, and waits for it.
+signal() {
   local p
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  p=$(cat "$2" 2>/dev/null) || return 0
+  if ours "$p"; then
+    kill "-$1" "$p" 2>/dev/null || true
+    while kill -0 "$p" 2>/dev/null; do sleep 0.1; done
+  fi
+}
+kill9() { signal KILL "$DIR/$1.pid"; }
+stop_all() {
+  local f
+  for f in "$DIR"/*.pid; do [ -f "$f" ] && signal TERM "$f"; done
   "$EX/s3/stop.sh" >/dev/null 2>&1 || true
 }
 trap stop_all EXIT
@@ -97,8 +108,14 @@ start_pgcdc() {
     --set database.hostname="$PGHOST" --set database.port="$PGPORT" --set database.user="$PGUSER" \
     --set database.password="$PGPASSWORD" --set database.dbname=$DB --set slot.name=$SLOT \
     --set topic.prefix=pipeline --set bootstrap.servers="$KAFKA" --listeners http://127.0.0.1:0
-  wait_for 60 "pgcdc to stream" \
-    bash -c "[ \$(grep -c 'streaming started' '$DIR/pgcdc.log') -gt $before ]"
+  wait_for 60 "pgcdc to stream" pgcdc_streaming "$before"
+}
+# pgcdc_streaming N: pgcdc's log has more than N "streaming started" lines; dies if pgcdc exited.
+pgcdc_streaming() {
+  [ "$(grep -c 'streaming started' "$DIR/pgcdc.log")" -gt "$1" ] && return 0
+  kill -0 "$(pid_of pgcdc)" 2>/dev/null && return 1
+  tail -n 20 "$DIR/pgcdc.log" >&2
+  die "pgcdc exited (log: $DIR/pgcdc.log)"
 }
 
 # start_streams NAME APPLICATION_ID STANDBYS INPUT OUTPUT GRACE_MINUTES
@@ -107,7 +124,11 @@ start_streams() {
     OUTPUT_TOPIC="$5" GRACE_MINUTES="$6" STATE_DIR="$DIR/state-$1" KAFKA_BOOTSTRAP="$KAFKA" \
     java -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" loja.pedidos.PedidosAgregador
 }
-running() { grep -qE -- "-> RUNNING" "$DIR/$1.log"; }
+# running NAME...: each of these instances has been RUNNING.
+running() {
+  local n
+  for n in "$@"; do grep -qE -- "-> RUNNING" "$DIR/$n.log" || return 1; done
+}
 # all_active NAME LINE: NAME's latest RUNNING line after LINE lists all four tasks as active.
 all_active() {
   tail -n +"$(($2 + 1))" "$DIR/$1.log" | grep -- "-> RUNNING" | tail -n 1 \
@@ -124,7 +145,7 @@ takeover() {
   local noticed ran
   noticed=$(at "$1" "$2" "RUNNING -> REBALANCING")
   ran=$(at "$1" "$2" "active tasks \\[0_0,0_1,0_2,0_3\\]")
-  echo "$1 rebalanced $(secs "$3" "$noticed") s after the kill (the 10 s session timeout) and ran all" \
+  echo "$1 rebalanced $(secs "$3" "$noticed") s after the kill (session.timeout.ms 10 s) and ran all" \
     "4 tasks $(secs "$noticed" "$ran") s later"
 }
 # restored NAME LINE: "R records in T ms" summed over NAME's restore lines after LINE.
@@ -146,17 +167,19 @@ wait_orders() { wait_for "$TIMEOUT" "$1 orders written" orders_at_least "$1"; }
 
 # ------------------------------------------------------------------------------ clean slate
 log "clean slate: database $DB, slot $SLOT, the pipeline's topics"
-# What a run killed before its clean-up left running (a pid file whose process is still ours).
-for f in "$DIR"/*.pid; do
-  [ -f "$f" ] || continue
-  p=$(cat "$f")
-  if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE 'loja\.pedidos|pgcdc run|write-orders'; then
-    kill -9 "$p" 2>/dev/null || true
-  fi
-done
+# What a run killed before its clean-up left running.
+for f in "$DIR"/*.pid; do [ -f "$f" ] && signal KILL "$f"; done
 "$EX/s3/stop.sh" --clean
+# The slot: its walsender (of a pgcdc killed a moment ago) may not have noticed yet.
+psql -X -q -d postgres -c "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots
+                            WHERE slot_name = '$SLOT' AND active" >/dev/null
+slot_free() {
+  [ "$(psql -X -d postgres -Atc "SELECT count(*) FROM pg_replication_slots
+                                  WHERE slot_name = '$SLOT' AND active")" = 0 ]
+}
+wait_for 30 "slot $SLOT to be released" slot_free
 psql -X -q -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
-                            WHERE slot_name = '$SLOT' AND NOT active" >/dev/null
+                            WHERE slot_name = '$SLOT'" >/dev/null
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
 psql -X -q -d postgres -c "CREATE DATABASE $DB"
 psql_db -f "$EX/schema.sql"
@@ -174,8 +197,7 @@ start_pgcdc
 "$EX/s3/start.sh" pedidos.criados
 start_streams a pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 start_streams b pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
-wait_for 120 "both Streams instances to run" bash -c "grep -q -- '-> RUNNING' '$DIR/a.log' \
-  && grep -q -- '-> RUNNING' '$DIR/b.log'"
+wait_for 120 "both Streams instances to run" running a b
 
 # Simulated time: 2.5 hours of orders ending half an hour ago (the broker refuses record
 # timestamps more than an hour ahead and deletes them after 4 hours; the windows' output records
@@ -192,6 +214,9 @@ start_pgcdc
 
 wait_orders $((ORDERS * 2 / 5))
 mark=$(lines b)
+# The standby is there: b's latest assignment before the kill holds standby tasks.
+grep -- "-> RUNNING" "$DIR/b.log" | tail -n 1 | grep -q 'standby tasks \[0_' \
+  || die "instance b holds no standby task before the kill (num.standby.replicas ignored?)"
 log "kill -9 Streams instance a at $(orders) orders: b (its standby) takes its tasks"
 t_kill=$(date +%s.%N)
 kill9 a
@@ -200,15 +225,17 @@ result "takeover with a standby: $(takeover b "$mark" "$t_kill"); restored $(res
 start_streams a pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 
 wait_orders $((ORDERS * 4 / 5))
-log "kill -9 pgcdc, Streams instance b and the S3 sink's Connect worker together at $(orders) orders," \
-  "and start them again"
+log "kill -9 pgcdc, Streams instance b and the S3 sink's Connect worker, one right after the other," \
+  "at $(orders) orders, and start them again"
 kill9 pgcdc
 kill9 b
-kill -9 "$(cat target/seed/connect/connect.pid)"
+signal KILL "$ROOT/target/seed/connect/connect.pid"
 start_pgcdc
 start_streams b pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 "$EX/s3/start.sh" pedidos.criados
 
+writer_done() { ! kill -0 "$(pid_of writer)" 2>/dev/null; }
+wait_for "$TIMEOUT" "the order writer to finish" writer_done
 wait "$(pid_of writer)" || die "the order writer failed (log: $DIR/writer.log)"
 log "all $ORDERS orders written"
 psql_db -At -F $'\t' -c "SELECT cliente_id, window_start, receita, pedidos FROM receita_5min
@@ -251,13 +278,26 @@ java_tool loja.pedidos.ReceitaCheck "$KAFKA" pedidos.receita-5min-replay "$DIR/e
   "replay (new application.id)" >"$DIR/check-replay.txt" \
   || { cat "$DIR/check-replay.txt" >&2; die "the replay's revenue differs from SQL's"; }
 result "$(cat "$DIR/check-replay.txt")"
-wait_for 120 "both replay instances to run" bash -c "grep -q -- '-> RUNNING' '$DIR/r1.log' \
-  && grep -q -- '-> RUNNING' '$DIR/r2.log'"
+wait_for 120 "both replay instances to run" running r1 r2
 mark=$(lines r2)
 t_kill=$(date +%s.%N)
 kill9 r1
 wait_for 120 "instance r2 to run all four tasks" all_active r2 "$mark"
 result "takeover without a standby: $(takeover r2 "$mark" "$t_kill"); restored $(restored r2 "$mark")"
+# The rebuilt state is right: more orders in the last window of the span, still open (its end
+# plus the grace is after stream time), add to the restored sums in both applications.
+log "100 more orders in the last window, after the takeovers"
+start writer "$EX/write-orders.sh" 100 "$CLIENTS" $((START + 8950)) 49 "$RATE" 8
+wait_for "$TIMEOUT" "the order writer to finish" writer_done
+wait "$(pid_of writer)" || die "the order writer failed (log: $DIR/writer.log)"
+psql_db -At -F $'\t' -c "SELECT cliente_id, window_start, receita, pedidos FROM receita_5min
+                          WHERE cliente_id < 1000 ORDER BY 1, 2" >"$DIR/expected-after.tsv"
+for app in pedidos.receita-5min pedidos.receita-5min-replay; do
+  java_tool loja.pedidos.ReceitaCheck "$KAFKA" "$app" "$DIR/expected-after.tsv" "$TIMEOUT" \
+    "$app after the takeovers, 100 orders more" >"$DIR/check-after-$app.txt" \
+    || { cat "$DIR/check-after-$app.txt" >&2; die "$app differs from SQL after the takeover"; }
+  result "$(cat "$DIR/check-after-$app.txt")"
+done
 
 # 5. The seed's exercise, on its own topic (stream time is per partition: other clients' orders
 # would move it). H is the hour two hours ago, within the broker's timestamp limits.
@@ -266,8 +306,7 @@ hm() { date -u -d @"$1" +%H:%M; }
 log "exercise: orders at $(hm $((H + 120))) and $(hm $((H + 240))), then one at $(hm $((H - 60)))"
 start_streams g1 exercicio-grace1 0 exercicio.criados exercicio.receita-grace1 1
 start_streams g10 exercicio-grace10 0 exercicio.criados exercicio.receita-grace10 10
-wait_for 120 "the exercise's instances to run" bash -c "grep -q -- '-> RUNNING' '$DIR/g1.log' \
-  && grep -q -- '-> RUNNING' '$DIR/g10.log'"
+wait_for 120 "the exercise's instances to run" running g1 g10
 for t in $((H + 120)) $((H + 240)) $((H - 60)); do
   psql_db -Atc "SELECT registrar_pedido(1077, 10.00, to_timestamp($t), 'exercicio')" >/dev/null
 done

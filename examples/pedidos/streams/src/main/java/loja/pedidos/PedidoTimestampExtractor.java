@@ -15,7 +15,11 @@ public final class PedidoTimestampExtractor implements TimestampExtractor {
     /**
      * @return the order's time in epoch milliseconds
      * @throws StreamsException when the value is not an order or its time does not parse: the
-     *         event is malformed and no window would be right for it
+     *         event is malformed and no window would be right for it. The application stops
+     *         with this error, naming the record, as it does for a value that does not
+     *         deserialize (Kafka Streams' default, LogAndFail): skipping the event would change
+     *         the revenue silently. Returning -1 instead would drop it and count it in
+     *         {@code dropped-records-total}.
      */
     @Override
     public long extract(ConsumerRecord<Object, Object> record, long partitionTime) {

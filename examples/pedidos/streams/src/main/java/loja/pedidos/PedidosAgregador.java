@@ -30,8 +30,9 @@ import org.apache.kafka.streams.state.WindowStore;
  * The seed's Kafka Streams application: the revenue per client in 5-minute windows of event
  * time, exactly once, from {@code pedidos.criados} to {@code pedidos.receita-5min}.
  *
- * <p>The topology is the seed's, unchanged: the input is already keyed by client (the outbox
- * row's {@code aggregateid}), so {@code groupByKey} needs no repartition topic; the windows are
+ * <p>The topology is the seed's, with the serdes it left implicit: the input is already keyed by
+ * client (the outbox row's {@code aggregateid}), so {@code groupByKey} needs no repartition topic;
+ * the windows are
  * {@code TimeWindows.ofSizeAndGrace(5 min, 1 min)} over the order's own time
  * ({@link PedidoTimestampExtractor}); the sums live in the state store {@code receita-por-cliente}
  * (RocksDB, with its changelog topic); each update goes to the output topic keyed by the
@@ -130,8 +131,9 @@ public final class PedidosAgregador {
             }
         }, 200, 200, TimeUnit.MILLISECONDS);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            long dropped = droppedRecords(streams);
             streams.close(Duration.ofSeconds(30));
-            say(instance, "closed; dropped-records-total=" + droppedRecords(streams));
+            say(instance, "closed; dropped-records-total=" + dropped);
         }));
         say(instance, "starting: " + topology.describe().toString().replace('\n', ' ').replaceAll(" +", " "));
         streams.start();
@@ -139,10 +141,15 @@ public final class PedidosAgregador {
         System.exit(failed.get() > 0 ? 1 : 0);
     }
 
-    /** The sum of the tasks' {@code dropped-records-total} metrics. */
+    /**
+     * The sum of the active tasks' {@code dropped-records-total} metrics (group
+     * {@code stream-task-metrics}): records dropped because their window had closed. A task's
+     * metric goes with the task when it moves to another instance.
+     */
     static long droppedRecords(KafkaStreams streams) {
         return Math.round(streams.metrics().entrySet().stream()
-                .filter(e -> e.getKey().name().equals("dropped-records-total"))
+                .filter(e -> e.getKey().group().equals("stream-task-metrics")
+                        && e.getKey().name().equals("dropped-records-total"))
                 .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
                 .sum());
     }

@@ -9,6 +9,8 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /**
@@ -25,7 +27,8 @@ public final class Topics {
 
     public static void main(String[] args) throws InterruptedException, ExecutionException {
         if (args.length < 3 || !Set.of("create", "delete", "delete-groups").contains(args[1])) {
-            System.err.println("usage: Topics BOOTSTRAP create NAME:PARTITIONS... | delete REGEX | delete-groups REGEX");
+            System.err.println(
+                    "usage: Topics BOOTSTRAP create NAME:PARTITIONS... | delete REGEX | delete-groups REGEX");
             System.exit(2);
         }
         Properties p = new Properties();
@@ -39,7 +42,26 @@ public final class Topics {
                         ids.add(group.groupId());
                     }
                 }
-                admin.deleteConsumerGroups(ids).all().get();
+                // A member killed a moment ago stays in its group until its session times out:
+                // retry while a group is not empty, for up to a minute.
+                long deadline = System.currentTimeMillis() + 60_000;
+                for (String id : ids) {
+                    while (true) {
+                        try {
+                            admin.deleteConsumerGroups(List.of(id)).all().get();
+                            break;
+                        } catch (ExecutionException e) {
+                            if (e.getCause() instanceof GroupIdNotFoundException) {
+                                break;
+                            }
+                            if (!(e.getCause() instanceof GroupNotEmptyException)
+                                    || System.currentTimeMillis() > deadline) {
+                                throw e;
+                            }
+                            Thread.sleep(500);
+                        }
+                    }
+                }
                 System.out.println("deleted " + ids.size() + " consumer groups matching " + args[2]);
             } else if (args[1].equals("create")) {
                 for (int i = 2; i < args.length; i++) {
