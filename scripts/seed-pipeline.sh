@@ -99,8 +99,6 @@ stop_all() {
 }
 trap stop_all EXIT
 lines() { wc -l <"$DIR/$1.log"; }
-# after NAME LINE PATTERN: PATTERN in NAME's log after its line LINE.
-after() { tail -n +"$(($2 + 1))" "$DIR/$1.log" | grep -qE "$3"; }
 
 start_pgcdc() {
   local before=0
@@ -165,6 +163,17 @@ orders_at_least() {
   return 1
 }
 wait_orders() { wait_for "$TIMEOUT" "$1 orders written" orders_at_least "$1"; }
+writer_done() { ! kill -0 "$(pid_of writer)" 2>/dev/null; }
+# wait_writer: until the writer has ended (with a timeout); dies if it failed.
+wait_writer() {
+  wait_for "$TIMEOUT" "the order writer to finish" writer_done
+  wait "$(pid_of writer)" || die "the order writer failed (log: $DIR/writer.log)"
+}
+# expected_revenue FILE: the SQL revenue per client and window (the exercise's client left out).
+expected_revenue() {
+  psql_db -At -F $'\t' -c "SELECT cliente_id, window_start, receita, pedidos FROM receita_5min
+                            WHERE cliente_id < 1000 ORDER BY 1, 2" >"$1"
+}
 
 # ------------------------------------------------------------------------------ clean slate
 log "clean slate: database $DB, slot $SLOT, the pipeline's topics"
@@ -235,12 +244,9 @@ start_pgcdc
 start_streams b pedidos-agregador 1 pedidos.criados pedidos.receita-5min 1
 "$EX/s3/start.sh" pedidos.criados
 
-writer_done() { ! kill -0 "$(pid_of writer)" 2>/dev/null; }
-wait_for "$TIMEOUT" "the order writer to finish" writer_done
-wait "$(pid_of writer)" || die "the order writer failed (log: $DIR/writer.log)"
+wait_writer
 log "all $ORDERS orders written"
-psql_db -At -F $'\t' -c "SELECT cliente_id, window_start, receita, pedidos FROM receita_5min
-                          WHERE cliente_id < 1000 ORDER BY 1, 2" >"$DIR/expected.tsv"
+expected_revenue "$DIR/expected.tsv"
 
 # ------------------------------------------------------------------------------ checks
 # 1. Every order exactly once on pedidos.criados (pgcdc was killed twice mid-transaction).
@@ -291,10 +297,8 @@ result "rebuild without a standby: a new instance r2 ran all 4 tasks" \
 # plus the grace is after stream time), add to the restored sums in both applications.
 log "100 more orders in the last window, after the takeovers"
 start writer "$EX/write-orders.sh" 100 "$CLIENTS" $((START + 8950)) 49 "$RATE" 8
-wait_for "$TIMEOUT" "the order writer to finish" writer_done
-wait "$(pid_of writer)" || die "the order writer failed (log: $DIR/writer.log)"
-psql_db -At -F $'\t' -c "SELECT cliente_id, window_start, receita, pedidos FROM receita_5min
-                          WHERE cliente_id < 1000 ORDER BY 1, 2" >"$DIR/expected-after.tsv"
+wait_writer
+expected_revenue "$DIR/expected-after.tsv"
 for app in pedidos.receita-5min pedidos.receita-5min-replay; do
   java_tool loja.pedidos.ReceitaCheck "$KAFKA" "$app" "$DIR/expected-after.tsv" "$TIMEOUT" \
     "$app after the takeovers, 100 orders more" >"$DIR/check-after-$app.txt" \
